@@ -1,1 +1,51 @@
-#![no_std]
+//! # tce — calibration error without the bias of binned ECE
+//!
+//! The estimators of Roelofs et al., "Mitigating Bias in Calibration Error Estimation"
+//! (AISTATS 2022), and the debiased estimator of Bröcker and Kumar et al., in an
+//! allocation-free `no_std` core that runs where models are served.
+//!
+//! Data flows one way: samples → bin statistics ([`BinStats`]) → estimate ([`Estimate`]).
+//!
+//! * [`Histogram`]: streaming equal-width bins, O(1) per sample, exact merge.
+//! * [`SortedBuffer`]: every sample, for equal-mass bins and the monotone sweep.
+//! * [`estimate`]: ECE_bin (any p ≥ 1), MCE and ECE_debias over any bins.
+//!
+//! ```
+//! use tce::{Binning, Closure, Histogram, InlineBuffer, Norm, SweepOptions};
+//!
+//! let scores = [0.955, 0.943, 0.892, 0.998, 0.78, 0.227, 0.734, 0.851];
+//! let labels = [1, 1, 1, 1, 1, 0, 0, 0];
+//!
+//! let mut histogram = Histogram::<[tce::BinStats; 15]>::new(Closure::Left);
+//! histogram.push_batch(&scores, &labels)?;
+//! let ece = histogram.ece_bin(Norm::L2)?;
+//!
+//! let mut buffer = InlineBuffer::<64>::new();
+//! buffer.push_batch(&scores, &labels)?;
+//! let sweep = buffer.sorted().ece_sweep(Binning::EQUAL_MASS, Norm::L2, SweepOptions::default())?;
+//! println!("ECE_bin {:.4}, ECE_sweep {:.4} with b* = {}", ece.value, sweep.value, sweep.bins);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![cfg_attr(not(feature = "std"), no_std)]
+#![forbid(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+pub mod binning;
+pub mod buffer;
+pub mod error;
+pub mod estimate;
+pub mod histogram;
+pub mod norm;
+mod sample;
+pub mod stats;
+pub mod sweep;
+pub mod toplabel;
+
+pub use binning::{Binning, Closure, Ties};
+pub use buffer::{InlineBuffer, Slot, SortedBuffer, SortedSamples};
+pub use error::{ConfigError, EstimateError, MergeError, NormError, PushError, ReduceError};
+pub use estimate::Estimate;
+pub use histogram::{Histogram, InlineHistogram};
+pub use norm::Norm;
+pub use stats::BinStats;
+pub use sweep::{SweepLimit, SweepOptions};

@@ -1,0 +1,156 @@
+//! How samples are assigned to bins (SPEC §3.1 and §3.2).
+
+/// Which side of an equal-width bin is closed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Closure {
+    /// Bin k covers [k/B, (k+1)/B), and a score of exactly 1.0 goes to bin B−1. The
+    /// paper's convention and the default: index = min(B−1, floor(f·B)).
+    #[default]
+    Left,
+    /// Bin k covers (k/B, (k+1)/B], and a score of exactly 0 goes to bin 0: the
+    /// convention of Guo et al. 2017, scikit-learn and Kumar et al.:
+    /// index = max(0, ceil(f·B) − 1).
+    Right,
+}
+
+/// How equal-mass binning treats equal scores.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Ties {
+    /// Rank splitting: sorted position j goes to bin floor(j·B/n), with equal scores in
+    /// arrival order (a stable sort), so a group of equal scores may straddle a bin edge.
+    /// Bin sizes are exactly ⌊n/B⌋ or ⌈n/B⌉. The default, as in the paper.
+    #[default]
+    Split,
+    /// Equal scores always share a bin: an edge that would fall inside a group of equal
+    /// scores moves to the end of the group. Bins may then be unequal or empty (a group
+    /// of 1.0 scores larger than n/B swallows the bins after it).
+    Keep,
+}
+
+/// A binning scheme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Binning {
+    /// B equal-width bins on [0, 1].
+    EqualWidth(Closure),
+    /// B bins of (nearly) equal count over the sorted scores.
+    EqualMass(Ties),
+}
+
+impl Binning {
+    /// Equal-width bins closed on the left (the paper's convention).
+    pub const EQUAL_WIDTH: Binning = Binning::EqualWidth(Closure::Left);
+    /// Equal-mass bins with ties split in arrival order (the paper's convention).
+    pub const EQUAL_MASS: Binning = Binning::EqualMass(Ties::Split);
+}
+
+impl Closure {
+    /// The equal-width bin of `score` (in [0, 1]) among `bins` (≥ 1), computed in `f64`
+    /// by one rule shared by ECE_bin and the sweep.
+    #[inline]
+    pub fn bin_index(self, score: f64, bins: usize) -> usize {
+        let x = score * bins as f64;
+        // The cast truncates, which is floor for x ≥ 0 (and needs no libm).
+        let floor = x as usize;
+        let index = match self {
+            Closure::Left => floor,
+            // ceil(x) − 1 is floor(x) unless x is a whole number.
+            Closure::Right if floor as f64 == x => floor.saturating_sub(1),
+            Closure::Right => floor,
+        };
+        index.min(bins - 1)
+    }
+}
+
+/// Lower and upper edge of equal-width bin `k` of `bins`.
+pub fn equal_width_edges(k: usize, bins: usize) -> (f64, f64) {
+    (k as f64 / bins as f64, (k + 1) as f64 / bins as f64)
+}
+
+/// The first sorted positions of the equal-mass bins 0..=B (the last is n): position
+/// ceil(k·n/B) for bin k, which is where floor(j·B/n) first reaches k. Computed with an
+/// exact running quotient and remainder: no overflow, no division per bin.
+#[derive(Clone, Debug)]
+pub(crate) struct EqualMassStarts {
+    n: usize,
+    bins: usize,
+    quotient: usize,
+    remainder: usize,
+    k: usize,
+}
+
+impl EqualMassStarts {
+    pub(crate) fn new(n: usize, bins: usize) -> Self {
+        debug_assert!(bins > 0);
+        EqualMassStarts { n, bins, quotient: 0, remainder: 0, k: 0 }
+    }
+}
+
+impl Iterator for EqualMassStarts {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.k > self.bins {
+            return None;
+        }
+        // Invariant: k·n = quotient·bins + remainder, remainder < bins.
+        let start = self.quotient + usize::from(self.remainder > 0);
+        self.k += 1;
+        self.quotient += self.n / self.bins;
+        self.remainder += self.n % self.bins;
+        if self.remainder >= self.bins {
+            self.quotient += 1;
+            self.remainder -= self.bins;
+        }
+        Some(start)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_width_edges_follow_the_spec() {
+        // SPEC §3.1: f = 0.6, B = 5 → bin 3 by floor (left closure).
+        assert_eq!(Closure::Left.bin_index(0.6, 5), 3);
+        assert_eq!(Closure::Left.bin_index(1.0, 5), 4);
+        assert_eq!(Closure::Left.bin_index(0.0, 5), 0);
+        assert_eq!(Closure::Left.bin_index(0.199, 5), 0);
+        assert_eq!(Closure::Left.bin_index(0.5, 2), 1);
+        assert_eq!(Closure::Right.bin_index(0.5, 2), 0);
+        assert_eq!(Closure::Right.bin_index(0.0, 5), 0);
+        assert_eq!(Closure::Right.bin_index(1.0, 5), 4);
+        assert_eq!(Closure::Right.bin_index(0.6, 5), 2);
+        assert_eq!(Closure::Right.bin_index(0.61, 5), 3);
+        assert_eq!(Closure::Left.bin_index(0.3, 1), 0);
+    }
+
+    #[test]
+    fn equal_mass_starts_are_exact() {
+        // SPEC §3.2: n = 3, B = 5 → sizes 1, 1, 0, 1, 0.
+        let starts: [usize; 6] = core::array::from_fn({
+            let mut it = EqualMassStarts::new(3, 5);
+            move |_| it.next().unwrap()
+        });
+        assert_eq!(starts, [0, 1, 2, 2, 3, 3]);
+        let mut it = EqualMassStarts::new(20, 15);
+        let mut previous = it.next().unwrap();
+        let mut sizes = [0usize; 15];
+        for size in sizes.iter_mut() {
+            let start = it.next().unwrap();
+            *size = start - previous;
+            previous = start;
+        }
+        assert_eq!(previous, 20);
+        assert!(it.next().is_none());
+        assert!(sizes.iter().all(|&s| s == 1 || s == 2));
+        // floor(j·15/20) reaches k at ceil(k·20/15).
+        for j in 0..20usize {
+            let k = j * 15 / 20;
+            let start = (k * 20).div_ceil(15);
+            let end = ((k + 1) * 20).div_ceil(15);
+            assert!(start <= j && j < end);
+        }
+    }
+}

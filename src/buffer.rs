@@ -1,0 +1,323 @@
+//! The sorted sample buffer (SPEC §3.2, §4): every sample kept, in caller-owned storage
+//! of fixed capacity, for equal-mass binning and the sweep.
+//!
+//! Pushes append (O(1)); [`SortedBuffer::sorted`] sorts once (O(n log n), only when new
+//! samples arrived since the last call) and records the running hit count at every
+//! position, so that the hits of any range of sorted positions cost O(1). From that:
+//! one binning costs O(B) for its shape (counts, hits) and O(n) for its statistics, and
+//! the sweep costs O(n log n + b*²) in all (O(b*² log n) for equal width).
+
+use core::ops::Range;
+
+use crate::binning::{Binning, EqualMassStarts, Ties};
+use crate::error::{ConfigError, EstimateError, MergeError, PushError};
+use crate::estimate::{self, Estimate};
+use crate::norm::Norm;
+use crate::sample;
+use crate::stats::BinStats;
+use crate::sweep::{self, SweepOptions};
+
+/// One stored sample. Opaque: 16 bytes, the unit of a buffer's storage.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Slot {
+    score: f64,
+    /// Arrival index << 1 | label: sorting by (score, order) keeps equal scores in
+    /// arrival order (SPEC §3.2) with an unstable, allocation-free sort.
+    order: u32,
+    /// Hits at sorted positions before this one (valid once sorted).
+    hits_before: u32,
+}
+
+impl Slot {
+    /// An unused slot.
+    pub const EMPTY: Slot = Slot { score: 0.0, order: 0, hits_before: 0 };
+
+    fn label(&self) -> u8 {
+        (self.order & 1) as u8
+    }
+
+    fn key(&self) -> (u64, u32) {
+        // Scores are in [0, +1] with −0 stored as +0: their bits order like their values.
+        (self.score.to_bits(), self.order)
+    }
+}
+
+/// The most samples a buffer can hold: arrival indices take 31 bits of a slot.
+pub const MAX_CAPACITY: usize = (1 << 31) - 1;
+
+/// A buffer of (score, label) samples over storage `S`: inline (`[Slot; N]`) or a slice
+/// the caller owns (`&mut [Slot]`).
+#[derive(Clone, Debug)]
+pub struct SortedBuffer<S> {
+    slots: S,
+    len: usize,
+    /// Positions `..sorted` are in sorted order with valid `hits_before`.
+    sorted: usize,
+    hits: u64,
+}
+
+/// A buffer of `N` samples stored inline.
+pub type InlineBuffer<const N: usize> = SortedBuffer<[Slot; N]>;
+
+impl<const N: usize> SortedBuffer<[Slot; N]> {
+    const VALID_CAPACITY: () = assert!(N > 0 && N <= MAX_CAPACITY, "capacity must be in 1..=MAX_CAPACITY");
+
+    /// An empty buffer of capacity `N`; `const`, so it can initialise a `static`.
+    pub const fn new() -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::VALID_CAPACITY;
+        SortedBuffer { slots: [Slot::EMPTY; N], len: 0, sorted: 0, hits: 0 }
+    }
+}
+
+impl<const N: usize> Default for SortedBuffer<[Slot; N]> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'a> SortedBuffer<&'a mut [Slot]> {
+    /// An empty buffer over caller-owned storage; its capacity is the slice length.
+    pub fn with_storage(storage: &'a mut [Slot]) -> Result<Self, ConfigError> {
+        match storage.len() {
+            0 => Err(ConfigError::ZeroCapacity),
+            capacity if capacity > MAX_CAPACITY => {
+                Err(ConfigError::CapacityTooLarge { capacity, max: MAX_CAPACITY })
+            }
+            _ => Ok(SortedBuffer { slots: storage, len: 0, sorted: 0, hits: 0 }),
+        }
+    }
+}
+
+impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SortedBuffer<S> {
+    /// Records one sample. A bad sample, or a full buffer, is refused and nothing changes.
+    #[inline]
+    pub fn push(&mut self, score: f64, label: u8) -> Result<(), PushError> {
+        sample::check(score, label, 0)?;
+        self.ensure_room(1)?;
+        self.append(score, label);
+        Ok(())
+    }
+
+    /// Records a batch: all of it, or (when any element is bad or it does not fit) none.
+    pub fn push_batch(&mut self, scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
+        sample::check_batch(scores, labels)?;
+        self.ensure_room(scores.len())?;
+        for (&score, &label) in scores.iter().zip(labels) {
+            self.append(score, label);
+        }
+        Ok(())
+    }
+
+    /// Appends another buffer's samples after this one's, in their arrival order: the
+    /// result equals pushing both streams. If they do not fit, nothing changes.
+    pub fn merge<T: AsRef<[Slot]>>(&mut self, other: &SortedBuffer<T>) -> Result<(), MergeError> {
+        let (capacity, len, requested) = (self.capacity(), self.len, other.len);
+        if requested > capacity - len {
+            return Err(MergeError::Full { capacity, len, requested });
+        }
+        let base = self.len as u32;
+        let incoming = &other.slots.as_ref()[..other.len];
+        for (slot, theirs) in self.slots.as_mut()[len..len + requested].iter_mut().zip(incoming) {
+            *slot = Slot { order: theirs.order + (base << 1), ..*theirs };
+        }
+        self.len += requested;
+        self.hits += other.hits;
+        Ok(())
+    }
+
+    /// Forgets every sample; the capacity stays.
+    pub fn clear(&mut self) {
+        self.len = 0;
+        self.sorted = 0;
+        self.hits = 0;
+    }
+
+    fn ensure_room(&self, requested: usize) -> Result<(), PushError> {
+        let (capacity, len) = (self.capacity(), self.len);
+        if requested > capacity - len {
+            return Err(PushError::Full { capacity, len, requested });
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn append(&mut self, score: f64, label: u8) {
+        // `+ 0.0` turns −0 into +0, the same confidence, so that bits order like values.
+        let order = (self.len as u32) << 1 | u32::from(label);
+        self.slots.as_mut()[self.len] = Slot { score: score + 0.0, order, hits_before: 0 };
+        self.len += 1;
+        self.hits += u64::from(label);
+    }
+
+    /// Sorts what arrived since the last call and returns the sorted view every
+    /// equal-mass estimate and the sweep read.
+    pub fn sorted(&mut self) -> SortedSamples<'_> {
+        let len = self.len;
+        let slots = &mut self.slots.as_mut()[..len];
+        if self.sorted < len {
+            slots.sort_unstable_by(|a, b| a.key().cmp(&b.key()));
+            let mut hits = 0u32;
+            for slot in slots.iter_mut() {
+                slot.hits_before = hits;
+                hits += u32::from(slot.label());
+            }
+            self.sorted = len;
+        }
+        SortedSamples { slots, hits: self.hits }
+    }
+}
+
+impl<S: AsRef<[Slot]>> SortedBuffer<S> {
+    /// The number of samples held.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer holds no sample.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The most samples the buffer can hold.
+    pub fn capacity(&self) -> usize {
+        self.slots.as_ref().len()
+    }
+
+    /// The number of hits (label 1) held.
+    pub fn hits(&self) -> u64 {
+        self.hits
+    }
+}
+
+/// A buffer's samples in sorted order (ties in arrival order), with O(1) range hit counts.
+#[derive(Clone, Copy, Debug)]
+pub struct SortedSamples<'a> {
+    slots: &'a [Slot],
+    hits: u64,
+}
+
+impl<'a> SortedSamples<'a> {
+    /// The number of samples n.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether there are no samples.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The samples as (score, label), in sorted order.
+    pub fn iter(&self) -> impl Iterator<Item = (f64, u8)> + 'a {
+        self.slots.iter().map(|s| (s.score, s.label()))
+    }
+
+    /// Hits at sorted positions before `position` (0..=n).
+    fn hits_before(&self, position: usize) -> u64 {
+        self.slots.get(position).map_or(self.hits, |s| u64::from(s.hits_before))
+    }
+
+    /// The end of the group of scores equal to the one at `position`, if the group started
+    /// before it; else `position` itself.
+    fn after_ties(&self, position: usize) -> usize {
+        let inside_group = position > 0
+            && position < self.slots.len()
+            && self.slots[position - 1].score == self.slots[position].score;
+        if !inside_group {
+            return position;
+        }
+        let score = self.slots[position].score;
+        position + self.slots[position..].partition_point(|s| s.score == score)
+    }
+
+    /// The first sorted position of each of the `bins` bins, then n: `bins + 1` values.
+    fn bin_starts(&self, binning: Binning, bins: usize) -> impl Iterator<Item = usize> + '_ {
+        let n = self.slots.len();
+        let mut equal_mass = EqualMassStarts::new(n, bins);
+        (0..=bins).map(move |k| match binning {
+            Binning::EqualMass(Ties::Split) => equal_mass.next().unwrap_or(n),
+            Binning::EqualMass(Ties::Keep) => self.after_ties(equal_mass.next().unwrap_or(n)),
+            Binning::EqualWidth(closure) => match k {
+                0 => 0,
+                k if k == bins => n,
+                k => self.slots.partition_point(|s| closure.bin_index(s.score, bins) < k),
+            },
+        })
+    }
+
+    /// The sorted positions of each bin, bin 0 first.
+    fn bin_ranges(&self, binning: Binning, bins: usize) -> impl Iterator<Item = Range<usize>> + '_ {
+        let mut starts = self.bin_starts(binning, bins);
+        let mut start = starts.next().unwrap_or(0);
+        starts.map(move |end| {
+            let range = start..end;
+            start = end;
+            range
+        })
+    }
+
+    /// The statistics of each bin of a binning with `bins` bins (O(n) in all).
+    pub fn bins(&self, binning: Binning, bins: usize) -> impl Iterator<Item = BinStats> + '_ {
+        self.bin_ranges(binning, bins).map(move |range| {
+            let mut stats = BinStats::EMPTY;
+            for slot in &self.slots[range] {
+                stats.record(slot.score, slot.label());
+            }
+            stats
+        })
+    }
+
+    /// (count, hits) of each bin, from the running hit counts: O(bins), or O(bins log n)
+    /// for equal width. All the sweep needs, since b* depends on accuracies only.
+    fn bin_shapes(&self, binning: Binning, bins: usize) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.bin_ranges(binning, bins).map(move |r| {
+            ((r.end - r.start) as u64, self.hits_before(r.end) - self.hits_before(r.start))
+        })
+    }
+
+    fn checked_bins(&self, bins: usize) -> Result<(), EstimateError> {
+        match (bins, self.slots.len()) {
+            (0, _) => Err(EstimateError::ZeroBins),
+            (_, 0) => Err(EstimateError::NoSamples),
+            _ => Ok(()),
+        }
+    }
+
+    /// ECE_bin with `bins` bins.
+    pub fn ece_bin(&self, binning: Binning, bins: usize, norm: Norm) -> Result<Estimate, EstimateError> {
+        self.checked_bins(bins)?;
+        estimate::ece_bin(self.bins(binning, bins), norm)
+    }
+
+    /// The maximum calibration error with `bins` bins.
+    pub fn mce(&self, binning: Binning, bins: usize) -> Result<Estimate, EstimateError> {
+        self.checked_bins(bins)?;
+        estimate::mce(self.bins(binning, bins))
+    }
+
+    /// ECE_debias with `bins` bins.
+    pub fn ece_debias(&self, binning: Binning, bins: usize, norm: Norm) -> Result<Estimate, EstimateError> {
+        self.checked_bins(bins)?;
+        estimate::ece_debias(self.bins(binning, bins), norm)
+    }
+
+    /// b* of the monotone sweep (SPEC §4). Independent of p.
+    pub fn sweep_bins(&self, binning: Binning, options: SweepOptions) -> Result<usize, EstimateError> {
+        let max_bins = options.max_bins_for(self.slots.len())?;
+        // All misses sorted below all hits: any partition into contiguous ranges is
+        // monotone, so every b up to the limit passes. O(1) to see, and it spares the
+        // O(n²) walk such perfectly separable data would otherwise take.
+        let misses = self.slots.len() - self.hits as usize;
+        if self.hits_before(misses) == 0 {
+            return Ok(max_bins);
+        }
+        Ok(sweep::largest_monotone(max_bins, |b| self.bin_shapes(binning, b)))
+    }
+
+    /// ECE_sweep: ECE_bin with b* bins; the estimate's `bins` is b*.
+    pub fn ece_sweep(&self, binning: Binning, norm: Norm, options: SweepOptions) -> Result<Estimate, EstimateError> {
+        let bins = self.sweep_bins(binning, options)?;
+        estimate::ece_bin(self.bins(binning, bins), norm)
+    }
+}

@@ -1,0 +1,168 @@
+//! One small error enum per operation family. Every variant names its cause; a refused
+//! operation leaves the state exactly as it was.
+
+// Variant fields are described in their variant's documentation.
+#![allow(missing_docs)]
+
+use core::fmt;
+
+/// Why a sample or a batch was refused by a histogram or a buffer.
+///
+/// A batch with one bad element is refused whole: nothing from it is recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PushError {
+    /// The score at `index` (0 for a single push) is NaN or infinite.
+    NonFiniteScore { index: usize },
+    /// The score at `index` is finite but outside [0, 1].
+    ScoreOutOfRange { index: usize },
+    /// The label at `index` is neither 0 nor 1.
+    InvalidLabel { index: usize },
+    /// The score and label slices of a batch have different lengths.
+    LengthMismatch { scores: usize, labels: usize },
+    /// The buffer holds `len` of its `capacity` samples and cannot take `requested` more.
+    Full { capacity: usize, len: usize, requested: usize },
+}
+
+/// Why a histogram or a buffer could not be built over the given storage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigError {
+    /// A binning needs at least one bin.
+    ZeroBins,
+    /// A buffer needs room for at least one sample.
+    ZeroCapacity,
+    /// The storage holds more slots than a buffer can index (`max`).
+    CapacityTooLarge { capacity: usize, max: usize },
+}
+
+/// Why an estimate could not be computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EstimateError {
+    /// There are no samples (n = 0).
+    NoSamples,
+    /// The requested number of bins (or `max_bins`) is 0.
+    ZeroBins,
+}
+
+/// Why a norm exponent was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NormError {
+    /// p must be finite and at least 1 (the calibration error is an l_p norm).
+    InvalidExponent,
+}
+
+/// Why two states could not be merged. Neither state is changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MergeError {
+    /// The histograms have different numbers of bins.
+    BinCountMismatch { left: usize, right: usize },
+    /// The histograms close their bins on different sides.
+    ClosureMismatch,
+    /// The receiving buffer cannot hold the other's samples.
+    Full { capacity: usize, len: usize, requested: usize },
+}
+
+/// Why a row of class probabilities or logits could not be reduced to its top label.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceError {
+    /// The row has no classes.
+    EmptyRow,
+    /// The value at `index` is NaN or infinite.
+    NonFinite { index: usize },
+    /// The probability at `index` is outside [0, 1].
+    ProbabilityOutOfRange { index: usize },
+    /// The probabilities do not sum to 1 (within [`crate::toplabel::PROBABILITY_SUM_TOLERANCE`]):
+    /// most often logits passed as probabilities.
+    NotNormalized,
+    /// The true class is not an index of the row.
+    ClassOutOfRange { class: usize, classes: usize },
+    /// The table's length is not a multiple of the number of classes, or an output
+    /// slice is shorter than the number of rows.
+    ShapeMismatch,
+}
+
+impl fmt::Display for PushError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::NonFiniteScore { index } => write!(f, "score {index} is NaN or infinite"),
+            Self::ScoreOutOfRange { index } => write!(f, "score {index} is outside [0, 1]"),
+            Self::InvalidLabel { index } => write!(f, "label {index} is neither 0 nor 1"),
+            Self::LengthMismatch { scores, labels } => {
+                write!(f, "{scores} scores but {labels} labels")
+            }
+            Self::Full { capacity, len, requested } => write!(
+                f,
+                "buffer full: {len} of {capacity} slots used, {requested} more requested"
+            ),
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::ZeroBins => f.write_str("the number of bins must be at least 1"),
+            Self::ZeroCapacity => f.write_str("the buffer capacity must be at least 1"),
+            Self::CapacityTooLarge { capacity, max } => {
+                write!(f, "capacity {capacity} exceeds the maximum {max}")
+            }
+        }
+    }
+}
+
+impl fmt::Display for EstimateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoSamples => f.write_str("no samples: an estimate needs n >= 1"),
+            Self::ZeroBins => f.write_str("the number of bins must be at least 1"),
+        }
+    }
+}
+
+impl fmt::Display for NormError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the norm exponent p must be finite and at least 1")
+    }
+}
+
+impl fmt::Display for MergeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::BinCountMismatch { left, right } => {
+                write!(f, "cannot merge histograms of {left} and {right} bins")
+            }
+            Self::ClosureMismatch => f.write_str("cannot merge histograms with different bin closures"),
+            Self::Full { capacity, len, requested } => write!(
+                f,
+                "buffer full: {len} of {capacity} slots used, {requested} more requested"
+            ),
+        }
+    }
+}
+
+impl fmt::Display for ReduceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::EmptyRow => f.write_str("the row has no classes"),
+            Self::NonFinite { index } => write!(f, "value {index} is NaN or infinite"),
+            Self::ProbabilityOutOfRange { index } => {
+                write!(f, "probability {index} is outside [0, 1]")
+            }
+            Self::NotNormalized => f.write_str("the probabilities do not sum to 1"),
+            Self::ClassOutOfRange { class, classes } => {
+                write!(f, "true class {class} is not below the number of classes {classes}")
+            }
+            Self::ShapeMismatch => f.write_str("table and output shapes do not agree"),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+mod std_impls {
+    extern crate std;
+    impl std::error::Error for super::PushError {}
+    impl std::error::Error for super::ConfigError {}
+    impl std::error::Error for super::EstimateError {}
+    impl std::error::Error for super::NormError {}
+    impl std::error::Error for super::MergeError {}
+    impl std::error::Error for super::ReduceError {}
+}

@@ -1,0 +1,38 @@
+//! Validation of (score, label) samples, shared by every state that records them.
+
+use crate::error::PushError;
+
+/// Checks one sample: a finite score in [0, 1] and a label of 0 or 1. `index` names the
+/// element in errors.
+#[inline]
+pub(crate) fn check(score: f64, label: u8, index: usize) -> Result<(), PushError> {
+    // One comparison accepts every valid score; the slow path only names the cause.
+    if !(0.0..=1.0).contains(&score) {
+        return Err(if score.is_finite() {
+            PushError::ScoreOutOfRange { index }
+        } else {
+            PushError::NonFiniteScore { index }
+        });
+    }
+    if label > 1 {
+        return Err(PushError::InvalidLabel { index });
+    }
+    Ok(())
+}
+
+/// Checks a whole batch before anything from it is recorded, so that a bad element
+/// rejects the batch whole.
+pub(crate) fn check_batch(scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
+    if scores.len() != labels.len() {
+        return Err(PushError::LengthMismatch { scores: scores.len(), labels: labels.len() });
+    }
+    // Branch-free scan first (it vectorises); name the culprit only if there is one.
+    let all_valid = scores
+        .iter()
+        .zip(labels)
+        .fold(true, |ok, (&s, &l)| ok & (0.0..=1.0).contains(&s) & (l <= 1));
+    if all_valid {
+        return Ok(());
+    }
+    scores.iter().zip(labels).enumerate().try_for_each(|(i, (&s, &l))| check(s, l, i))
+}

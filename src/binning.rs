@@ -2,6 +2,7 @@
 
 /// Which side of an equal-width bin is closed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(u8)]
 pub enum Closure {
     /// Bin k covers [k/B, (k+1)/B), and a score of exactly 1.0 goes to bin B−1. The
     /// paper's convention and the default: index = min(B−1, floor(f·B)).

@@ -19,6 +19,7 @@ use crate::sweep::{self, SweepOptions};
 
 /// One stored sample. Opaque: 16 bytes, the unit of a buffer's storage.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
 pub struct Slot {
     score: f64,
     /// Arrival index << 1 | label: sorting by (score, order) keeps equal scores in
@@ -45,15 +46,18 @@ impl Slot {
 /// The most samples a buffer can hold: arrival indices take 31 bits of a slot.
 pub const MAX_CAPACITY: usize = (1 << 31) - 1;
 
-/// A buffer of (score, label) samples over storage `S`: inline (`[Slot; N]`) or a slice
-/// the caller owns (`&mut [Slot]`).
+/// A buffer of (score, label) samples over storage `S`: inline (`[Slot; N]`), a slice
+/// the caller owns (`&mut [Slot]`), or the unsized view `SortedBuffer<[Slot]>` that the
+/// inline form coerces to (the form the C ABI lays over caller memory).
 #[derive(Clone, Debug)]
-pub struct SortedBuffer<S> {
-    slots: S,
+#[repr(C)]
+pub struct SortedBuffer<S: ?Sized = [Slot]> {
     len: usize,
     /// Positions `..sorted` are in sorted order with valid `hits_before`.
     sorted: usize,
     hits: u64,
+    /// Last, so that the inline form coerces to the unsized view.
+    slots: S,
 }
 
 /// A buffer of `N` samples stored inline.
@@ -66,7 +70,7 @@ impl<const N: usize> SortedBuffer<[Slot; N]> {
     pub const fn new() -> Self {
         #[allow(clippy::let_unit_value)]
         let () = Self::VALID_CAPACITY;
-        SortedBuffer { slots: [Slot::EMPTY; N], len: 0, sorted: 0, hits: 0 }
+        SortedBuffer { len: 0, sorted: 0, hits: 0, slots: [Slot::EMPTY; N] }
     }
 }
 
@@ -84,12 +88,12 @@ impl<'a> SortedBuffer<&'a mut [Slot]> {
             capacity if capacity > MAX_CAPACITY => {
                 Err(ConfigError::CapacityTooLarge { capacity, max: MAX_CAPACITY })
             }
-            _ => Ok(SortedBuffer { slots: storage, len: 0, sorted: 0, hits: 0 }),
+            _ => Ok(SortedBuffer { len: 0, sorted: 0, hits: 0, slots: storage }),
         }
     }
 }
 
-impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SortedBuffer<S> {
+impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     /// Records one sample. A bad sample, or a full buffer, is refused and nothing changes.
     #[inline]
     pub fn push(&mut self, score: f64, label: u8) -> Result<(), PushError> {
@@ -111,7 +115,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SortedBuffer<S> {
 
     /// Appends another buffer's samples after this one's, in their arrival order: the
     /// result equals pushing both streams. If they do not fit, nothing changes.
-    pub fn merge<T: AsRef<[Slot]>>(&mut self, other: &SortedBuffer<T>) -> Result<(), MergeError> {
+    pub fn merge<T: AsRef<[Slot]> + ?Sized>(&mut self, other: &SortedBuffer<T>) -> Result<(), MergeError> {
         let (capacity, len, requested) = (self.capacity(), self.len, other.len);
         if requested > capacity - len {
             return Err(MergeError::Full { capacity, len, requested });
@@ -168,7 +172,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> SortedBuffer<S> {
     }
 }
 
-impl<S: AsRef<[Slot]>> SortedBuffer<S> {
+impl<S: AsRef<[Slot]> + ?Sized> SortedBuffer<S> {
     /// The number of samples held.
     pub fn len(&self) -> usize {
         self.len

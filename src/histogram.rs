@@ -1,6 +1,8 @@
 //! The streaming equal-width histogram (SPEC §3.1): B bins fixed at construction, O(1)
 //! per sample, exact merge. Storage is inline (`Histogram<[BinStats; B]>`, usable in a
-//! `static`) or a slice the caller owns (`Histogram<&mut [BinStats]>`).
+//! `static`), a slice the caller owns (`Histogram<&mut [BinStats]>`), or the unsized
+//! view `Histogram<[BinStats]>` that either inline form coerces to (as heapless does),
+//! which is also how the C ABI lays a histogram over memory the C program provides.
 
 use crate::binning::{equal_width_edges, Closure};
 use crate::error::{ConfigError, EstimateError, MergeError, PushError};
@@ -11,9 +13,11 @@ use crate::stats::BinStats;
 
 /// An equal-width histogram of (score, label) samples over storage `S`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Histogram<S> {
-    bins: S,
+#[repr(C)]
+pub struct Histogram<S: ?Sized = [BinStats]> {
     closure: Closure,
+    /// Last, so that `Histogram<[BinStats; B]>` coerces to `Histogram<[BinStats]>`.
+    bins: S,
 }
 
 /// A histogram with `B` bins stored inline.
@@ -27,7 +31,7 @@ impl<const B: usize> Histogram<[BinStats; B]> {
     pub const fn new(closure: Closure) -> Self {
         #[allow(clippy::let_unit_value)]
         let () = Self::AT_LEAST_ONE_BIN;
-        Histogram { bins: [BinStats::EMPTY; B], closure }
+        Histogram { closure, bins: [BinStats::EMPTY; B] }
     }
 }
 
@@ -39,11 +43,11 @@ impl<'a> Histogram<&'a mut [BinStats]> {
             return Err(ConfigError::ZeroBins);
         }
         storage.fill(BinStats::EMPTY);
-        Ok(Histogram { bins: storage, closure })
+        Ok(Histogram { closure, bins: storage })
     }
 }
 
-impl<S: AsRef<[BinStats]> + AsMut<[BinStats]>> Histogram<S> {
+impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
     /// Records one sample. A bad score or label is refused and nothing is recorded.
     #[inline]
     pub fn push(&mut self, score: f64, label: u8) -> Result<(), PushError> {
@@ -71,7 +75,7 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]>> Histogram<S> {
     /// Adds another histogram's samples. Counts and score sums add exactly, so the result
     /// equals pushing both streams into one histogram. Both must have the same bin count
     /// and closure; otherwise nothing changes.
-    pub fn merge<T: AsRef<[BinStats]>>(&mut self, other: &Histogram<T>) -> Result<(), MergeError> {
+    pub fn merge<T: AsRef<[BinStats]> + ?Sized>(&mut self, other: &Histogram<T>) -> Result<(), MergeError> {
         let (left, right) = (self.bins.as_ref().len(), other.bins.as_ref().len());
         if left != right {
             return Err(MergeError::BinCountMismatch { left, right });
@@ -91,7 +95,7 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]>> Histogram<S> {
     }
 }
 
-impl<S: AsRef<[BinStats]>> Histogram<S> {
+impl<S: AsRef<[BinStats]> + ?Sized> Histogram<S> {
     /// The per-bin statistics, bin 0 first.
     pub fn bins(&self) -> &[BinStats] {
         self.bins.as_ref()
@@ -136,5 +140,25 @@ impl<S: AsRef<[BinStats]>> Histogram<S> {
 impl<const B: usize> Default for Histogram<[BinStats; B]> {
     fn default() -> Self {
         Self::new(Closure::Left)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_storage_coerces_to_the_unsized_view() {
+        static_assertions();
+        let mut h = InlineHistogram::<4>::new(Closure::Left);
+        let view: &mut Histogram = &mut h;
+        view.push(0.3, 1).unwrap();
+        assert_eq!(view.bin_count(), 4);
+        assert_eq!(h.bins()[1].count(), 1);
+    }
+
+    fn static_assertions() {
+        // Usable in a `static`.
+        static _H: Histogram<[BinStats; 15]> = Histogram::new(Closure::Right);
     }
 }

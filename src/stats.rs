@@ -13,6 +13,7 @@
 /// The statistics of one bin: how many samples, how many of them were hits (label 1),
 /// and the exact sum of their scores.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(C)]
 pub struct BinStats {
     count: u64,
     hits: u64,

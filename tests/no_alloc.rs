@@ -1,0 +1,114 @@
+//! The core never allocates: a counting global allocator sees zero allocations across
+//! push, merge, sorting and every estimate.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use tce::{
+    toplabel, Binning, Closure, InlineBuffer, InlineHistogram, Norm, SweepLimit, SweepOptions, Ties,
+};
+
+struct Counting;
+
+thread_local! {
+    // Only this test's thread counts, so the harness's own allocations elsewhere do not.
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.with(Cell::get) {
+            ALLOCATIONS.with(|a| a.set(a.get() + 1));
+        }
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn allocations_during(f: impl FnOnce()) -> usize {
+    ALLOCATIONS.with(|a| a.set(0));
+    COUNTING.with(|c| c.set(true));
+    f();
+    COUNTING.with(|c| c.set(false));
+    ALLOCATIONS.with(Cell::get)
+}
+
+static mut BUFFER_A: InlineBuffer<4096> = InlineBuffer::new();
+
+#[test]
+fn the_counter_sees_allocations() {
+    // Guards the guard: a test that cannot fail is a defect.
+    assert!(allocations_during(|| drop(std::hint::black_box(vec![1u8; 10]))) >= 1);
+}
+
+#[test]
+fn core_operations_do_not_allocate() {
+    let scores: Vec<f64> = (0..2000)
+        .map(|i| ((i * 7919) % 1000) as f64 / 999.0)
+        .collect();
+    let labels: Vec<u8> = scores
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| u8::from((i % 10) as f64 / 10.0 < s))
+        .collect();
+    let mut other_buffer = Box::new(InlineBuffer::<4096>::new());
+    let count = allocations_during(|| {
+        let mut h = InlineHistogram::<15>::new(Closure::Left);
+        let mut g = InlineHistogram::<15>::new(Closure::Left);
+        h.push_batch(&scores, &labels).unwrap();
+        g.push(0.3, 1).unwrap();
+        h.merge(&g).unwrap();
+        for norm in [Norm::L1, Norm::L2, Norm::new(3.0).unwrap()] {
+            h.ece_bin(norm).unwrap();
+            h.ece_debias(norm).unwrap();
+        }
+        h.mce().unwrap();
+        h.reset();
+
+        // SAFETY: only this test touches BUFFER_A.
+        let a = unsafe { &mut *std::ptr::addr_of_mut!(BUFFER_A) };
+        a.push_batch(&scores[..1000], &labels[..1000]).unwrap();
+        a.push(0.5, 1).unwrap();
+        other_buffer
+            .push_batch(&scores[1000..], &labels[1000..])
+            .unwrap();
+        a.merge(&*other_buffer).unwrap();
+        let sorted = a.sorted();
+        for binning in [
+            Binning::EQUAL_MASS,
+            Binning::EqualMass(Ties::Keep),
+            Binning::EQUAL_WIDTH,
+            Binning::EqualWidth(Closure::Right),
+        ] {
+            sorted.ece_bin(binning, 15, Norm::L2).unwrap();
+            sorted
+                .ece_debias(binning, 15, Norm::new(1.5).unwrap())
+                .unwrap();
+            sorted.mce(binning, 15).unwrap();
+            for limit in [SweepLimit::Samples, SweepLimit::PaperCode] {
+                sorted
+                    .ece_sweep(
+                        binning,
+                        Norm::L2,
+                        SweepOptions {
+                            max_bins: Some(500),
+                            limit,
+                        },
+                    )
+                    .unwrap();
+            }
+        }
+        a.clear();
+        toplabel::from_logits(&[0.1, 2.0, -1.0], 1).unwrap();
+        toplabel::from_probabilities(&[0.1, 0.9], 1).unwrap();
+    });
+    assert_eq!(count, 0, "the core allocated {count} times");
+}

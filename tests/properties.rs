@@ -1,0 +1,228 @@
+//! Property tests: every estimator against the naive implementations in `common`, and the
+//! invariances SPEC.md promises.
+
+mod common;
+
+use proptest::prelude::*;
+use tce::{
+    BinStats, Binning, Closure, Histogram, Norm, Slot, SortedBuffer, SweepLimit, SweepOptions, Ties,
+};
+
+const TOLERANCE: f64 = 1e-12;
+
+/// Scores that hit the hard cases often: exact ties, 0, 1, and bin edges.
+fn score() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        4 => 0.0..=1.0f64,
+        1 => prop::sample::select(vec![0.0, 0.1, 0.2, 0.25, 0.5, 0.6, 0.75, 0.9, 1.0]),
+    ]
+}
+
+fn samples(max: usize) -> impl Strategy<Value = (Vec<f64>, Vec<u8>)> {
+    prop::collection::vec((score(), 0u8..=1), 1..max).prop_map(|v| v.into_iter().unzip())
+}
+
+fn norm() -> impl Strategy<Value = f64> {
+    prop_oneof![Just(1.0), Just(2.0), 1.0..4.0f64]
+}
+
+fn closure() -> impl Strategy<Value = Closure> {
+    prop_oneof![Just(Closure::Left), Just(Closure::Right)]
+}
+
+fn ties() -> impl Strategy<Value = Ties> {
+    prop_oneof![Just(Ties::Split), Just(Ties::Keep)]
+}
+
+fn naive_assignment(scores: &[f64], binning: Binning, bins: usize) -> Vec<usize> {
+    match binning {
+        Binning::EqualWidth(c) => common::equal_width_bins(scores, bins, c == Closure::Right),
+        Binning::EqualMass(t) => common::equal_mass_bins(scores, bins, t == Ties::Keep),
+    }
+}
+
+fn assert_close(actual: f64, expected: f64, what: &str) -> Result<(), TestCaseError> {
+    prop_assert!(
+        (actual - expected).abs() <= TOLERANCE,
+        "{}: {} vs naive {}",
+        what,
+        actual,
+        expected
+    );
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn equal_width_histogram_matches_naive(
+        (scores, labels) in samples(200), bins in 1usize..40, p in norm(), closure in closure()
+    ) {
+        let mut storage = vec![BinStats::EMPTY; bins];
+        let mut h = Histogram::with_storage(&mut storage, closure).unwrap();
+        h.push_batch(&scores, &labels).unwrap();
+        let table = common::bin_table(&scores, &labels, &common::equal_width_bins(&scores, bins, closure == Closure::Right), bins);
+        let norm = Norm::new(p).unwrap();
+        assert_close(h.ece_bin(norm).unwrap().value, common::ece(&table, p), "ece_bin")?;
+        assert_close(h.mce().unwrap().value, common::mce(&table), "mce")?;
+        let assignment = common::equal_width_bins(&scores, bins, closure == Closure::Right);
+        assert_close(h.ece_debias(norm).unwrap().value, common::debias(&scores, &labels, &assignment, bins, p), "debias")?;
+        prop_assert_eq!(h.samples(), scores.len() as u64);
+        for (k, (stats, naive)) in h.bins().iter().zip(&table).enumerate() {
+            prop_assert_eq!(stats.count() as usize, naive.0, "bin {} count", k);
+        }
+    }
+
+    #[test]
+    fn buffer_estimates_match_naive(
+        (scores, labels) in samples(200), bins in 1usize..40, p in norm(),
+        closure in closure(), ties in ties(), equal_mass in any::<bool>()
+    ) {
+        let binning = if equal_mass { Binning::EqualMass(ties) } else { Binning::EqualWidth(closure) };
+        let mut storage = vec![Slot::EMPTY; scores.len()];
+        let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
+        buffer.push_batch(&scores, &labels).unwrap();
+        let sorted = buffer.sorted();
+        let assignment = naive_assignment(&scores, binning, bins);
+        let table = common::bin_table(&scores, &labels, &assignment, bins);
+        let norm = Norm::new(p).unwrap();
+        for (k, (stats, naive)) in sorted.bins(binning, bins).zip(&table).enumerate() {
+            prop_assert_eq!(stats.count() as usize, naive.0, "bin {} count", k);
+        }
+        let e = sorted.ece_bin(binning, bins, norm).unwrap();
+        prop_assert_eq!((e.samples, e.bins), (scores.len() as u64, bins));
+        assert_close(e.value, common::ece(&table, p), "ece_bin")?;
+        assert_close(sorted.mce(binning, bins).unwrap().value, common::mce(&table), "mce")?;
+        assert_close(
+            sorted.ece_debias(binning, bins, norm).unwrap().value,
+            common::debias(&scores, &labels, &assignment, bins, p),
+            "debias",
+        )?;
+    }
+
+    #[test]
+    fn sweep_matches_the_naive_rebinning_sweep(
+        (scores, labels) in samples(120), p in norm(), closure in closure(), ties in ties(),
+        equal_mass in any::<bool>(), paper_limit in any::<bool>(), cap in prop::option::of(1usize..60)
+    ) {
+        let binning = if equal_mass { Binning::EqualMass(ties) } else { Binning::EqualWidth(closure) };
+        let limit = if paper_limit { SweepLimit::PaperCode } else { SweepLimit::Samples };
+        let options = SweepOptions { max_bins: cap, limit };
+        let n = scores.len();
+        let max_bins = (if paper_limit { n - 1 } else { n }).min(cap.unwrap_or(usize::MAX)).max(1);
+        let naive_b = common::sweep_bins(&scores, &labels, max_bins, &|b| naive_assignment(&scores, binning, b));
+
+        let mut storage = vec![Slot::EMPTY; n];
+        let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
+        buffer.push_batch(&scores, &labels).unwrap();
+        let sorted = buffer.sorted();
+        let e = sorted.ece_sweep(binning, Norm::new(p).unwrap(), options).unwrap();
+        prop_assert_eq!(e.bins, naive_b);
+        let table = common::bin_table(&scores, &labels, &naive_assignment(&scores, binning, naive_b), naive_b);
+        assert_close(e.value, common::ece(&table, p), "sweep value")?;
+    }
+
+    #[test]
+    fn histogram_is_invariant_to_input_order_bit_for_bit(
+        (scores, labels) in samples(200), bins in 1usize..30, seed in any::<u64>()
+    ) {
+        let permuted = permutation(scores.len(), seed);
+        let (ps, pl): (Vec<f64>, Vec<u8>) = permuted.iter().map(|&i| (scores[i], labels[i])).unzip();
+        let (mut a, mut b) = (vec![BinStats::EMPTY; bins], vec![BinStats::EMPTY; bins]);
+        let mut ha = Histogram::with_storage(&mut a, Closure::Left).unwrap();
+        let mut hb = Histogram::with_storage(&mut b, Closure::Left).unwrap();
+        ha.push_batch(&scores, &labels).unwrap();
+        hb.push_batch(&ps, &pl).unwrap();
+        prop_assert_eq!(ha.bins(), hb.bins());
+        prop_assert_eq!(ha.ece_bin(Norm::L2).unwrap(), hb.ece_bin(Norm::L2).unwrap());
+    }
+
+    #[test]
+    fn equal_mass_with_kept_ties_is_invariant_to_input_order(
+        (scores, labels) in samples(150), bins in 1usize..30, seed in any::<u64>()
+    ) {
+        // SPEC §3.2: with ties kept, equal scores share a bin whatever their arrival order.
+        // (With ties split, arrival order decides which side of an edge a tie falls on.)
+        let permuted = permutation(scores.len(), seed);
+        let (ps, pl): (Vec<f64>, Vec<u8>) = permuted.iter().map(|&i| (scores[i], labels[i])).unzip();
+        let keep = Binning::EqualMass(Ties::Keep);
+        let estimates = |s: &[f64], l: &[u8]| {
+            let mut storage = vec![Slot::EMPTY; s.len()];
+            let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
+            buffer.push_batch(s, l).unwrap();
+            let sorted = buffer.sorted();
+            (
+                sorted.ece_bin(keep, bins, Norm::L2).unwrap(),
+                sorted.ece_sweep(keep, Norm::L2, SweepOptions::default()).unwrap(),
+                sorted.ece_bin(Binning::EQUAL_WIDTH, bins, Norm::L1).unwrap(),
+            )
+        };
+        prop_assert_eq!(estimates(&scores, &labels), estimates(&ps, &pl));
+    }
+
+    #[test]
+    fn merge_equals_pushing_both_streams(
+        (a_scores, a_labels) in samples(100), (b_scores, b_labels) in samples(100), bins in 1usize..30
+    ) {
+        let (mut sa, mut sb, mut sboth) = (vec![BinStats::EMPTY; bins], vec![BinStats::EMPTY; bins], vec![BinStats::EMPTY; bins]);
+        let mut ha = Histogram::with_storage(&mut sa, Closure::Right).unwrap();
+        let mut hb = Histogram::with_storage(&mut sb, Closure::Right).unwrap();
+        let mut both = Histogram::with_storage(&mut sboth, Closure::Right).unwrap();
+        ha.push_batch(&a_scores, &a_labels).unwrap();
+        hb.push_batch(&b_scores, &b_labels).unwrap();
+        both.push_batch(&a_scores, &a_labels).unwrap();
+        both.push_batch(&b_scores, &b_labels).unwrap();
+        ha.merge(&hb).unwrap();
+        prop_assert_eq!(ha.bins(), both.bins());
+
+        let cap = a_scores.len() + b_scores.len();
+        let (mut ba, mut bb, mut bboth) = (vec![Slot::EMPTY; cap], vec![Slot::EMPTY; cap], vec![Slot::EMPTY; cap]);
+        let mut buf_a = SortedBuffer::with_storage(&mut ba).unwrap();
+        let mut buf_b = SortedBuffer::with_storage(&mut bb).unwrap();
+        let mut buf_both = SortedBuffer::with_storage(&mut bboth).unwrap();
+        buf_a.push_batch(&a_scores, &a_labels).unwrap();
+        let _ = buf_a.sorted(); // merging into a sorted buffer appends after its sorted part
+        buf_b.push_batch(&b_scores, &b_labels).unwrap();
+        let _ = buf_b.sorted();
+        buf_both.push_batch(&a_scores, &a_labels).unwrap();
+        buf_both.push_batch(&b_scores, &b_labels).unwrap();
+        buf_a.merge(&buf_b).unwrap();
+        let merged: Vec<(f64, u8)> = buf_a.sorted().iter().collect();
+        let pushed: Vec<(f64, u8)> = buf_both.sorted().iter().collect();
+        prop_assert_eq!(merged, pushed);
+    }
+
+    #[test]
+    fn single_pushes_equal_a_batch((scores, labels) in samples(100)) {
+        let (mut one, mut batch) = (vec![Slot::EMPTY; 100], vec![Slot::EMPTY; 100]);
+        let mut a = SortedBuffer::with_storage(&mut one).unwrap();
+        let mut b = SortedBuffer::with_storage(&mut batch).unwrap();
+        for (&s, &l) in scores.iter().zip(&labels) {
+            a.push(s, l).unwrap();
+            if s < 0.5 {
+                let _ = a.sorted(); // interleaved sorting must not change the result
+            }
+        }
+        b.push_batch(&scores, &labels).unwrap();
+        let a: Vec<(f64, u8)> = a.sorted().iter().collect();
+        let b: Vec<(f64, u8)> = b.sorted().iter().collect();
+        prop_assert_eq!(a, b);
+    }
+}
+
+/// A deterministic permutation of 0..n (Fisher–Yates on a SplitMix64 stream).
+fn permutation(n: usize, mut seed: u64) -> Vec<usize> {
+    let mut next = || {
+        seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let mut p: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        p.swap(i, (next() % (i as u64 + 1)) as usize);
+    }
+    p
+}

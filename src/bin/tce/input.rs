@@ -152,14 +152,9 @@ fn parse_score(text: &str, column: &str) -> Result<f64, String> {
 }
 
 fn parse_label(text: &str, column: &str) -> Result<u8, String> {
-    match text {
-        "0" => return Ok(0),
-        "1" => return Ok(1),
-        _ => {}
-    }
+    // 0 and 1, also as written by tools that store labels as floats (`1.0`).
     match text.parse::<f64>() {
-        Ok(x) if x == 0.0 => Ok(0),
-        Ok(x) if x == 1.0 => Ok(1),
+        Ok(x) if x == 0.0 || x == 1.0 => Ok(u8::from(x == 1.0)),
         Ok(_) => Err(format!(
             "`{column}` {text} is not a label; labels must be 0 or 1"
         )),

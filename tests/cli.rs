@@ -161,6 +161,11 @@ fn malformed_input_names_the_line_and_exits_2() {
     assert_rejected(&format!("{good}0.7\n"), 4, "missing field `correct`");
     assert_rejected(&format!("{good}0.x,1\n"), 4, "cannot parse `0.x`");
     assert_rejected(&format!("{good}0.5,yes\n"), 4, "cannot parse `yes`");
+    assert_rejected(
+        "confidence,correct\r\n0.9,1\r\n0.8,0\r\n1.5,1\r\n",
+        4,
+        "1.5 is out of range",
+    );
     assert_rejected("", 1, "empty file");
     assert_rejected("confidence,correct\n", 2, "no data rows");
 }

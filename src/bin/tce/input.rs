@@ -77,6 +77,10 @@ pub fn read<R: Read>(reader: R, score_col: &str, label_col: &str) -> Result<Samp
         .has_headers(true)
         .flexible(true)
         .trim(csv::Trim::All)
+        // Records end at '\n' only: with the default terminator, the '\n' of a "\r\n"
+        // is read as the start of the next record, whose line then comes out one short.
+        // The '\r' left at the end of the last field is trimmed like other whitespace.
+        .terminator(csv::Terminator::Any(b'\n'))
         .from_reader(reader);
     let header = csv.headers()?.clone();
     if header.is_empty() {
@@ -106,6 +110,9 @@ pub fn read<R: Read>(reader: R, score_col: &str, label_col: &str) -> Result<Samp
     while csv.read_record(&mut record)? {
         let line = record.position().map_or(last_line + 1, |p| p.line());
         last_line = line;
+        if record.iter().all(str::is_empty) {
+            continue; // A blank "\r\n" line, as blank "\n" lines are skipped by the reader.
+        }
         let field = |index: usize, name: &str| {
             record.get(index).ok_or_else(|| {
                 InputError::at(
@@ -204,6 +211,15 @@ mod tests {
         assert!(
             err("confidence,correct\n0.5,2\n").starts_with("line 2: `correct` 2 is not a label")
         );
+        let crlf = "confidence,correct\r\n0.5,1\r\n\r\n0.5,0\r\nnan,1\r\n";
+        assert!(
+            err(crlf).starts_with("line 5: `confidence` is NaN"),
+            "{}",
+            err(crlf)
+        );
+        assert!(err("confidence,correct\n0.5,1\n\n0.5,0\nnan,1\n").starts_with("line 5: "));
+        assert!(err("confidence,correct\r\n").starts_with("line 2: no data rows"));
+        assert!(err("confidence,x\r\n").starts_with("line 1: missing column `correct`"));
         assert!(err("confidence,correct\n0.5,yes\n").starts_with("line 2: cannot parse `yes`"));
         assert!(err("confidence,correct\n0.x,1\n").starts_with("line 2: cannot parse `0.x`"));
     }

@@ -1,0 +1,250 @@
+//! `tce estimate`: every estimator of the paper over one file, as a table or JSON.
+//!
+//! [`compute`] builds the report through the library (the CLI computes no estimate
+//! itself); [`Report::table`] and `serde_json` both render that one report.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use tce::{
+    BinStats, Binning, Closure, Estimate, Histogram, Norm, Slot, SortedBuffer, SweepOptions, Ties,
+};
+
+/// What `tce estimate` computes: the options, resolved.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    /// Bins of ECE_bin, ECE_debias and MCE.
+    pub bins: usize,
+    pub norm: Norm,
+    /// Closure of the equal-width bins (the histogram and the EW sweep alike).
+    pub closure: Closure,
+    /// Tie handling of the equal-mass bins.
+    pub ties: Ties,
+    pub sweep: SweepOptions,
+}
+
+/// Which estimator a row reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Estimator {
+    EceBin,
+    EceSweep,
+    EceDebias,
+    Mce,
+}
+
+impl Estimator {
+    fn name(self) -> &'static str {
+        match self {
+            Estimator::EceBin => "ece_bin",
+            Estimator::EceSweep => "ece_sweep",
+            Estimator::EceDebias => "ece_debias",
+            Estimator::Mce => "mce",
+        }
+    }
+}
+
+/// Which binning a row used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BinningKind {
+    EqualWidth,
+    EqualMass,
+}
+
+impl BinningKind {
+    fn name(self) -> &'static str {
+        match self {
+            BinningKind::EqualWidth => "equal_width",
+            BinningKind::EqualMass => "equal_mass",
+        }
+    }
+}
+
+/// One estimate: `bins` is the number of bins used (b* for the sweep), `value` a fraction.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Row {
+    pub estimator: Estimator,
+    pub binning: BinningKind,
+    pub bins: usize,
+    pub value: f64,
+}
+
+impl Row {
+    fn new(estimator: Estimator, binning: BinningKind, estimate: Estimate) -> Self {
+        Row {
+            estimator,
+            binning,
+            bins: estimate.bins,
+            value: estimate.value,
+        }
+    }
+}
+
+/// Everything `tce estimate` prints.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    pub n: usize,
+    /// hits / n.
+    pub accuracy: f64,
+    /// The mean of the scores.
+    pub mean_confidence: f64,
+    /// The exponent p.
+    pub norm: f64,
+    pub estimates: Vec<Row>,
+}
+
+/// Computes the report through the library: equal-width ECE_bin and MCE from the
+/// streaming [`Histogram`] (the path production code runs), everything else from the
+/// [`SortedBuffer`]. Both live on the heap, sized by `settings.bins` and the row count.
+pub fn compute(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Report, String> {
+    let n = scores.len();
+    let (ew, em) = (
+        Binning::EqualWidth(settings.closure),
+        Binning::EqualMass(settings.ties),
+    );
+    let (bins, norm) = (settings.bins, settings.norm);
+
+    let mut bin_storage = heap_vec(BinStats::EMPTY, bins, "bins")?;
+    let mut histogram = Histogram::with_storage(&mut bin_storage, settings.closure)
+        .map_err(context("histogram"))?;
+    histogram
+        .push_batch(scores, labels)
+        .map_err(context("histogram"))?;
+
+    let mut slot_storage = heap_vec(Slot::EMPTY, n, "samples")?;
+    let mut buffer =
+        SortedBuffer::with_storage(&mut slot_storage).map_err(context("sample buffer"))?;
+    buffer
+        .push_batch(scores, labels)
+        .map_err(context("sample buffer"))?;
+    let accuracy = buffer.hits() as f64 / n as f64;
+    let sorted = buffer.sorted();
+
+    use BinningKind::{EqualMass as EM, EqualWidth as EW};
+    use Estimator::*;
+    let estimate =
+        |result: Result<Estimate, tce::EstimateError>| result.map_err(context("estimate"));
+    let estimates = vec![
+        Row::new(EceBin, EW, estimate(histogram.ece_bin(norm))?),
+        Row::new(EceBin, EM, estimate(sorted.ece_bin(em, bins, norm))?),
+        Row::new(
+            EceSweep,
+            EW,
+            estimate(sorted.ece_sweep(ew, norm, settings.sweep))?,
+        ),
+        Row::new(
+            EceSweep,
+            EM,
+            estimate(sorted.ece_sweep(em, norm, settings.sweep))?,
+        ),
+        Row::new(EceDebias, EW, estimate(sorted.ece_debias(ew, bins, norm))?),
+        Row::new(EceDebias, EM, estimate(sorted.ece_debias(em, bins, norm))?),
+        Row::new(Mce, EW, estimate(histogram.mce())?),
+        Row::new(Mce, EM, estimate(sorted.mce(em, bins))?),
+    ];
+    Ok(Report {
+        n,
+        accuracy,
+        mean_confidence: scores.iter().sum::<f64>() / n as f64,
+        norm: norm.p(),
+        estimates,
+    })
+}
+
+/// Prefixes a library error with what failed.
+fn context<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> String {
+    move |e| format!("{what}: {e}")
+}
+
+/// `vec![value; len]`, but a failed allocation (say `--bins 10000000000`) is an error
+/// message rather than an abort.
+fn heap_vec<T: Clone>(value: T, len: usize, what: &str) -> Result<Vec<T>, String> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| format!("cannot allocate storage for {len} {what}"))?;
+    v.resize(len, value);
+    Ok(v)
+}
+
+impl Report {
+    /// The human-readable form: a few summary lines, then one aligned row per estimate.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "n                {}", self.n);
+        let _ = writeln!(out, "accuracy         {:.6}", self.accuracy);
+        let _ = writeln!(out, "mean confidence  {:.6}", self.mean_confidence);
+        let _ = writeln!(out, "norm             {}", self.norm);
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "{:<10}  {:<11}  {:>5}  {:>8}",
+            "estimator", "binning", "bins", "value"
+        );
+        for row in &self.estimates {
+            let _ = writeln!(
+                out,
+                "{:<10}  {:<11}  {:>5}  {:>8.6}",
+                row.estimator.name(),
+                row.binning.name(),
+                row.bins,
+                row.value
+            );
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SPEC §9.
+    const F: [f64; 20] = [
+        0.955, 0.943, 0.892, 0.998, 0.78, 0.995, 0.227, 1.0, 0.916, 0.908, 0.997, 0.936, 0.965,
+        0.986, 0.906, 0.734, 0.864, 0.976, 0.738, 0.851,
+    ];
+    const Y: [u8; 20] = [1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 0];
+
+    fn settings(norm: Norm) -> Settings {
+        Settings {
+            bins: 15,
+            norm,
+            closure: Closure::Left,
+            ties: Ties::Split,
+            sweep: SweepOptions::default(),
+        }
+    }
+
+    fn value(report: &Report, estimator: Estimator, binning: BinningKind) -> (usize, f64) {
+        let row = report
+            .estimates
+            .iter()
+            .find(|r| r.estimator == estimator && r.binning == binning)
+            .unwrap();
+        (row.bins, row.value)
+    }
+
+    #[test]
+    fn reproduces_the_worked_example() {
+        use BinningKind::*;
+        use Estimator::*;
+        let close = |(bins, value): (usize, f64), (b, v): (usize, f64)| {
+            assert_eq!(bins, b);
+            assert!((value - v).abs() < 1e-12, "{value} vs {v}");
+        };
+        let r = compute(&F, &Y, &settings(Norm::L2)).unwrap();
+        assert_eq!(r.n, 20);
+        assert_eq!(r.accuracy, 0.85);
+        close(value(&r, EceBin, EqualWidth), (15, 0.136057083608));
+        close(value(&r, EceBin, EqualMass), (15, 0.209971188500));
+        close(value(&r, EceSweep, EqualMass), (9, 0.146112599274));
+        close(value(&r, EceSweep, EqualWidth), (11, 0.076884984939));
+        close(value(&r, EceDebias, EqualMass), (15, 0.108649206164));
+        close(value(&r, EceDebias, EqualWidth), (15, 0.0));
+        let r = compute(&F, &Y, &settings(Norm::L1)).unwrap();
+        close(value(&r, EceBin, EqualWidth), (15, 0.091050000000));
+        close(value(&r, EceSweep, EqualMass), (9, 0.104650000000));
+        assert_eq!(r.estimates.len(), 8);
+    }
+}

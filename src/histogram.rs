@@ -133,6 +133,16 @@ impl<S: AsRef<[BinStats]> + ?Sized> Histogram<S> {
         self.bins.as_ref().iter().map(BinStats::count).sum()
     }
 
+    /// All bins merged into one: the sample count, the overall accuracy and the mean
+    /// confidence, exact and independent of input order.
+    pub fn total(&self) -> BinStats {
+        let mut total = BinStats::EMPTY;
+        for bin in self.bins() {
+            total.merge(bin);
+        }
+        total
+    }
+
     /// ECE_bin over the histogram's bins.
     pub fn ece_bin(&self, norm: Norm) -> Result<Estimate, EstimateError> {
         estimate::ece_bin(self.bins().iter().copied(), norm)

@@ -36,7 +36,7 @@ pub mod error;
 pub mod estimate;
 pub mod histogram;
 pub mod norm;
-mod sample;
+pub mod sample;
 pub mod stats;
 pub mod sweep;
 pub mod toplabel;

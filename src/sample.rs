@@ -1,11 +1,12 @@
-//! Validation of (score, label) samples, shared by every state that records them.
+//! Validation of (score, label) samples: the one rule every state applies.
 
 use crate::error::PushError;
 
 /// Checks one sample: a finite score in [0, 1] and a label of 0 or 1. `index` names the
-/// element in errors.
+/// element in errors. Every state validates with this one rule; it is public so that
+/// readers of files can name the offending line before anything is recorded.
 #[inline]
-pub(crate) fn check(score: f64, label: u8, index: usize) -> Result<(), PushError> {
+pub fn check(score: f64, label: u8, index: usize) -> Result<(), PushError> {
     // One comparison accepts every valid score; the slow path only names the cause.
     if !(0.0..=1.0).contains(&score) {
         return Err(if score.is_finite() {

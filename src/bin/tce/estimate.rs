@@ -118,7 +118,7 @@ pub fn compute(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Rep
     buffer
         .push_batch(scores, labels)
         .map_err(context("sample buffer"))?;
-    let accuracy = buffer.hits() as f64 / n as f64;
+    let total = histogram.total();
     let sorted = buffer.sorted();
 
     use BinningKind::{EqualMass as EM, EqualWidth as EW};
@@ -145,8 +145,8 @@ pub fn compute(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Rep
     ];
     Ok(Report {
         n,
-        accuracy,
-        mean_confidence: scores.iter().sum::<f64>() / n as f64,
+        accuracy: total.accuracy().unwrap_or(0.0),
+        mean_confidence: total.mean_score().unwrap_or(0.0),
         norm: norm.p(),
         estimates,
     })

@@ -5,6 +5,7 @@ use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
+use tce::PushError;
 
 /// The samples of a file, in row order.
 #[derive(Debug, Default)]
@@ -145,16 +146,15 @@ fn parse_score(text: &str, column: &str) -> Result<f64, String> {
     let score: f64 = text
         .parse()
         .map_err(|_| format!("cannot parse `{text}` in column `{column}` as a number"))?;
-    if score.is_nan() {
-        Err(format!(
+    // The library's own rule decides; this only words its verdict for a file.
+    match tce::sample::check(score, 0, 0) {
+        Ok(()) => Ok(score),
+        Err(PushError::NonFiniteScore { .. }) if score.is_nan() => Err(format!(
             "`{column}` is NaN; scores must be numbers in [0, 1]"
-        ))
-    } else if !(0.0..=1.0).contains(&score) {
-        Err(format!(
+        )),
+        Err(_) => Err(format!(
             "`{column}` {text} is out of range; scores must be in [0, 1]"
-        ))
-    } else {
-        Ok(score)
+        )),
     }
 }
 

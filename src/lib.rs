@@ -49,3 +49,8 @@ pub use histogram::{Histogram, InlineHistogram};
 pub use norm::Norm;
 pub use stats::BinStats;
 pub use sweep::{SweepLimit, SweepOptions};
+
+/// The README's Rust examples run as doctests, so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -9,6 +9,9 @@
 //! - [`model`]: density + curve, and reproducible data sets per (seed, repetition).
 
 pub mod beta;
+pub mod curve;
+pub mod quadrature;
 pub mod unit_point;
 
 pub use beta::{Beta, BetaError};
+pub use curve::{Curve, CurveError};

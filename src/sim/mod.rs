@@ -10,8 +10,12 @@
 
 pub mod beta;
 pub mod curve;
+pub mod model;
 pub mod quadrature;
+pub mod tce;
 pub mod unit_point;
 
 pub use beta::{Beta, BetaError};
 pub use curve::{Curve, CurveError};
+pub use model::{repetition_rng, Model};
+pub use tce::TceError;

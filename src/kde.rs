@@ -39,13 +39,27 @@ pub enum KdeError {
     /// There are no samples.
     Empty,
     /// The score and label slices have different lengths.
-    LengthMismatch { scores: usize, labels: usize },
+    LengthMismatch {
+        /// Number of scores.
+        scores: usize,
+        /// Number of labels.
+        labels: usize,
+    },
     /// The score at `index` is NaN or infinite.
-    NonFiniteScore { index: usize },
+    NonFiniteScore {
+        /// Position in the input.
+        index: usize,
+    },
     /// The score at `index` is finite but outside [0, 1].
-    ScoreOutOfRange { index: usize },
+    ScoreOutOfRange {
+        /// Position in the input.
+        index: usize,
+    },
     /// The label at `index` is neither 0 nor 1.
-    InvalidLabel { index: usize },
+    InvalidLabel {
+        /// Position in the input.
+        index: usize,
+    },
     /// p must be finite and ≥ 1.
     InvalidExponent(f64),
     /// No label is 1: the density of hit scores, and the bandwidth built from their
@@ -55,7 +69,10 @@ pub enum KdeError {
     ZeroBandwidth,
     /// The bandwidth is so small that no kernel reaches a grid point inside (0, 1): the
     /// density is 0 everywhere on the grid.
-    DensityMissesGrid { bandwidth: f64 },
+    DensityMissesGrid {
+        /// The bandwidth h.
+        bandwidth: f64,
+    },
 }
 
 impl fmt::Display for KdeError {

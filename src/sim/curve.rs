@@ -102,22 +102,39 @@ pub enum CurveError {
     UnknownName(String),
     /// The family needs this parameter and it was not given.
     MissingParameter {
+        /// The family.
         kind: CurveKind,
+        /// The missing parameter's name (`d`, `a` or `b`).
         parameter: &'static str,
     },
     /// The family does not use this parameter; it was given anyway (never ignored silently).
     UnexpectedParameter {
+        /// The family.
         kind: CurveKind,
+        /// The superfluous parameter's name.
         parameter: &'static str,
     },
     /// A parameter is NaN or infinite.
-    NonFiniteParameter { parameter: &'static str, value: f64 },
+    NonFiniteParameter {
+        /// The parameter's name.
+        parameter: &'static str,
+        /// Its value.
+        value: f64,
+    },
     /// The exponent (d, or b of the two-parameter polynomials) is negative: T would exceed
     /// 1 near the endpoint where its base goes to 0.
-    NegativeExponent { parameter: &'static str, value: f64 },
+    NegativeExponent {
+        /// `d` or `b`.
+        parameter: &'static str,
+        /// Its value.
+        value: f64,
+    },
     /// a > 0 in e^a · (…)^b: T would exceed 1 (or go below 0 for the flip family) near
     /// the endpoint where the base goes to 1.
-    ScaleAboveOne { a: f64 },
+    ScaleAboveOne {
+        /// The value of a.
+        a: f64,
+    },
 }
 
 impl fmt::Display for CurveError {

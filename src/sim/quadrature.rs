@@ -45,11 +45,18 @@ const NEGLIGIBLE_TERM: f64 = 1e-18;
 /// Why a quadrature failed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum QuadratureError {
-    /// The integrand returned NaN or +∞ at `x`.
-    NonFiniteIntegrand { x: f64 },
-    /// The sums had not settled at the finest step: `estimate` is the last one,
-    /// `relative_change` its difference to the previous level.
-    NotConverged { estimate: f64, relative_change: f64 },
+    /// The integrand (times the Jacobian) was NaN or +∞ at a node.
+    NonFiniteIntegrand {
+        /// The node (may have rounded to 0 or 1).
+        x: f64,
+    },
+    /// The sums had not settled at the finest step.
+    NotConverged {
+        /// The last sum.
+        estimate: f64,
+        /// Its relative difference to the sum of the previous level.
+        relative_change: f64,
+    },
 }
 
 impl fmt::Display for QuadratureError {

@@ -16,7 +16,7 @@ use super::unit_point::UnitPoint;
 /// own error and the cancellation between them) is below this; otherwise quadrature, which
 /// integrates the accurately factored gap, is used instead. That happens near the identity
 /// (d ≈ 1) and for large α, where all moments are close to 1 and nearly cancel.
-const CLOSED_FORM_RELATIVE_ERROR_LIMIT: f64 = 1e-10;
+pub const CLOSED_FORM_RELATIVE_ERROR_LIMIT: f64 = 1e-10;
 
 /// Why a TCE could not be computed.
 #[derive(Clone, Copy, Debug, PartialEq)]

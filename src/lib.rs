@@ -35,8 +35,12 @@ pub mod buffer;
 pub mod error;
 pub mod estimate;
 pub mod histogram;
+#[cfg(feature = "std")]
+pub mod kde;
 pub mod norm;
 pub mod sample;
+#[cfg(feature = "std")]
+pub mod sim;
 pub mod stats;
 pub mod sweep;
 pub mod toplabel;

@@ -23,7 +23,7 @@ pub fn check(score: f64, label: u8, index: usize) -> Result<(), PushError> {
 
 /// Checks a whole batch before anything from it is recorded, so that a bad element
 /// rejects the batch whole.
-pub(crate) fn check_batch(scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
+pub fn check_batch(scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
     if scores.len() != labels.len() {
         return Err(PushError::LengthMismatch {
             scores: scores.len(),

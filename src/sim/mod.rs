@@ -1,0 +1,21 @@
+//! The bias-by-construction simulator (SPEC §7): a synthetic model is a Beta score density
+//! and a calibration curve, so its true calibration error is known exactly and the bias of
+//! any estimator can be measured on data sampled from it.
+//!
+//! - [`beta`]: the score density Beta(α, β), its moments, pdf and sampler.
+//! - [`curve`]: the calibration curves T(c) = P(y = 1 | f = c) of SPEC §7's table.
+//! - [`tce`]: the true calibration error, in closed form where one exists, else by
+//!   tanh-sinh quadrature ([`quadrature`]).
+//! - [`model`]: density + curve, and reproducible data sets per (seed, repetition).
+
+pub mod beta;
+pub mod curve;
+pub mod model;
+pub mod quadrature;
+pub mod tce;
+pub mod unit_point;
+
+pub use beta::{Beta, BetaError};
+pub use curve::{Curve, CurveError};
+pub use model::{repetition_rng, Model};
+pub use tce::TceError;

@@ -1,1 +1,516 @@
-fn main() {}
+//! Benchmarks of the core, each against a baseline that does the least work the same
+//! job could do. Run with `cargo bench --bench core`.
+//!
+//! Criterion times every case; then (only under `cargo bench`, not `cargo test
+//! --benches`) a short self-timed section interleaves each candidate with its baseline
+//! on the same inputs and prints the ratio of their medians, which is what the targets
+//! are stated in, and a summary table of every figure.
+//!
+//! Inputs come from an inline xorshift generator (fixed seed, no dependency):
+//!
+//! * "realistic": scores 1 − 0.9·u³ (skewed towards 1, like top-label confidences),
+//!   labels 1 with probability score² (an overconfident model);
+//! * "ties": the same, but 30 % of the scores are exactly 1.0 (as in real CIFAR outputs);
+//! * "separable": uniform scores, label 1 exactly when score ≥ 0.5.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, SamplingMode, Throughput};
+use tce::{BinStats, Binning, Closure, Histogram, Norm, Slot, SortedBuffer, SweepOptions};
+
+/// Samples of the batch, equal-mass and equal-width cases.
+const N: usize = 1_000_000;
+/// Samples of the perfectly separable case.
+const N_SEPARABLE: usize = 100_000;
+/// Bins of ECE_bin.
+const BINS: usize = 15;
+/// Samples per iteration of the single-push benchmarks.
+const SINGLE: usize = 1024;
+/// Runs per case in the self-timed section.
+const RUNS: usize = 15;
+
+// ---------------------------------------------------------------------------------------
+// Inputs
+
+/// xorshift64*: good enough for benchmark inputs.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Data {
+    Realistic,
+    Ties,
+    Separable,
+}
+
+impl Data {
+    fn name(self) -> &'static str {
+        match self {
+            Data::Realistic => "realistic",
+            Data::Ties => "ties",
+            Data::Separable => "separable",
+        }
+    }
+}
+
+struct Samples {
+    scores: Vec<f64>,
+    labels: Vec<u8>,
+}
+
+fn samples(data: Data, n: usize) -> Samples {
+    let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+    let (mut scores, mut labels) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        let u = rng.unit();
+        let score = match data {
+            Data::Separable => u,
+            Data::Ties if rng.unit() < 0.3 => 1.0,
+            Data::Realistic | Data::Ties => 1.0 - 0.9 * u * u * u,
+        };
+        let label = match data {
+            Data::Separable => score >= 0.5,
+            Data::Realistic | Data::Ties => rng.unit() < score * score,
+        };
+        scores.push(score);
+        labels.push(u8::from(label));
+    }
+    Samples { scores, labels }
+}
+
+/// A buffer holding `samples`, never sorted, and storage to copy it into before each
+/// timed run, so that every run sorts fresh, unsorted data and the copy is not timed.
+struct Unsorted {
+    master: SortedBuffer<&'static mut [Slot]>,
+    work: Vec<Slot>,
+}
+
+impl Unsorted {
+    fn new(s: &Samples) -> Self {
+        // Leaked once per data set: the master must outlive every copy.
+        let storage = Box::leak(vec![Slot::EMPTY; s.scores.len()].into_boxed_slice());
+        let mut master = SortedBuffer::with_storage(storage).unwrap();
+        master.push_batch(&s.scores, &s.labels).unwrap();
+        Unsorted {
+            master,
+            work: vec![Slot::EMPTY; s.scores.len()],
+        }
+    }
+
+    /// A fresh unsorted copy of the master (O(n): keep it out of the timing).
+    fn fresh(&mut self) -> SortedBuffer<&mut [Slot]> {
+        let mut buffer = SortedBuffer::with_storage(&mut self.work).unwrap();
+        buffer.merge(&self.master).unwrap();
+        buffer
+    }
+}
+
+/// The scores, and storage to copy them into before each timed baseline sort.
+struct UnsortedScores {
+    master: Vec<f64>,
+    work: Vec<f64>,
+}
+
+impl UnsortedScores {
+    fn new(s: &Samples) -> Self {
+        UnsortedScores {
+            master: s.scores.clone(),
+            work: s.scores.clone(),
+        }
+    }
+
+    fn fresh(&mut self) -> &mut [f64] {
+        self.work.copy_from_slice(&self.master);
+        &mut self.work
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Candidates and baselines
+
+/// Baseline of the batch push: one pass summing scores (f64) and hits (u64).
+#[inline(never)]
+fn sum_scores_and_hits(scores: &[f64], labels: &[u8]) -> (f64, u64) {
+    let (mut sum, mut hits) = (0.0f64, 0u64);
+    for (&score, &label) in scores.iter().zip(labels) {
+        sum += score;
+        hits += u64::from(label);
+    }
+    (sum, hits)
+}
+
+#[inline(never)]
+fn push_batch(histogram: &mut Histogram<[BinStats; BINS]>, scores: &[f64], labels: &[u8]) {
+    histogram.push_batch(scores, labels).unwrap();
+}
+
+/// Baseline of the equal-mass pipeline: sorting the scores alone.
+#[inline(never)]
+fn sort_scores(scores: &mut [f64]) {
+    scores.sort_unstable_by(f64::total_cmp);
+}
+
+/// What the equal-mass figures time: sort, ECE_bin with 15 bins, ECE_sweep. Returns
+/// (ECE_bin, ECE_sweep, b*).
+#[inline(never)]
+fn em_pipeline(buffer: &mut SortedBuffer<&mut [Slot]>) -> (f64, f64, usize) {
+    let sorted = buffer.sorted();
+    let bin = sorted.ece_bin(Binning::EQUAL_MASS, BINS, Norm::L2).unwrap();
+    let sweep = sorted
+        .ece_sweep(Binning::EQUAL_MASS, Norm::L2, SweepOptions::default())
+        .unwrap();
+    (bin.value, sweep.value, sweep.bins)
+}
+
+/// The sweep alone, on already sorted samples. Returns (ECE_sweep, b*).
+#[inline(never)]
+fn sweep_only(buffer: &mut SortedBuffer<&mut [Slot]>, binning: Binning) -> (f64, usize) {
+    let sweep = buffer
+        .sorted()
+        .ece_sweep(binning, Norm::L2, SweepOptions::default())
+        .unwrap();
+    (sweep.value, sweep.bins)
+}
+
+/// Times `run` on a fresh copy made (untimed) by `fresh` before each run.
+macro_rules! time_fresh {
+    ($iters:expr, $fresh:expr, |$x:ident| $run:expr) => {{
+        let mut total = Duration::ZERO;
+        for _ in 0..$iters {
+            let $x = $fresh;
+            let start = Instant::now();
+            black_box($run);
+            total += start.elapsed();
+        }
+        total
+    }};
+}
+
+// ---------------------------------------------------------------------------------------
+// Criterion groups
+
+fn bench_batch_push(c: &mut Criterion) {
+    let s = samples(Data::Realistic, N);
+    let mut group = c.benchmark_group("ew_push_batch_1e6");
+    group.throughput(Throughput::Elements(N as u64));
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    group.bench_function("baseline_sum", |b| {
+        b.iter(|| sum_scores_and_hits(black_box(&s.scores), black_box(&s.labels)))
+    });
+    group.bench_function("histogram_push_batch", |b| {
+        let mut histogram = Histogram::<[BinStats; BINS]>::new(Closure::Left);
+        b.iter(|| {
+            push_batch(
+                black_box(&mut histogram),
+                black_box(&s.scores),
+                black_box(&s.labels),
+            )
+        })
+    });
+    group.finish();
+}
+
+fn bench_single_push(c: &mut Criterion) {
+    let s = samples(Data::Realistic, SINGLE);
+    let mut group = c.benchmark_group("single_push_x1024");
+    group.throughput(Throughput::Elements(SINGLE as u64));
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2));
+    group.bench_function("histogram_push", |b| {
+        let mut histogram = Histogram::<[BinStats; BINS]>::new(Closure::Left);
+        b.iter(|| {
+            for (&score, &label) in s.scores.iter().zip(&s.labels) {
+                black_box(&mut histogram)
+                    .push(black_box(score), black_box(label))
+                    .unwrap();
+            }
+        })
+    });
+    group.bench_function("sorted_buffer_push", |b| {
+        let mut storage = vec![Slot::EMPTY; SINGLE];
+        let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
+        b.iter(|| {
+            buffer.clear();
+            for (&score, &label) in s.scores.iter().zip(&s.labels) {
+                black_box(&mut buffer)
+                    .push(black_box(score), black_box(label))
+                    .unwrap();
+            }
+        })
+    });
+    group.finish();
+}
+
+fn bench_equal_mass(c: &mut Criterion) {
+    let mut group = c.benchmark_group("em_1e6");
+    group.sampling_mode(SamplingMode::Flat).sample_size(10);
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4));
+    group.throughput(Throughput::Elements(N as u64));
+    for data in [Data::Realistic, Data::Ties] {
+        let s = samples(data, N);
+        let (mut buffer, mut scores) = (Unsorted::new(&s), UnsortedScores::new(&s));
+        group.bench_function(format!("{}/baseline_sort_unstable", data.name()), |b| {
+            b.iter_custom(|iters| time_fresh!(iters, scores.fresh(), |x| sort_scores(x)))
+        });
+        group.bench_function(format!("{}/sort+ece_bin+ece_sweep", data.name()), |b| {
+            b.iter_custom(|iters| time_fresh!(iters, buffer.fresh(), |x| em_pipeline(&mut { x })))
+        });
+        // The parts, to see where the time goes.
+        group.bench_function(format!("{}/part_sort_only", data.name()), |b| {
+            b.iter_custom(|iters| time_fresh!(iters, buffer.fresh(), |x| { x }.sorted().len()))
+        });
+        let mut sorted = buffer.fresh();
+        sorted.sorted();
+        group.bench_function(
+            format!("{}/part_ece_bin+ece_sweep_presorted", data.name()),
+            |b| b.iter(|| em_pipeline(black_box(&mut sorted))),
+        );
+    }
+    group.finish();
+}
+
+fn bench_separable(c: &mut Criterion) {
+    let s = samples(Data::Separable, N_SEPARABLE);
+    let mut buffer = Unsorted::new(&s);
+    let mut group = c.benchmark_group("em_separable_1e5");
+    group.sampling_mode(SamplingMode::Flat).sample_size(20);
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2));
+    group.throughput(Throughput::Elements(N_SEPARABLE as u64));
+    group.bench_function("sort+ece_sweep", |b| {
+        b.iter_custom(|iters| {
+            time_fresh!(iters, buffer.fresh(), |x| sweep_only(
+                &mut { x },
+                Binning::EQUAL_MASS
+            ))
+        })
+    });
+    let mut sorted = buffer.fresh();
+    sorted.sorted();
+    group.bench_function("ece_sweep_presorted", |b| {
+        b.iter(|| sweep_only(black_box(&mut sorted), Binning::EQUAL_MASS))
+    });
+    group.finish();
+}
+
+fn bench_equal_width_sweep(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ew_sweep_1e6");
+    group.sampling_mode(SamplingMode::Flat).sample_size(20);
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2));
+    for data in [Data::Realistic, Data::Ties] {
+        let mut buffer = Unsorted::new(&samples(data, N));
+        let mut sorted = buffer.fresh();
+        sorted.sorted();
+        group.bench_function(format!("{}/ece_sweep_presorted", data.name()), |b| {
+            b.iter(|| sweep_only(black_box(&mut sorted), Binning::EQUAL_WIDTH))
+        });
+    }
+    group.finish();
+}
+
+// ---------------------------------------------------------------------------------------
+// Self-timed ratios
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort_unstable();
+    times[times.len() / 2]
+}
+
+/// Median times of `baseline` and `candidate` over `RUNS` interleaved runs each.
+fn interleaved(
+    mut baseline: impl FnMut() -> Duration,
+    mut candidate: impl FnMut() -> Duration,
+) -> (Duration, Duration) {
+    // One untimed warm-up run of each.
+    baseline();
+    candidate();
+    let (mut base, mut cand) = (Vec::with_capacity(RUNS), Vec::with_capacity(RUNS));
+    for _ in 0..RUNS {
+        base.push(baseline());
+        cand.push(candidate());
+    }
+    (median(base), median(cand))
+}
+
+fn median_of(mut run: impl FnMut() -> Duration) -> Duration {
+    run();
+    median((0..RUNS).map(|_| run()).collect())
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+}
+
+fn ratios() {
+    println!("\n## Ratios (self-timed: median of {RUNS} interleaved runs, same inputs)\n");
+    println!("| case | baseline | candidate | ratio | target |");
+    println!("|---|---|---|---|---|");
+
+    let s = samples(Data::Realistic, N);
+    let (base, cand) = interleaved(
+        || {
+            time_fresh!(1, (), |_x| sum_scores_and_hits(
+                black_box(&s.scores),
+                black_box(&s.labels)
+            ))
+        },
+        || {
+            let mut h = Histogram::<[BinStats; BINS]>::new(Closure::Left);
+            time_fresh!(1, (), |_x| push_batch(
+                black_box(&mut h),
+                black_box(&s.scores),
+                black_box(&s.labels)
+            ))
+        },
+    );
+    row("EW push_batch 1e6 vs sum loop", base, cand, 2.0);
+
+    let mut figures = Vec::new();
+    for data in [Data::Realistic, Data::Ties] {
+        let s = samples(data, N);
+        let (mut buffer, mut scores) = (Unsorted::new(&s), UnsortedScores::new(&s));
+        let mut result = (0.0, 0.0, 0);
+        let (base, cand) = interleaved(
+            || time_fresh!(1, scores.fresh(), |x| sort_scores(x)),
+            || time_fresh!(1, buffer.fresh(), |x| result = em_pipeline(&mut { x })),
+        );
+        row(
+            &format!(
+                "EM sort+ece_bin+ece_sweep 1e6 ({}) vs sort_unstable",
+                data.name()
+            ),
+            base,
+            cand,
+            1.5,
+        );
+        figures.push((data, result));
+    }
+
+    println!("\n## Other figures (self-timed medians)\n");
+    println!("| case | time | note |");
+    println!("|---|---|---|");
+    for (data, (bin, sweep, b_star)) in figures {
+        println!(
+            "| EM 1e6 ({}) | | ECE_bin(15) = {bin:.5}, ECE_sweep = {sweep:.5}, b* = {b_star} |",
+            data.name()
+        );
+    }
+
+    let s = samples(Data::Realistic, SINGLE);
+    let mut h = Histogram::<[BinStats; BINS]>::new(Closure::Left);
+    let t = median_of(|| {
+        time_fresh!(
+            1,
+            (),
+            |_x| for (&score, &label) in s.scores.iter().zip(&s.labels) {
+                black_box(&mut h)
+                    .push(black_box(score), black_box(label))
+                    .unwrap();
+            }
+        )
+    });
+    println!(
+        "| Histogram::push (one sample) | {:.2} ns | per push, in a loop of {SINGLE} |",
+        per(t, SINGLE)
+    );
+    let mut storage = vec![Slot::EMPTY; SINGLE];
+    let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
+    let t = median_of(|| {
+        buffer.clear();
+        time_fresh!(
+            1,
+            (),
+            |_x| for (&score, &label) in s.scores.iter().zip(&s.labels) {
+                black_box(&mut buffer)
+                    .push(black_box(score), black_box(label))
+                    .unwrap();
+            }
+        )
+    });
+    println!(
+        "| SortedBuffer::push (one sample) | {:.2} ns | per push, in a loop of {SINGLE} |",
+        per(t, SINGLE)
+    );
+
+    let mut unsorted = Unsorted::new(&samples(Data::Separable, N_SEPARABLE));
+    let mut b_star = 0;
+    let t = median_of(|| {
+        time_fresh!(1, unsorted.fresh(), |x| b_star =
+            sweep_only(&mut { x }, Binning::EQUAL_MASS).1)
+    });
+    println!(
+        "| EM separable 1e5: sort+ece_sweep | {} | b* = {b_star} (O(1) shortcut) |",
+        ms(t)
+    );
+    let mut sorted = unsorted.fresh();
+    sorted.sorted();
+    let t = median_of(|| time_fresh!(1, (), |_x| sweep_only(&mut sorted, Binning::EQUAL_MASS)));
+    println!("| EM separable 1e5: ece_sweep, presorted | {} | |", ms(t));
+
+    for data in [Data::Realistic, Data::Ties] {
+        let mut unsorted = Unsorted::new(&samples(data, N));
+        let mut sorted = unsorted.fresh();
+        sorted.sorted();
+        let mut b_star = 0;
+        let t = median_of(|| {
+            time_fresh!(1, (), |_x| b_star =
+                sweep_only(&mut sorted, Binning::EQUAL_WIDTH).1)
+        });
+        println!(
+            "| EW ece_sweep 1e6 ({}), presorted | {} | b* = {b_star} |",
+            data.name(),
+            ms(t)
+        );
+    }
+}
+
+fn per(total: Duration, n: usize) -> f64 {
+    total.as_secs_f64() * 1e9 / n as f64
+}
+
+fn row(case: &str, base: Duration, cand: Duration, target: f64) {
+    let ratio = cand.as_secs_f64() / base.as_secs_f64();
+    let verdict = if ratio <= target { "met" } else { "MISSED" };
+    println!(
+        "| {case} | {} | {} | **{ratio:.2}×** | ≤ {target}× ({verdict}) |",
+        ms(base),
+        ms(cand)
+    );
+}
+
+fn main() {
+    let mut criterion = Criterion::default().configure_from_args();
+    bench_batch_push(&mut criterion);
+    bench_single_push(&mut criterion);
+    bench_equal_mass(&mut criterion);
+    bench_separable(&mut criterion);
+    bench_equal_width_sweep(&mut criterion);
+    criterion.final_summary();
+    // `cargo bench` passes `--bench`; `cargo test --benches` does not (it only checks
+    // that each case runs once).
+    if std::env::args().any(|a| a == "--bench") {
+        ratios();
+    }
+}

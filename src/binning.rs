@@ -49,17 +49,29 @@ impl Closure {
     /// by one rule shared by ECE_bin and the sweep.
     #[inline]
     pub fn bin_index(self, score: f64, bins: usize) -> usize {
-        let x = score * bins as f64;
-        // The cast truncates, which is floor for x ≥ 0 (and needs no libm).
-        let floor = x as usize;
-        let index = match self {
-            Closure::Left => floor,
-            // ceil(x) − 1 is floor(x) unless x is a whole number.
-            Closure::Right if floor as f64 == x => floor.saturating_sub(1),
-            Closure::Right => floor,
-        };
-        index.min(bins - 1)
+        match self {
+            Closure::Left => left_closed_index(score, bins),
+            Closure::Right => right_closed_index(score, bins),
+        }
     }
+}
+
+/// min(B−1, floor(f·B)), branch-free: scores pile up in the top bin, so a branch on the
+/// clamp would be mispredicted often. The clamp is a float `min`; the cast truncates,
+/// which is floor for x ≥ 0 (and needs no libm).
+#[inline]
+pub(crate) fn left_closed_index(score: f64, bins: usize) -> usize {
+    (score * bins as f64).min((bins - 1) as f64) as i64 as usize
+}
+
+/// max(0, ceil(f·B) − 1), branch-free. ceil(x) is floor(x) + 1 unless x is whole, and
+/// x ≤ B keeps the result ≤ B − 1; only x = 0 would give −1.
+#[inline]
+pub(crate) fn right_closed_index(score: f64, bins: usize) -> usize {
+    let x = score * bins as f64;
+    let floor = x as i64;
+    let ceil = floor + i64::from(floor as f64 != x);
+    (ceil - 1 + i64::from(ceil == 0)) as usize
 }
 
 /// Lower and upper edge of equal-width bin `k` of `bins`.
@@ -72,8 +84,10 @@ pub fn equal_width_edges(k: usize, bins: usize) -> (f64, f64) {
 /// exact running quotient and remainder: no overflow, no division per bin.
 #[derive(Clone, Debug)]
 pub(crate) struct EqualMassStarts {
-    n: usize,
     bins: usize,
+    /// n / bins and n % bins: what each step adds to the quotient and the remainder.
+    step_quotient: usize,
+    step_remainder: usize,
     quotient: usize,
     remainder: usize,
     k: usize,
@@ -83,8 +97,9 @@ impl EqualMassStarts {
     pub(crate) fn new(n: usize, bins: usize) -> Self {
         debug_assert!(bins > 0);
         EqualMassStarts {
-            n,
             bins,
+            step_quotient: n / bins,
+            step_remainder: n % bins,
             quotient: 0,
             remainder: 0,
             k: 0,
@@ -103,8 +118,8 @@ impl Iterator for EqualMassStarts {
         // Invariant: k·n = quotient·bins + remainder, remainder < bins.
         let start = self.quotient + usize::from(self.remainder > 0);
         self.k += 1;
-        self.quotient += self.n / self.bins;
-        self.remainder += self.n % self.bins;
+        self.quotient += self.step_quotient;
+        self.remainder += self.step_remainder;
         if self.remainder >= self.bins {
             self.quotient += 1;
             self.remainder -= self.bins;

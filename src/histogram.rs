@@ -4,7 +4,7 @@
 //! view `Histogram<[BinStats]>` that either inline form coerces to (as heapless does),
 //! which is also how the C ABI lays a histogram over memory the C program provides.
 
-use crate::binning::{equal_width_edges, Closure};
+use crate::binning::{equal_width_edges, left_closed_index, right_closed_index, Closure};
 use crate::error::{ConfigError, EstimateError, MergeError, PushError};
 use crate::estimate::{self, Estimate};
 use crate::norm::Norm;
@@ -19,6 +19,13 @@ pub struct Histogram<S: ?Sized = [BinStats]> {
     /// Last, so that `Histogram<[BinStats; B]>` coerces to `Histogram<[BinStats]>`.
     bins: S,
 }
+
+/// Batches push through independent copies of the bins ("lanes") ...
+const LANES: usize = 4;
+/// ... when the histogram has at most this many bins (the copies live on the stack) ...
+const LANED_BINS: usize = 64;
+/// ... and the batch is long enough to repay clearing and merging the copies.
+const LANED_BATCH: usize = 1024;
 
 /// A histogram with `B` bins stored inline.
 pub type InlineHistogram<const B: usize> = Histogram<[BinStats; B]>;
@@ -67,11 +74,11 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
 
     /// Records a batch: all of it, or (when any element is bad) none of it.
     pub fn push_batch(&mut self, scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
-        sample::check_batch(scores, labels)?;
-        for (&score, &label) in scores.iter().zip(labels) {
-            self.record(score, label);
+        // The closure is chosen once, not per sample.
+        match self.closure {
+            Closure::Left => fill(self.bins.as_mut(), scores, labels, left_closed_index),
+            Closure::Right => fill(self.bins.as_mut(), scores, labels, right_closed_index),
         }
-        Ok(())
     }
 
     #[inline]
@@ -157,6 +164,46 @@ impl<S: AsRef<[BinStats]> + ?Sized> Histogram<S> {
     pub fn ece_debias(&self, norm: Norm) -> Result<Estimate, EstimateError> {
         estimate::ece_debias(self.bins().iter().copied(), norm)
     }
+}
+
+/// Records a batch into `bins`, placing each sample with `index`: all of it, or (when an
+/// element is bad) none of it.
+#[inline]
+fn fill(
+    bins: &mut [BinStats],
+    scores: &[f64],
+    labels: &[u8],
+    index: fn(f64, usize) -> usize,
+) -> Result<(), PushError> {
+    sample::check_batch(scores, labels)?;
+    let count = bins.len();
+    if count > LANED_BINS || scores.len() < LANED_BATCH {
+        for (&score, &label) in scores.iter().zip(labels) {
+            bins[index(score, count)].record(score, label);
+        }
+        return Ok(());
+    }
+    // Consecutive samples mostly land in the same few bins, and updating one bin from
+    // back-to-back samples serialises every sample on the previous one's store. Four
+    // independent copies of the bins break that chain; the sums are exact integers, so
+    // merging the copies afterwards gives the same bits as one pass.
+    let mut lanes = [[BinStats::EMPTY; LANED_BINS]; LANES];
+    let (score_quads, label_quads) = (scores.chunks_exact(LANES), labels.chunks_exact(LANES));
+    let (score_tail, label_tail) = (score_quads.remainder(), label_quads.remainder());
+    for (s, l) in score_quads.zip(label_quads) {
+        for (lane, lane_bins) in lanes.iter_mut().enumerate() {
+            lane_bins[index(s[lane], count)].record(s[lane], l[lane]);
+        }
+    }
+    for (&score, &label) in score_tail.iter().zip(label_tail) {
+        lanes[0][index(score, count)].record(score, label);
+    }
+    for lane in &lanes {
+        for (bin, partial) in bins.iter_mut().zip(lane) {
+            bin.merge(partial);
+        }
+    }
+    Ok(())
 }
 
 impl<const B: usize> Default for Histogram<[BinStats; B]> {

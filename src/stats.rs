@@ -59,12 +59,22 @@ impl BinStats {
 
     /// Mean score f̄_k, or `None` for an empty bin.
     pub fn mean_score(&self) -> Option<f64> {
-        (self.count > 0).then(|| self.score_sum as f64 / SCALE / self.count as f64)
+        (self.count > 0).then(|| fixed_to_f64(self.score_sum) / SCALE / self.count as f64)
     }
 
     /// Accuracy ȳ_k (the mean label), or `None` for an empty bin.
     pub fn accuracy(&self) -> Option<f64> {
         (self.count > 0).then(|| self.hits as f64 / self.count as f64)
+    }
+}
+
+/// A fixed-point sum as `f64` (rounded once). Sums below 2^64 (a bin's worth of scores
+/// under 1.0 in total) skip the slow software `u128` conversion.
+#[inline]
+fn fixed_to_f64(sum: u128) -> f64 {
+    match u64::try_from(sum) {
+        Ok(small) => small as f64,
+        Err(_) => sum as f64,
     }
 }
 

@@ -68,6 +68,20 @@ fn bad_scores_and_labels_are_refused_by_the_histogram() {
 }
 
 #[test]
+fn a_bad_element_late_in_a_long_batch_records_nothing() {
+    // Long batches take the laned path; the refusal must still be whole.
+    let mut scores = vec![0.7; 5000];
+    let labels = vec![1u8; 5000];
+    for (bad, error) in BAD_SCORES {
+        let mut h = filled_histogram();
+        let before = h.clone();
+        scores[4321] = bad;
+        assert_eq!(h.push_batch(&scores, &labels), Err(error(4321)));
+        assert_eq!(h, before);
+    }
+}
+
+#[test]
 fn bad_scores_and_labels_are_refused_by_the_buffer() {
     for (score, error) in BAD_SCORES {
         let mut b = filled_buffer();

@@ -194,6 +194,26 @@ proptest! {
     }
 
     #[test]
+    fn long_batches_equal_single_pushes_bit_for_bit(
+        (scores, labels) in prop::collection::vec((score(), 0u8..=1), 1000..3000).prop_map(|v| v.into_iter().unzip::<_, _, Vec<f64>, Vec<u8>>()),
+        bins in prop_oneof![1usize..=64, 65usize..100], closure in closure()
+    ) {
+        // Long batches into up to 64 bins take the laned path; compare with one at a time.
+        let (mut a, mut b) = (vec![BinStats::EMPTY; bins], vec![BinStats::EMPTY; bins]);
+        let mut batch = Histogram::with_storage(&mut a, closure).unwrap();
+        let mut single = Histogram::with_storage(&mut b, closure).unwrap();
+        batch.push_batch(&scores, &labels).unwrap();
+        for (&s, &l) in scores.iter().zip(&labels) {
+            single.push(s, l).unwrap();
+        }
+        prop_assert_eq!(batch.bins(), single.bins());
+        let assignment = common::equal_width_bins(&scores, bins, closure == Closure::Right);
+        for (k, stats) in batch.bins().iter().enumerate() {
+            prop_assert_eq!(stats.count() as usize, assignment.iter().filter(|&&i| i == k).count());
+        }
+    }
+
+    #[test]
     fn single_pushes_equal_a_batch((scores, labels) in samples(100)) {
         let (mut one, mut batch) = (vec![Slot::EMPTY; 100], vec![Slot::EMPTY; 100]);
         let mut a = SortedBuffer::with_storage(&mut one).unwrap();

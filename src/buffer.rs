@@ -188,6 +188,16 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         self.hits += u64::from(label);
     }
 
+    /// Puts the samples back in arrival order (to encode them) and returns them so.
+    pub(crate) fn arrival_order(&mut self) -> impl Iterator<Item = (f64, u8)> + '_ {
+        let slots = &mut self.slots.as_mut()[..self.len];
+        if self.sorted > 0 {
+            slots.sort_unstable_by_key(|slot| slot.order);
+            self.sorted = 0;
+        }
+        slots.iter().map(|slot| (slot.score, slot.label()))
+    }
+
     /// Sorts what arrived since the last call and returns the sorted view every
     /// equal-mass estimate and the sweep read.
     pub fn sorted(&mut self) -> SortedSamples<'_> {

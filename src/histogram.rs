@@ -108,6 +108,15 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
         Ok(())
     }
 
+    pub(crate) fn set_closure(&mut self, closure: Closure) {
+        self.closure = closure;
+    }
+
+    /// The bins, for states that fill them wholesale (snapshots, decoding).
+    pub(crate) fn bins_mut(&mut self) -> &mut [BinStats] {
+        self.bins.as_mut()
+    }
+
     /// Forgets every sample; the bin count and closure stay.
     pub fn reset(&mut self) {
         self.bins.as_mut().fill(BinStats::EMPTY);

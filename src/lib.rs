@@ -32,12 +32,15 @@
 
 pub mod binning;
 pub mod buffer;
+#[cfg(target_has_atomic = "64")]
+pub mod concurrent;
 pub mod error;
 pub mod estimate;
 pub mod histogram;
 #[cfg(feature = "std")]
 pub mod kde;
 pub mod norm;
+pub mod portable;
 pub mod sample;
 #[cfg(feature = "std")]
 pub mod sim;
@@ -47,6 +50,8 @@ pub mod toplabel;
 
 pub use binning::{Binning, Closure, Ties};
 pub use buffer::{InlineBuffer, Slot, SortedBuffer, SortedSamples};
+#[cfg(target_has_atomic = "64")]
+pub use concurrent::{AtomicBin, ConcurrentHistogram};
 pub use error::{ConfigError, EstimateError, MergeError, NormError, PushError, ReduceError};
 pub use estimate::Estimate;
 pub use histogram::{Histogram, InlineHistogram};

@@ -47,6 +47,23 @@ impl BinStats {
         self.score_sum += other.score_sum;
     }
 
+    /// Rebuilds statistics from their parts (a snapshot or a decoded state), or `None`
+    /// when they cannot describe real samples: more hits than samples, or a score sum
+    /// above one per sample.
+    pub fn from_parts(count: u64, hits: u64, score_sum: u128) -> Option<BinStats> {
+        let possible = hits <= count && score_sum <= u128::from(count) << 64;
+        possible.then_some(BinStats {
+            count,
+            hits,
+            score_sum,
+        })
+    }
+
+    /// The exact sum of the bin's scores, in units of 2^-64.
+    pub fn score_sum(&self) -> u128 {
+        self.score_sum
+    }
+
     /// Number of samples in the bin, n_k.
     pub fn count(&self) -> u64 {
         self.count
@@ -81,7 +98,7 @@ fn fixed_to_f64(sum: u128) -> f64 {
 /// Converts a score in [0, 1] to 64.64 fixed point by its bits (exact, and faster than a
 /// float-to-`u128` cast, which is a library call on most targets).
 #[inline]
-fn to_fixed(score: f64) -> u128 {
+pub(crate) fn to_fixed(score: f64) -> u128 {
     let bits = score.to_bits();
     let biased_exponent = ((bits >> 52) & 0x7ff) as i32;
     if biased_exponent == 0 {

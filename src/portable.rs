@@ -1,0 +1,345 @@
+//! Portable state: a state serialised to bytes on one device and read back on another
+//! (to merge a fleet's histograms, say).
+//!
+//! Every encoding is one frame, all integers little-endian:
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 4 | magic `b"TCE\0"` |
+//! | 4 | 2 | format version, [`FORMAT_VERSION`] |
+//! | 6 | 2 | kind: 1 equal-width histogram, 2 sorted buffer |
+//! | 8 | 4 | payload length L |
+//! | 12 | L | payload |
+//! | 12 + L | 4 | CRC-32 (IEEE 802.3) of bytes 0 .. 12 + L |
+//!
+//! Histogram payload: closure (u8: 0 left, 1 right), 3 zero bytes, bin count B (u32), then
+//! per bin count (u64), hits (u64), score sum low and high words (u64 each; 64.64 fixed
+//! point), so 8 + 32·B bytes. Buffer payload: sample count n (u32), then each sample in
+//! arrival order as its score's bits (u64) and label (u8), so 4 + 9·n bytes.
+//!
+//! Decoding checks everything before it changes the destination: a truncated, corrupted
+//! (CRC), wrong-version, wrong-kind or inconsistent frame is a named [`DecodeError`] and
+//! leaves the destination as it was.
+
+use core::fmt;
+
+use crate::binning::Closure;
+use crate::buffer::{Slot, SortedBuffer};
+use crate::error::PushError;
+use crate::histogram::Histogram;
+use crate::stats::BinStats;
+
+/// The format version this library writes and reads.
+pub const FORMAT_VERSION: u16 = 1;
+const MAGIC: [u8; 4] = *b"TCE\0";
+const HEADER: usize = 12;
+const TRAILER: usize = 4;
+const KIND_HISTOGRAM: u16 = 1;
+const KIND_BUFFER: u16 = 2;
+const BIN_BYTES: usize = 32;
+const SAMPLE_BYTES: usize = 9;
+
+/// Why a state could not be written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EncodeError {
+    /// The output holds fewer than `needed` bytes.
+    BufferTooSmall {
+        /// Bytes the encoding takes.
+        needed: usize,
+    },
+}
+
+/// Why bytes could not be read back into a state. The destination is unchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    /// Fewer bytes than the frame needs.
+    Truncated,
+    /// The bytes do not start with the magic number: not a tce state.
+    BadMagic,
+    /// Written by another format version.
+    UnsupportedVersion {
+        /// The version in the bytes.
+        found: u16,
+    },
+    /// A state of another kind (a buffer where a histogram was expected, say).
+    WrongKind {
+        /// The kind in the bytes.
+        found: u16,
+    },
+    /// The checksum does not match: the bytes were corrupted.
+    Checksum,
+    /// The frame is well formed but its contents are impossible (an unknown closure,
+    /// more hits than samples, a score outside [0, 1], trailing bytes, ...).
+    Inconsistent,
+    /// The destination has a different number of bins than the state.
+    BinCountMismatch {
+        /// Bins of the destination.
+        expected: usize,
+        /// Bins in the bytes.
+        found: usize,
+    },
+    /// The destination buffer cannot hold the state's samples.
+    Full {
+        /// Capacity of the destination.
+        capacity: usize,
+        /// Samples in the bytes.
+        found: usize,
+    },
+}
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Self::BufferTooSmall { needed } = self;
+        write!(f, "the output buffer is too small: {needed} bytes needed")
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Truncated => f.write_str("truncated state"),
+            Self::BadMagic => f.write_str("not a tce state (bad magic number)"),
+            Self::UnsupportedVersion { found } => {
+                write!(
+                    f,
+                    "state format version {found} is not supported (this reads {FORMAT_VERSION})"
+                )
+            }
+            Self::WrongKind { found } => {
+                write!(f, "state of kind {found} is not the kind expected")
+            }
+            Self::Checksum => f.write_str("state checksum mismatch: the bytes are corrupted"),
+            Self::Inconsistent => f.write_str("state contents are inconsistent"),
+            Self::BinCountMismatch { expected, found } => {
+                write!(f, "state has {found} bins, the destination {expected}")
+            }
+            Self::Full { capacity, found } => {
+                write!(
+                    f,
+                    "state has {found} samples, the destination holds {capacity}"
+                )
+            }
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for EncodeError {}
+#[cfg(feature = "std")]
+impl std::error::Error for DecodeError {}
+
+/// CRC-32 (IEEE 802.3, reflected, as zlib and PNG use), table built at compile time.
+pub fn crc32(bytes: &[u8]) -> u32 {
+    const TABLE: [u32; 256] = {
+        let mut table = [0u32; 256];
+        let mut i = 0;
+        while i < 256 {
+            let mut c = i as u32;
+            let mut k = 0;
+            while k < 8 {
+                c = if c & 1 != 0 {
+                    0xEDB8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
+                k += 1;
+            }
+            table[i] = c;
+            i += 1;
+        }
+        table
+    };
+    !bytes.iter().fold(!0u32, |c, &b| {
+        TABLE[((c ^ u32::from(b)) & 0xff) as usize] ^ (c >> 8)
+    })
+}
+
+/// Writes a frame of `kind` whose payload `fill` writes into the given slice.
+fn write_frame(
+    out: &mut [u8],
+    kind: u16,
+    payload_len: usize,
+    fill: impl FnOnce(&mut [u8]),
+) -> Result<usize, EncodeError> {
+    let needed = HEADER + payload_len + TRAILER;
+    let out = out
+        .get_mut(..needed)
+        .ok_or(EncodeError::BufferTooSmall { needed })?;
+    out[0..4].copy_from_slice(&MAGIC);
+    out[4..6].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out[6..8].copy_from_slice(&kind.to_le_bytes());
+    out[8..12].copy_from_slice(&(payload_len as u32).to_le_bytes());
+    fill(&mut out[HEADER..HEADER + payload_len]);
+    let crc = crc32(&out[..HEADER + payload_len]);
+    out[HEADER + payload_len..].copy_from_slice(&crc.to_le_bytes());
+    Ok(needed)
+}
+
+/// Checks a frame of `kind` and returns its payload.
+fn read_frame(bytes: &[u8], kind: u16) -> Result<&[u8], DecodeError> {
+    if bytes.len() < HEADER + TRAILER {
+        return Err(DecodeError::Truncated);
+    }
+    if bytes[0..4] != MAGIC {
+        return Err(DecodeError::BadMagic);
+    }
+    let version = u16::from_le_bytes([bytes[4], bytes[5]]);
+    if version != FORMAT_VERSION {
+        return Err(DecodeError::UnsupportedVersion { found: version });
+    }
+    let payload_len = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize;
+    let end = HEADER
+        .checked_add(payload_len)
+        .ok_or(DecodeError::Truncated)?;
+    if bytes.len() < end + TRAILER {
+        return Err(DecodeError::Truncated);
+    }
+    if bytes.len() > end + TRAILER {
+        return Err(DecodeError::Inconsistent);
+    }
+    let stored = u32::from_le_bytes([bytes[end], bytes[end + 1], bytes[end + 2], bytes[end + 3]]);
+    if crc32(&bytes[..end]) != stored {
+        return Err(DecodeError::Checksum);
+    }
+    let found = u16::from_le_bytes([bytes[6], bytes[7]]);
+    if found != kind {
+        return Err(DecodeError::WrongKind { found });
+    }
+    Ok(&bytes[HEADER..end])
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(word)
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
+
+impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
+    /// The number of bytes [`Histogram::encode`] writes.
+    pub fn encoded_len(&self) -> usize {
+        HEADER + 8 + BIN_BYTES * self.bin_count() + TRAILER
+    }
+
+    /// Writes the histogram into `out` and returns the number of bytes written.
+    pub fn encode(&self, out: &mut [u8]) -> Result<usize, EncodeError> {
+        let payload_len = self.encoded_len() - HEADER - TRAILER;
+        write_frame(out, KIND_HISTOGRAM, payload_len, |payload| {
+            payload[0] = match self.closure() {
+                Closure::Left => 0,
+                Closure::Right => 1,
+            };
+            payload[1..4].fill(0);
+            payload[4..8].copy_from_slice(&(self.bin_count() as u32).to_le_bytes());
+            for (bin, out) in self
+                .bins()
+                .iter()
+                .zip(payload[8..].chunks_exact_mut(BIN_BYTES))
+            {
+                out[0..8].copy_from_slice(&bin.count().to_le_bytes());
+                out[8..16].copy_from_slice(&bin.hits().to_le_bytes());
+                out[16..24].copy_from_slice(&(bin.score_sum() as u64).to_le_bytes());
+                out[24..32].copy_from_slice(&((bin.score_sum() >> 64) as u64).to_le_bytes());
+            }
+        })
+    }
+
+    /// Replaces this histogram's state (closure and bins) with the one in `bytes`, which
+    /// must have as many bins. On error nothing changes.
+    pub fn decode(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
+        let payload = read_frame(bytes, KIND_HISTOGRAM)?;
+        if payload.len() < 8 {
+            return Err(DecodeError::Inconsistent);
+        }
+        let closure = match (payload[0], &payload[1..4]) {
+            (0, [0, 0, 0]) => Closure::Left,
+            (1, [0, 0, 0]) => Closure::Right,
+            _ => return Err(DecodeError::Inconsistent),
+        };
+        let found = u32_at(payload, 4) as usize;
+        if payload.len() != 8 + BIN_BYTES * found {
+            return Err(DecodeError::Inconsistent);
+        }
+        if found != self.bin_count() {
+            return Err(DecodeError::BinCountMismatch {
+                expected: self.bin_count(),
+                found,
+            });
+        }
+        let parse = |chunk: &[u8]| {
+            let sum = u128::from(u64_at(chunk, 24)) << 64 | u128::from(u64_at(chunk, 16));
+            BinStats::from_parts(u64_at(chunk, 0), u64_at(chunk, 8), sum)
+        };
+        let bins = payload[8..].chunks_exact(BIN_BYTES);
+        if bins.clone().any(|chunk| parse(chunk).is_none()) {
+            return Err(DecodeError::Inconsistent);
+        }
+        for (bin, chunk) in self.bins_mut().iter_mut().zip(bins) {
+            *bin = parse(chunk).unwrap_or(BinStats::EMPTY);
+        }
+        self.set_closure(closure);
+        Ok(())
+    }
+}
+
+impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
+    /// The number of bytes [`SortedBuffer::encode`] writes.
+    pub fn encoded_len(&self) -> usize {
+        HEADER + 4 + SAMPLE_BYTES * self.len() + TRAILER
+    }
+
+    /// Writes the buffer's samples, in arrival order, into `out`; returns the bytes
+    /// written. Puts the buffer in arrival order (a later estimate sorts it again).
+    pub fn encode(&mut self, out: &mut [u8]) -> Result<usize, EncodeError> {
+        let payload_len = self.encoded_len() - HEADER - TRAILER;
+        if out.len() < HEADER + payload_len + TRAILER {
+            return Err(EncodeError::BufferTooSmall {
+                needed: HEADER + payload_len + TRAILER,
+            });
+        }
+        let len = self.len();
+        let samples = self.arrival_order();
+        write_frame(out, KIND_BUFFER, payload_len, |payload| {
+            payload[0..4].copy_from_slice(&(len as u32).to_le_bytes());
+            for ((score, label), out) in samples.zip(payload[4..].chunks_exact_mut(SAMPLE_BYTES)) {
+                out[0..8].copy_from_slice(&score.to_bits().to_le_bytes());
+                out[8] = label;
+            }
+        })
+    }
+
+    /// Replaces this buffer's samples with those in `bytes` (in their arrival order). On
+    /// error nothing changes.
+    pub fn decode(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
+        let payload = read_frame(bytes, KIND_BUFFER)?;
+        if payload.len() < 4 {
+            return Err(DecodeError::Inconsistent);
+        }
+        let found = u32_at(payload, 0) as usize;
+        if payload.len() != 4 + SAMPLE_BYTES * found {
+            return Err(DecodeError::Inconsistent);
+        }
+        if found > self.capacity() {
+            return Err(DecodeError::Full {
+                capacity: self.capacity(),
+                found,
+            });
+        }
+        let samples = payload[4..]
+            .chunks_exact(SAMPLE_BYTES)
+            .map(|c| (f64::from_bits(u64_at(c, 0)), c[8]));
+        for (index, (score, label)) in samples.clone().enumerate() {
+            crate::sample::check(score, label, index)
+                .map_err(|_: PushError| DecodeError::Inconsistent)?;
+        }
+        self.clear();
+        for (score, label) in samples {
+            self.push(score, label)
+                .map_err(|_| DecodeError::Inconsistent)?;
+        }
+        Ok(())
+    }
+}

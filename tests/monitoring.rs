@@ -1,0 +1,286 @@
+//! Monitoring states: portable bytes and concurrent recording.
+
+use proptest::prelude::*;
+use tce::portable::{crc32, DecodeError, EncodeError, FORMAT_VERSION};
+use tce::{
+    BinStats, Closure, ConcurrentHistogram, Histogram, InlineBuffer, InlineHistogram, Norm, Slot,
+    SortedBuffer,
+};
+
+fn samples(max: usize) -> impl Strategy<Value = (Vec<f64>, Vec<u8>)> {
+    prop::collection::vec(
+        (prop_oneof![0.0..=1.0f64, Just(1.0), Just(0.5)], 0u8..=1),
+        0..max,
+    )
+    .prop_map(|v| v.into_iter().unzip())
+}
+
+fn histogram_bytes(
+    scores: &[f64],
+    labels: &[u8],
+    closure: Closure,
+) -> (InlineHistogram<15>, Vec<u8>) {
+    let mut h = InlineHistogram::<15>::new(closure);
+    h.push_batch(scores, labels).unwrap();
+    let mut bytes = vec![0u8; h.encoded_len()];
+    assert_eq!(h.encode(&mut bytes), Ok(bytes.len()));
+    (h, bytes)
+}
+
+#[test]
+fn crc32_known_value() {
+    // The standard check value of CRC-32/IEEE.
+    assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+    assert_eq!(crc32(b""), 0);
+}
+
+#[test]
+fn histogram_frame_layout() {
+    let (_, bytes) = histogram_bytes(&[0.5], &[1], Closure::Right);
+    assert_eq!(&bytes[0..4], b"TCE\0");
+    assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), FORMAT_VERSION);
+    assert_eq!(u16::from_le_bytes([bytes[6], bytes[7]]), 1);
+    assert_eq!(
+        u32::from_le_bytes(bytes[8..12].try_into().unwrap()),
+        8 + 32 * 15
+    );
+    assert_eq!(bytes[12], 1, "closure right");
+    assert_eq!(bytes.len(), 12 + 8 + 32 * 15 + 4);
+    let mut short = [0u8; 10];
+    assert_eq!(
+        InlineHistogram::<15>::new(Closure::Left).encode(&mut short),
+        Err(EncodeError::BufferTooSmall {
+            needed: bytes.len()
+        })
+    );
+}
+
+#[test]
+fn every_truncation_and_every_flipped_byte_is_a_named_error() {
+    let (_, bytes) = histogram_bytes(&[0.1, 0.5, 0.9, 1.0], &[0, 1, 1, 1], Closure::Left);
+    let mut target = InlineHistogram::<15>::new(Closure::Left);
+    target.push(0.3, 1).unwrap();
+    let before = target.clone();
+    for cut in 0..bytes.len() {
+        assert_eq!(
+            target.decode(&bytes[..cut]),
+            Err(DecodeError::Truncated),
+            "cut at {cut}"
+        );
+    }
+    for i in 0..bytes.len() {
+        for bit in 0..8 {
+            let mut corrupted = bytes.clone();
+            corrupted[i] ^= 1 << bit;
+            assert!(
+                target.decode(&corrupted).is_err(),
+                "flip byte {i} bit {bit}"
+            );
+        }
+    }
+    assert_eq!(target, before, "a failed decode changed the state");
+
+    let mut other_version = bytes.clone();
+    other_version[4] = 2;
+    assert_eq!(
+        target.decode(&other_version),
+        Err(DecodeError::UnsupportedVersion { found: 2 })
+    );
+    let mut not_tce = bytes.clone();
+    not_tce[0] = b'X';
+    assert_eq!(target.decode(&not_tce), Err(DecodeError::BadMagic));
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert_eq!(target.decode(&longer), Err(DecodeError::Inconsistent));
+    let mut fewer_bins = InlineHistogram::<10>::new(Closure::Left);
+    assert_eq!(
+        fewer_bins.decode(&bytes),
+        Err(DecodeError::BinCountMismatch {
+            expected: 10,
+            found: 15
+        })
+    );
+    let mut buffer = InlineBuffer::<8>::new();
+    assert_eq!(
+        buffer.decode(&bytes),
+        Err(DecodeError::WrongKind { found: 1 })
+    );
+}
+
+/// Re-signs a frame after editing it, so that the checks behind the checksum are reached.
+fn resign(bytes: &mut [u8]) {
+    let end = bytes.len() - 4;
+    let crc = crc32(&bytes[..end]);
+    bytes[end..].copy_from_slice(&crc.to_le_bytes());
+}
+
+#[test]
+fn impossible_contents_are_refused_even_with_a_valid_checksum() {
+    let (_, bytes) = histogram_bytes(&[0.5, 0.6], &[1, 1], Closure::Left);
+    let mut target = InlineHistogram::<15>::new(Closure::Left);
+    let mut bad_closure = bytes.clone();
+    bad_closure[12] = 7;
+    resign(&mut bad_closure);
+    assert_eq!(target.decode(&bad_closure), Err(DecodeError::Inconsistent));
+    // Bin 7 holds both samples: claim 3 hits out of 2.
+    let mut too_many_hits = bytes.clone();
+    too_many_hits[12 + 8 + 32 * 7 + 8] = 3;
+    resign(&mut too_many_hits);
+    assert_eq!(
+        target.decode(&too_many_hits),
+        Err(DecodeError::Inconsistent)
+    );
+    // A buffer sample with score 2.0.
+    let mut buffer = InlineBuffer::<4>::new();
+    buffer.push(0.5, 1).unwrap();
+    let mut bytes = vec![0u8; buffer.encoded_len()];
+    buffer.encode(&mut bytes).unwrap();
+    bytes[16..24].copy_from_slice(&2.0f64.to_bits().to_le_bytes());
+    resign(&mut bytes);
+    let mut target = InlineBuffer::<4>::new();
+    assert_eq!(target.decode(&bytes), Err(DecodeError::Inconsistent));
+    let mut small = InlineBuffer::<1>::new();
+    let mut two = InlineBuffer::<2>::new();
+    two.push_batch(&[0.1, 0.2], &[0, 1]).unwrap();
+    let mut bytes = vec![0u8; two.encoded_len()];
+    two.encode(&mut bytes).unwrap();
+    assert_eq!(
+        small.decode(&bytes),
+        Err(DecodeError::Full {
+            capacity: 1,
+            found: 2
+        })
+    );
+}
+
+proptest! {
+    #[test]
+    fn histogram_round_trips((scores, labels) in samples(300), right in any::<bool>()) {
+        let closure = if right { Closure::Right } else { Closure::Left };
+        let (h, bytes) = histogram_bytes(&scores, &labels, closure);
+        let mut back = InlineHistogram::<15>::new(Closure::Left);
+        back.decode(&bytes).unwrap();
+        prop_assert_eq!(back, h);
+    }
+
+    #[test]
+    fn merging_decoded_states_equals_merging_the_originals(
+        (a_scores, a_labels) in samples(200), (b_scores, b_labels) in samples(200)
+    ) {
+        let (mut a, _) = histogram_bytes(&a_scores, &a_labels, Closure::Left);
+        let (b, b_bytes) = histogram_bytes(&b_scores, &b_labels, Closure::Left);
+        let (mut a_again, _) = histogram_bytes(&a_scores, &a_labels, Closure::Left);
+        let mut b_decoded = InlineHistogram::<15>::new(Closure::Left);
+        b_decoded.decode(&b_bytes).unwrap();
+        a.merge(&b).unwrap();
+        a_again.merge(&b_decoded).unwrap();
+        prop_assert_eq!(a, a_again);
+    }
+
+    #[test]
+    fn buffer_round_trips_in_arrival_order((scores, labels) in samples(300), sort_first in any::<bool>()) {
+        let mut storage = vec![Slot::EMPTY; 300];
+        let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
+        buffer.push_batch(&scores, &labels).unwrap();
+        if sort_first {
+            let _ = buffer.sorted();
+        }
+        let mut bytes = vec![0u8; buffer.encoded_len()];
+        buffer.encode(&mut bytes).unwrap();
+        let decoded: Vec<(f64, u8)> = bytes[16..bytes.len() - 4]
+            .chunks_exact(9)
+            .map(|c| (f64::from_bits(u64::from_le_bytes(c[..8].try_into().unwrap())), c[8]))
+            .collect();
+        let pushed: Vec<(f64, u8)> = scores.iter().copied().zip(labels.iter().copied()).collect();
+        prop_assert_eq!(decoded, pushed);
+        let mut other = vec![Slot::EMPTY; 300];
+        let mut back = SortedBuffer::with_storage(&mut other).unwrap();
+        back.push(0.25, 0).unwrap();
+        back.decode(&bytes).unwrap();
+        let a: Vec<(f64, u8)> = back.sorted().iter().collect();
+        let b: Vec<(f64, u8)> = buffer.sorted().iter().collect();
+        prop_assert_eq!(a, b);
+    }
+
+    #[test]
+    fn decoding_random_bytes_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..600)) {
+        let mut h = InlineHistogram::<15>::new(Closure::Left);
+        let _ = h.decode(&bytes);
+        let mut b = InlineBuffer::<64>::new();
+        let _ = b.decode(&bytes);
+    }
+}
+
+#[test]
+fn concurrent_pushes_equal_the_same_pushes_made_sequentially() {
+    static SHARED: ConcurrentHistogram<[tce::AtomicBin; 15]> =
+        ConcurrentHistogram::new(Closure::Left);
+    let threads = 4;
+    let per_thread = 50_000;
+    let stream = |t: usize| -> (Vec<f64>, Vec<u8>) {
+        (0..per_thread)
+            .map(|i| {
+                let x = ((t * 7919 + i * 104_729) % 100_003) as f64 / 100_002.0;
+                (x, u8::from((i + t) % 3 != 0))
+            })
+            .unzip()
+    };
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            scope.spawn(move || {
+                let (scores, labels) = stream(t);
+                for (chunk, (s, l)) in scores.chunks(1000).zip(labels.chunks(1000)).enumerate() {
+                    if chunk % 2 == 0 {
+                        SHARED.push_batch(s, l).unwrap();
+                    } else {
+                        s.iter()
+                            .zip(l)
+                            .for_each(|(&s, &l)| SHARED.push(s, l).unwrap());
+                    }
+                }
+            });
+        }
+        // Readable while being written.
+        scope.spawn(|| {
+            let mut storage = vec![BinStats::EMPTY; 15];
+            let mut snapshot = Histogram::with_storage(&mut storage, Closure::Left).unwrap();
+            for _ in 0..100 {
+                SHARED.snapshot_into(&mut snapshot).unwrap();
+                assert!(snapshot.samples() <= (threads * per_thread) as u64);
+                if snapshot.samples() > 0 {
+                    let e = snapshot.ece_bin(Norm::L2).unwrap();
+                    assert!((0.0..=1.0).contains(&e.value));
+                }
+            }
+        });
+    });
+    let mut sequential = InlineHistogram::<15>::new(Closure::Left);
+    for t in 0..threads {
+        let (scores, labels) = stream(t);
+        sequential.push_batch(&scores, &labels).unwrap();
+    }
+    let mut snapshot = InlineHistogram::<15>::new(Closure::Left);
+    SHARED.snapshot_into(&mut snapshot).unwrap();
+    assert_eq!(snapshot.samples(), (threads * per_thread) as u64);
+    assert_eq!(
+        snapshot, sequential,
+        "concurrent recording lost or changed something"
+    );
+    SHARED.reset();
+    SHARED.snapshot_into(&mut snapshot).unwrap();
+    assert_eq!(snapshot.samples(), 0);
+}
+
+#[test]
+fn concurrent_histogram_refuses_bad_input_and_mismatched_snapshots() {
+    let h = ConcurrentHistogram::<[tce::AtomicBin; 4]>::new(Closure::Right);
+    assert!(h.push(f64::NAN, 1).is_err());
+    assert!(h.push_batch(&[0.5, 2.0], &[1, 1]).is_err());
+    let mut wrong_bins = InlineHistogram::<5>::new(Closure::Right);
+    assert!(h.snapshot_into(&mut wrong_bins).is_err());
+    let mut wrong_closure = InlineHistogram::<4>::new(Closure::Left);
+    assert!(h.snapshot_into(&mut wrong_closure).is_err());
+    let mut snapshot = InlineHistogram::<4>::new(Closure::Right);
+    h.snapshot_into(&mut snapshot).unwrap();
+    assert_eq!(snapshot.samples(), 0, "refused input was recorded");
+}

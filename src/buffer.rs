@@ -21,12 +21,12 @@ use crate::sweep::{self, SweepOptions};
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C)]
 pub struct Slot {
-    score: f64,
+    pub(crate) score: f64,
     /// Arrival index << 1 | label: sorting by (score, order) keeps equal scores in
     /// arrival order (SPEC §3.2) with an unstable, allocation-free sort.
-    order: u32,
+    pub(crate) order: u32,
     /// Hits at sorted positions before this one (valid once sorted).
-    hits_before: u32,
+    pub(crate) hits_before: u32,
 }
 
 impl Slot {
@@ -37,7 +37,7 @@ impl Slot {
         hits_before: 0,
     };
 
-    fn label(&self) -> u8 {
+    pub(crate) fn label(&self) -> u8 {
         (self.order & 1) as u8
     }
 }
@@ -259,6 +259,12 @@ pub struct SortedSamples<'a> {
 }
 
 impl<'a> SortedSamples<'a> {
+    /// A view of `slots`, which the caller has sorted (ties in arrival order) and given
+    /// valid running hit counts; `hits` is their total.
+    pub(crate) fn new(slots: &'a [Slot], hits: u64) -> Self {
+        SortedSamples { slots, hits }
+    }
+
     /// The number of samples n.
     pub fn len(&self) -> usize {
         self.slots.len()

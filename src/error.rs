@@ -34,6 +34,8 @@ pub enum ConfigError {
     ZeroBins,
     /// A buffer needs room for at least one sample.
     ZeroCapacity,
+    /// A window's slot and ring storage differ in length.
+    StorageMismatch { slots: usize, ring: usize },
     /// The storage holds more slots than a buffer can index (`max`).
     CapacityTooLarge { capacity: usize, max: usize },
 }
@@ -114,6 +116,9 @@ impl fmt::Display for ConfigError {
         match *self {
             Self::ZeroBins => f.write_str("the number of bins must be at least 1"),
             Self::ZeroCapacity => f.write_str("the buffer capacity must be at least 1"),
+            Self::StorageMismatch { slots, ring } => {
+                write!(f, "{slots} slots but a ring of {ring}: they must be equal")
+            }
             Self::CapacityTooLarge { capacity, max } => {
                 write!(f, "capacity {capacity} exceeds the maximum {max}")
             }

@@ -47,6 +47,7 @@ pub mod sim;
 pub mod stats;
 pub mod sweep;
 pub mod toplabel;
+pub mod window;
 
 pub use binning::{Binning, Closure, Ties};
 pub use buffer::{InlineBuffer, Slot, SortedBuffer, SortedSamples};
@@ -58,6 +59,7 @@ pub use histogram::{Histogram, InlineHistogram};
 pub use norm::Norm;
 pub use stats::BinStats;
 pub use sweep::{SweepLimit, SweepOptions};
+pub use window::{InlineWindow, SlidingWindow};
 
 /// The README's Rust examples run as doctests, so they cannot rot.
 #[cfg(doctest)]

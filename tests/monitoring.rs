@@ -284,3 +284,76 @@ fn concurrent_histogram_refuses_bad_input_and_mismatched_snapshots() {
     h.snapshot_into(&mut snapshot).unwrap();
     assert_eq!(snapshot.samples(), 0, "refused input was recorded");
 }
+
+mod window {
+    use super::*;
+    use tce::{Binning, InlineWindow, SlidingWindow, SweepOptions, Ties};
+
+    proptest! {
+        #[test]
+        fn a_window_equals_a_fresh_buffer_of_the_last_n_samples(
+            data in prop::collection::vec((prop_oneof![0.0..=1.0f64, Just(1.0), Just(0.5), Just(0.0)], 0u8..=1), 1..400),
+            window_size in 1usize..60,
+            batch in any::<bool>(),
+        ) {
+            let (scores, labels): (Vec<f64>, Vec<u8>) = data.into_iter().unzip();
+            let (mut slots, mut ring) = (vec![Slot::EMPTY; window_size], vec![0.0; window_size]);
+            let mut window = SlidingWindow::with_storage(&mut slots, &mut ring).unwrap();
+            if batch {
+                window.push_batch(&scores, &labels).unwrap();
+            } else {
+                for (i, (&s, &l)) in scores.iter().zip(&labels).enumerate() {
+                    window.push(s, l).unwrap();
+                    if i % 7 == 0 {
+                        let _ = window.samples(); // reading in between changes nothing
+                    }
+                }
+            }
+            let start = scores.len().saturating_sub(window_size);
+            let mut storage = vec![Slot::EMPTY; window_size];
+            let mut fresh = SortedBuffer::with_storage(&mut storage).unwrap();
+            fresh.push_batch(&scores[start..], &labels[start..]).unwrap();
+            prop_assert_eq!(window.len(), scores.len() - start);
+            prop_assert_eq!(window.seen(), scores.len() as u64);
+            prop_assert_eq!(window.hits(), fresh.hits());
+            let expected = fresh.sorted();
+            let held = window.samples();
+            prop_assert_eq!(held.iter().collect::<Vec<_>>(), expected.iter().collect::<Vec<_>>());
+            for binning in [Binning::EQUAL_MASS, Binning::EqualMass(Ties::Keep), Binning::EQUAL_WIDTH] {
+                prop_assert_eq!(held.ece_bin(binning, 7, Norm::L2), expected.ece_bin(binning, 7, Norm::L2));
+                prop_assert_eq!(held.ece_debias(binning, 5, Norm::L2), expected.ece_debias(binning, 5, Norm::L2));
+                prop_assert_eq!(held.mce(binning, 3), expected.mce(binning, 3));
+                prop_assert_eq!(
+                    held.ece_sweep(binning, Norm::L1, SweepOptions::default()),
+                    expected.ece_sweep(binning, Norm::L1, SweepOptions::default())
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn window_refuses_bad_input_whole_and_bad_storage() {
+        let mut window = InlineWindow::<4>::new();
+        window.push_batch(&[0.1, 0.2, 0.3], &[0, 1, 1]).unwrap();
+        let before: Vec<(f64, u8)> = window.samples().iter().collect();
+        assert!(window.push_batch(&[0.4, f64::NAN], &[1, 1]).is_err());
+        assert!(window.push(0.4, 2).is_err());
+        assert_eq!(window.samples().iter().collect::<Vec<_>>(), before);
+        assert_eq!(window.seen(), 3);
+        let (mut slots, mut ring) = (vec![Slot::EMPTY; 4], vec![0.0; 3]);
+        assert_eq!(
+            SlidingWindow::with_storage(&mut slots, &mut ring).unwrap_err(),
+            tce::ConfigError::StorageMismatch { slots: 4, ring: 3 }
+        );
+        assert_eq!(
+            SlidingWindow::with_storage(&mut [], &mut []).unwrap_err(),
+            tce::ConfigError::ZeroCapacity
+        );
+        window.clear();
+        assert!(window.is_empty());
+        assert_eq!(
+            window.samples().ece_bin(Binning::EQUAL_MASS, 2, Norm::L2),
+            Err(tce::EstimateError::NoSamples)
+        );
+    }
+}

@@ -1,0 +1,242 @@
+//! The sliding window: the most recent N samples of an endless stream, kept sorted, so
+//! that every estimator of the sorted buffer reads the current window.
+//!
+//! A push into a full window evicts the oldest sample. Both are found by binary search
+//! (the oldest through a ring of the last N scores), and only the slots between the
+//! evicted and the inserted position move: O(log N + d) with d ≤ N the distance between
+//! them, one `memmove` of 16-byte slots, never a re-sort. Estimates recompute the running
+//! hit counts once after pushes (O(N)), then cost what they cost on a sorted buffer.
+
+use crate::buffer::{Slot, SortedSamples, MAX_CAPACITY};
+use crate::error::{ConfigError, PushError};
+use crate::sample;
+
+/// The largest window: relative arrival numbers must stay below 2^31 between rebasings.
+pub const MAX_WINDOW: usize = MAX_CAPACITY / 2;
+
+/// The most recent `capacity` samples, sorted, over slot storage `S` and a ring `R` of
+/// the last scores (each of length `capacity`: 24 bytes per sample in all).
+#[derive(Clone, Debug)]
+pub struct SlidingWindow<S, R> {
+    slots: S,
+    ring: R,
+    len: usize,
+    /// Samples ever pushed; arrival a's score sits at ring[a % capacity].
+    arrivals: u64,
+    /// Arrival numbers in slots are relative to this, to fit their 31 bits.
+    base: u64,
+    hits: u64,
+    /// The running hit counts need recomputing.
+    stale: bool,
+}
+
+/// A window of `N` samples stored inline.
+pub type InlineWindow<const N: usize> = SlidingWindow<[Slot; N], [f64; N]>;
+
+impl<const N: usize> SlidingWindow<[Slot; N], [f64; N]> {
+    const VALID_CAPACITY: () = assert!(
+        N > 0 && N <= MAX_WINDOW,
+        "window size must be in 1..=MAX_WINDOW"
+    );
+
+    /// An empty window of `N` samples; `const`, so it can initialise a `static`.
+    pub const fn new() -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::VALID_CAPACITY;
+        SlidingWindow {
+            slots: [Slot::EMPTY; N],
+            ring: [0.0; N],
+            len: 0,
+            arrivals: 0,
+            base: 0,
+            hits: 0,
+            stale: false,
+        }
+    }
+}
+
+impl<const N: usize> Default for SlidingWindow<[Slot; N], [f64; N]> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'a> SlidingWindow<&'a mut [Slot], &'a mut [f64]> {
+    /// An empty window over caller-owned storage: `slots` and `ring` must have the same
+    /// length, the window's size.
+    pub fn with_storage(slots: &'a mut [Slot], ring: &'a mut [f64]) -> Result<Self, ConfigError> {
+        match (slots.len(), ring.len()) {
+            (0, _) => Err(ConfigError::ZeroCapacity),
+            (s, r) if s != r => Err(ConfigError::StorageMismatch { slots: s, ring: r }),
+            (capacity, _) if capacity > MAX_WINDOW => Err(ConfigError::CapacityTooLarge {
+                capacity,
+                max: MAX_WINDOW,
+            }),
+            _ => Ok(SlidingWindow {
+                slots,
+                ring,
+                len: 0,
+                arrivals: 0,
+                base: 0,
+                hits: 0,
+                stale: false,
+            }),
+        }
+    }
+}
+
+impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWindow<S, R> {
+    /// Records one sample, evicting the oldest when the window is full. A bad sample is
+    /// refused and nothing changes.
+    pub fn push(&mut self, score: f64, label: u8) -> Result<(), PushError> {
+        sample::check(score, label, 0)?;
+        self.insert(score + 0.0, label); // −0 as +0, as in the sorted buffer
+        Ok(())
+    }
+
+    /// Records a batch in order: all of it, or (when any element is bad) none of it.
+    pub fn push_batch(&mut self, scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
+        sample::check_batch(scores, labels)?;
+        for (&score, &label) in scores.iter().zip(labels) {
+            self.insert(score + 0.0, label);
+        }
+        Ok(())
+    }
+
+    fn insert(&mut self, score: f64, label: u8) {
+        let capacity = self.capacity();
+        if self.arrivals - self.base >= (1 << 31) - 1 {
+            self.rebase();
+        }
+        let order = ((self.arrivals - self.base) as u32) << 1 | u32::from(label);
+        let new = Slot {
+            score,
+            order,
+            hits_before: 0,
+        };
+        let slots = &mut self.slots.as_mut()[..];
+        let key = score.to_bits();
+        if self.len < capacity {
+            // The newest arrival goes after every equal score.
+            let at = slots[..self.len].partition_point(|s| s.score.to_bits() <= key);
+            slots.copy_within(at..self.len, at + 1);
+            slots[at] = new;
+            self.len += 1;
+        } else {
+            let oldest = self.arrivals - capacity as u64;
+            let old_key = (
+                self.ring.as_ref()[(oldest % capacity as u64) as usize].to_bits(),
+                (oldest - self.base) as u32,
+            );
+            let found = slots.binary_search_by(|s| (s.score.to_bits(), s.order >> 1).cmp(&old_key));
+            // The oldest is always present; `unwrap_or_else` keeps this path panic-free.
+            let old = found.unwrap_or_else(|at| at.min(capacity - 1));
+            self.hits -= u64::from(slots[old].label());
+            let at = slots.partition_point(|s| s.score.to_bits() <= key);
+            if at > old {
+                slots.copy_within(old + 1..at, old);
+                slots[at - 1] = new;
+            } else {
+                slots.copy_within(at..old, at + 1);
+                slots[at] = new;
+            }
+        }
+        self.ring.as_mut()[(self.arrivals % capacity as u64) as usize] = score;
+        self.arrivals += 1;
+        self.hits += u64::from(label);
+        self.stale = true;
+    }
+
+    /// Renumbers arrivals relative to the oldest held, so they fit 31 bits again (once per
+    /// ~2^31 pushes; O(N)).
+    fn rebase(&mut self) {
+        let oldest = self.arrivals - self.len as u64;
+        let shift = (oldest - self.base) as u32;
+        for slot in &mut self.slots.as_mut()[..self.len] {
+            slot.order -= shift << 1;
+        }
+        self.base = oldest;
+    }
+
+    /// Forgets every sample.
+    pub fn clear(&mut self) {
+        self.len = 0;
+        self.arrivals = 0;
+        self.base = 0;
+        self.hits = 0;
+        self.stale = false;
+    }
+
+    /// The window's samples, sorted, for the estimators of [`SortedSamples`].
+    pub fn samples(&mut self) -> SortedSamples<'_> {
+        let slots = &mut self.slots.as_mut()[..self.len];
+        if self.stale {
+            let mut hits = 0u32;
+            for slot in slots.iter_mut() {
+                slot.hits_before = hits;
+                hits += u32::from(slot.label());
+            }
+            self.stale = false;
+        }
+        SortedSamples::new(slots, self.hits)
+    }
+}
+
+impl<S: AsRef<[Slot]>, R> SlidingWindow<S, R> {
+    /// The number of samples held (at most the capacity).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the window is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The window's size N.
+    pub fn capacity(&self) -> usize {
+        self.slots.as_ref().len()
+    }
+
+    /// Samples pushed since creation or the last clear (held or evicted).
+    pub fn seen(&self) -> u64 {
+        self.arrivals
+    }
+
+    /// The number of hits in the window.
+    pub fn hits(&self) -> u64 {
+        self.hits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Binning, Norm};
+
+    #[test]
+    fn arrival_numbers_are_rebased_before_they_overflow() {
+        let mut window = InlineWindow::<3>::new();
+        window.push_batch(&[0.5, 0.5, 0.2], &[1, 0, 1]).unwrap();
+        // Pretend 2^31 − 4 more samples went by: same window, arrivals near the limit.
+        let skip = ((1u64 << 31) - 4) / 3 * 3; // a multiple of N keeps ring positions
+        window.arrivals += skip;
+        for slot in &mut window.slots[..3] {
+            slot.order += (skip as u32) << 1;
+        }
+        for i in 0..10 {
+            window.push(0.5, (i % 2) as u8).unwrap();
+        }
+        assert!(
+            window.base > 0 && window.arrivals - window.base < 16,
+            "rebased"
+        );
+        let held: Vec<(f64, u8)> = window.samples().iter().collect();
+        // The last three pushes: labels 1, 0, 1 (i = 7, 8, 9), all 0.5, in arrival order.
+        assert_eq!(held, vec![(0.5, 1), (0.5, 0), (0.5, 1)]);
+        assert!(window
+            .samples()
+            .ece_bin(Binning::EQUAL_MASS, 2, Norm::L2)
+            .is_ok());
+    }
+}

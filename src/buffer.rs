@@ -51,12 +51,12 @@ pub const MAX_CAPACITY: usize = (1 << 31) - 1;
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct SortedBuffer<S: ?Sized = [Slot]> {
-    len: usize,
+    pub(crate) len: usize,
     /// Positions `..sorted` are in sorted order with valid `hits_before`.
-    sorted: usize,
-    hits: u64,
+    pub(crate) sorted: usize,
+    pub(crate) hits: u64,
     /// Last, so that the inline form coerces to the unsized view.
-    slots: S,
+    pub(crate) slots: S,
 }
 
 /// A buffer of `N` samples stored inline.

@@ -63,6 +63,8 @@ pub enum MergeError {
     BinCountMismatch { left: usize, right: usize },
     /// The histograms close their bins on different sides.
     ClosureMismatch,
+    /// Reservoirs merge only with reservoirs of the same capacity.
+    CapacityMismatch { left: usize, right: usize },
     /// The receiving buffer cannot hold the other's samples.
     Full {
         capacity: usize,
@@ -146,6 +148,9 @@ impl fmt::Display for MergeError {
         match *self {
             Self::BinCountMismatch { left, right } => {
                 write!(f, "cannot merge histograms of {left} and {right} bins")
+            }
+            Self::CapacityMismatch { left, right } => {
+                write!(f, "cannot merge reservoirs of capacity {left} and {right}")
             }
             Self::ClosureMismatch => {
                 f.write_str("cannot merge histograms with different bin closures")

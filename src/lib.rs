@@ -41,6 +41,8 @@ pub mod histogram;
 pub mod kde;
 pub mod norm;
 pub mod portable;
+pub mod reservoir;
+pub mod rng;
 pub mod sample;
 #[cfg(feature = "std")]
 pub mod sim;
@@ -57,6 +59,7 @@ pub use error::{ConfigError, EstimateError, MergeError, NormError, PushError, Re
 pub use estimate::Estimate;
 pub use histogram::{Histogram, InlineHistogram};
 pub use norm::Norm;
+pub use reservoir::{InlineReservoir, Reservoir};
 pub use stats::BinStats;
 pub use sweep::{SweepLimit, SweepOptions};
 pub use window::{InlineWindow, SlidingWindow};

@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | 0 | 4 | magic `b"TCE\0"` |
 //! | 4 | 2 | format version, [`FORMAT_VERSION`] |
-//! | 6 | 2 | kind: 1 equal-width histogram, 2 sorted buffer |
+//! | 6 | 2 | kind: 1 equal-width histogram, 2 sorted buffer, 3 reservoir |
 //! | 8 | 4 | payload length L |
 //! | 12 | L | payload |
 //! | 12 + L | 4 | CRC-32 (IEEE 802.3) of bytes 0 .. 12 + L |
@@ -15,7 +15,9 @@
 //! Histogram payload: closure (u8: 0 left, 1 right), 3 zero bytes, bin count B (u32), then
 //! per bin count (u64), hits (u64), score sum low and high words (u64 each; 64.64 fixed
 //! point), so 8 + 32·B bytes. Buffer payload: sample count n (u32), then each sample in
-//! arrival order as its score's bits (u64) and label (u8), so 4 + 9·n bytes.
+//! arrival order as its score's bits (u64) and label (u8), so 4 + 9·n bytes. Reservoir
+//! payload: capacity (u32), samples seen (u64), the generator's state (4 × u64), then the
+//! held samples as a buffer payload, so 48 + 9·n bytes.
 //!
 //! Decoding checks everything before it changes the destination: a truncated, corrupted
 //! (CRC), wrong-version, wrong-kind or inconsistent frame is a named [`DecodeError`] and
@@ -27,6 +29,8 @@ use crate::binning::Closure;
 use crate::buffer::{Slot, SortedBuffer};
 use crate::error::PushError;
 use crate::histogram::Histogram;
+use crate::reservoir::Reservoir;
+use crate::rng::Xoshiro256PlusPlus;
 use crate::stats::BinStats;
 
 /// The format version this library writes and reads.
@@ -36,6 +40,9 @@ const HEADER: usize = 12;
 const TRAILER: usize = 4;
 const KIND_HISTOGRAM: u16 = 1;
 const KIND_BUFFER: u16 = 2;
+const KIND_RESERVOIR: u16 = 3;
+/// Capacity, samples seen and the generator's state, before the reservoir's samples.
+const RESERVOIR_HEADER: usize = 4 + 8 + 32;
 const BIN_BYTES: usize = 32;
 const SAMPLE_BYTES: usize = 9;
 
@@ -78,6 +85,13 @@ pub enum DecodeError {
         /// Bins in the bytes.
         found: usize,
     },
+    /// A reservoir state of another capacity (reservoirs merge only at equal capacity).
+    CapacityMismatch {
+        /// Capacity of the destination.
+        expected: usize,
+        /// Capacity in the bytes.
+        found: usize,
+    },
     /// The destination buffer cannot hold the state's samples.
     Full {
         /// Capacity of the destination.
@@ -117,6 +131,12 @@ impl fmt::Display for DecodeError {
                 write!(
                     f,
                     "state has {found} samples, the destination holds {capacity}"
+                )
+            }
+            Self::CapacityMismatch { expected, found } => {
+                write!(
+                    f,
+                    "reservoir state of capacity {found}, the destination has {expected}"
                 )
             }
         }
@@ -218,6 +238,41 @@ fn u32_at(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
 }
 
+/// Writes a sample count and the samples (in arrival order) as a buffer payload.
+fn write_samples(payload: &mut [u8], len: usize, samples: impl Iterator<Item = (f64, u8)>) {
+    payload[0..4].copy_from_slice(&(len as u32).to_le_bytes());
+    for ((score, label), out) in samples.zip(payload[4..].chunks_exact_mut(SAMPLE_BYTES)) {
+        out[0..8].copy_from_slice(&score.to_bits().to_le_bytes());
+        out[8] = label;
+    }
+}
+
+/// Reads and checks a buffer payload for a destination of `capacity`: every sample is
+/// valid before any is returned.
+fn read_samples(
+    payload: &[u8],
+    capacity: usize,
+) -> Result<impl Iterator<Item = (f64, u8)> + Clone + '_, DecodeError> {
+    if payload.len() < 4 {
+        return Err(DecodeError::Inconsistent);
+    }
+    let found = u32_at(payload, 0) as usize;
+    if payload.len() != 4 + SAMPLE_BYTES * found {
+        return Err(DecodeError::Inconsistent);
+    }
+    if found > capacity {
+        return Err(DecodeError::Full { capacity, found });
+    }
+    let samples = payload[4..]
+        .chunks_exact(SAMPLE_BYTES)
+        .map(|c| (f64::from_bits(u64_at(c, 0)), c[8]));
+    for (index, (score, label)) in samples.clone().enumerate() {
+        crate::sample::check(score, label, index)
+            .map_err(|_: PushError| DecodeError::Inconsistent)?;
+    }
+    Ok(samples)
+}
+
 impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
     /// The number of bytes [`Histogram::encode`] writes.
     pub fn encoded_len(&self) -> usize {
@@ -303,43 +358,75 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         let len = self.len();
         let samples = self.arrival_order();
         write_frame(out, KIND_BUFFER, payload_len, |payload| {
-            payload[0..4].copy_from_slice(&(len as u32).to_le_bytes());
-            for ((score, label), out) in samples.zip(payload[4..].chunks_exact_mut(SAMPLE_BYTES)) {
-                out[0..8].copy_from_slice(&score.to_bits().to_le_bytes());
-                out[8] = label;
-            }
+            write_samples(payload, len, samples)
         })
     }
 
     /// Replaces this buffer's samples with those in `bytes` (in their arrival order). On
     /// error nothing changes.
     pub fn decode(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
-        let payload = read_frame(bytes, KIND_BUFFER)?;
-        if payload.len() < 4 {
-            return Err(DecodeError::Inconsistent);
-        }
-        let found = u32_at(payload, 0) as usize;
-        if payload.len() != 4 + SAMPLE_BYTES * found {
-            return Err(DecodeError::Inconsistent);
-        }
-        if found > self.capacity() {
-            return Err(DecodeError::Full {
-                capacity: self.capacity(),
-                found,
-            });
-        }
-        let samples = payload[4..]
-            .chunks_exact(SAMPLE_BYTES)
-            .map(|c| (f64::from_bits(u64_at(c, 0)), c[8]));
-        for (index, (score, label)) in samples.clone().enumerate() {
-            crate::sample::check(score, label, index)
-                .map_err(|_: PushError| DecodeError::Inconsistent)?;
-        }
+        let samples = read_samples(read_frame(bytes, KIND_BUFFER)?, self.capacity())?;
         self.clear();
         for (score, label) in samples {
             self.push(score, label)
                 .map_err(|_| DecodeError::Inconsistent)?;
         }
+        Ok(())
+    }
+}
+
+impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
+    /// The number of bytes [`Reservoir::encode`] writes.
+    pub fn encoded_len(&self) -> usize {
+        HEADER + RESERVOIR_HEADER + 4 + SAMPLE_BYTES * self.len() + TRAILER
+    }
+
+    /// Writes the reservoir (capacity, samples seen, random state and held samples in
+    /// arrival order) into `out`; returns the bytes written.
+    pub fn encode(&mut self, out: &mut [u8]) -> Result<usize, EncodeError> {
+        let needed = self.encoded_len();
+        if out.len() < needed {
+            return Err(EncodeError::BufferTooSmall { needed });
+        }
+        let (capacity, seen, state, len) =
+            (self.capacity(), self.seen(), self.rng_state(), self.len());
+        let samples = self.arrival_order();
+        write_frame(out, KIND_RESERVOIR, needed - HEADER - TRAILER, |payload| {
+            payload[0..4].copy_from_slice(&(capacity as u32).to_le_bytes());
+            payload[4..12].copy_from_slice(&seen.to_le_bytes());
+            for (word, out) in state
+                .iter()
+                .zip(payload[12..RESERVOIR_HEADER].chunks_exact_mut(8))
+            {
+                out.copy_from_slice(&word.to_le_bytes());
+            }
+            write_samples(&mut payload[RESERVOIR_HEADER..], len, samples);
+        })
+    }
+
+    /// Replaces this reservoir's state with the one in `bytes`, which must have the same
+    /// capacity. On error nothing changes.
+    pub fn decode(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
+        let payload = read_frame(bytes, KIND_RESERVOIR)?;
+        if payload.len() < RESERVOIR_HEADER {
+            return Err(DecodeError::Inconsistent);
+        }
+        let found = u32_at(payload, 0) as usize;
+        if found != self.capacity() {
+            return Err(DecodeError::CapacityMismatch {
+                expected: self.capacity(),
+                found,
+            });
+        }
+        let seen = u64_at(payload, 4);
+        let state = [12, 20, 28, 36].map(|at| u64_at(payload, at));
+        let rng = Xoshiro256PlusPlus::from_state(state).ok_or(DecodeError::Inconsistent)?;
+        let samples = read_samples(&payload[RESERVOIR_HEADER..], found)?;
+        // A reservoir holds min(capacity, seen) samples.
+        if samples.clone().count() as u64 != seen.min(found as u64) {
+            return Err(DecodeError::Inconsistent);
+        }
+        self.restore(seen, rng, samples);
         Ok(())
     }
 }

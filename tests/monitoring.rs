@@ -357,3 +357,156 @@ mod window {
         );
     }
 }
+
+mod reservoir {
+    use super::*;
+    use tce::{InlineReservoir, Reservoir};
+
+    /// Item i of a stream gets score i / (len − 1) and label i % 2, so held samples name
+    /// their items.
+    fn stream(len: usize) -> (Vec<f64>, Vec<u8>) {
+        (0..len)
+            .map(|i| (i as f64 / (len - 1) as f64, (i % 2) as u8))
+            .unzip()
+    }
+
+    fn item(score: f64, len: usize) -> usize {
+        (score * (len - 1) as f64).round() as usize
+    }
+
+    #[test]
+    fn every_item_is_held_with_probability_capacity_over_seen() {
+        let (len, runs) = (40, 4000);
+        let (scores, labels) = stream(len);
+        let mut held = vec![0u32; len];
+        for seed in 0..runs {
+            let mut r = InlineReservoir::<10>::new(seed);
+            r.push_batch(&scores, &labels).unwrap();
+            assert_eq!((r.len(), r.seen()), (10, len as u64));
+            for (score, label) in r.samples().iter() {
+                let i = item(score, len);
+                assert_eq!(label as usize, i % 2);
+                held[i] += 1;
+            }
+        }
+        // Each item: Binomial(4000, 1/4): mean 1000, sd ≈ 27; allow 5 sd.
+        assert!(held.iter().all(|&h| (865..=1135).contains(&h)), "{held:?}");
+    }
+
+    #[test]
+    fn a_merge_is_a_uniform_sample_of_both_streams() {
+        // Stream A has 30 items, B 90: after merging, every item of either is held with
+        // probability 10/120, whichever device saw it.
+        let total = 120;
+        let (scores, labels) = stream(total);
+        let runs = 6000;
+        let mut held = vec![0u32; total];
+        for seed in 0..runs {
+            let mut a = InlineReservoir::<10>::new(seed);
+            let mut b = InlineReservoir::<10>::new(seed + 1_000_000);
+            a.push_batch(&scores[..30], &labels[..30]).unwrap();
+            b.push_batch(&scores[30..], &labels[30..]).unwrap();
+            a.merge(&b).unwrap();
+            assert_eq!((a.len(), a.seen()), (10, 120));
+            for (score, _) in a.samples().iter() {
+                held[item(score, total)] += 1;
+            }
+        }
+        // Binomial(6000, 1/12): mean 500, sd ≈ 21.4; allow 5 sd. Compare the two sides too.
+        assert!(held.iter().all(|&h| (393..=607).contains(&h)), "{held:?}");
+        let side_a: u32 = held[..30].iter().sum();
+        let side_b: u32 = held[30..].iter().sum();
+        // Expected 15 000 and 45 000 of 60 000 draws.
+        assert!(
+            (14_400..=15_600).contains(&side_a) && (44_400..=45_600).contains(&side_b),
+            "{side_a} {side_b}"
+        );
+    }
+
+    #[test]
+    fn small_streams_are_kept_whole_and_merged_whole() {
+        let mut a = InlineReservoir::<10>::new(1);
+        let mut b = InlineReservoir::<10>::new(2);
+        a.push_batch(&[0.1, 0.2, 0.3], &[0, 1, 0]).unwrap();
+        b.push_batch(&[0.4, 0.5], &[1, 1]).unwrap();
+        a.merge(&b).unwrap();
+        let held: Vec<(f64, u8)> = a.samples().iter().collect();
+        assert_eq!(held, vec![(0.1, 0), (0.2, 1), (0.3, 0), (0.4, 1), (0.5, 1)]);
+        assert_eq!(a.seen(), 5);
+        let small = InlineReservoir::<5>::new(3);
+        assert_eq!(
+            a.merge(&small),
+            Err(tce::MergeError::CapacityMismatch { left: 10, right: 5 })
+        );
+        assert_eq!(a.seen(), 5, "a refused merge changed the reservoir");
+    }
+
+    #[test]
+    fn a_decoded_reservoir_continues_exactly_like_the_original() {
+        let (scores, labels) = stream(500);
+        let mut storage = vec![Slot::EMPTY; 50];
+        let mut original = Reservoir::with_storage(&mut storage, 9).unwrap();
+        original.push_batch(&scores[..300], &labels[..300]).unwrap();
+        let mut bytes = vec![0u8; original.encoded_len()];
+        original.encode(&mut bytes).unwrap();
+        let mut copy = InlineReservoir::<50>::new(0);
+        copy.decode(&bytes).unwrap();
+        assert_eq!(copy.seen(), 300);
+        original.push_batch(&scores[300..], &labels[300..]).unwrap();
+        copy.push_batch(&scores[300..], &labels[300..]).unwrap();
+        assert_eq!(
+            copy.samples().iter().collect::<Vec<_>>(),
+            original.samples().iter().collect::<Vec<_>>()
+        );
+
+        let mut wrong = InlineReservoir::<49>::new(0);
+        assert_eq!(
+            wrong.decode(&bytes),
+            Err(DecodeError::CapacityMismatch {
+                expected: 49,
+                found: 50
+            })
+        );
+        let mut truncated = InlineReservoir::<50>::new(0);
+        for cut in [0, 11, 20, bytes.len() - 1] {
+            assert_eq!(truncated.decode(&bytes[..cut]), Err(DecodeError::Truncated));
+        }
+        assert_eq!(truncated.seen(), 0);
+    }
+
+    #[test]
+    fn merging_decoded_reservoirs_equals_merging_the_originals() {
+        let (scores, labels) = stream(400);
+        let mut a = InlineReservoir::<20>::new(5);
+        let mut b = InlineReservoir::<20>::new(6);
+        a.push_batch(&scores[..150], &labels[..150]).unwrap();
+        b.push_batch(&scores[150..], &labels[150..]).unwrap();
+        let mut a_bytes = vec![0u8; a.encoded_len()];
+        let mut b_bytes = vec![0u8; b.encoded_len()];
+        a.encode(&mut a_bytes).unwrap();
+        b.encode(&mut b_bytes).unwrap();
+        let (mut a2, mut b2) = (InlineReservoir::<20>::new(0), InlineReservoir::<20>::new(0));
+        a2.decode(&a_bytes).unwrap();
+        b2.decode(&b_bytes).unwrap();
+        a.merge(&b).unwrap();
+        a2.merge(&b2).unwrap();
+        assert_eq!(a.seen(), a2.seen());
+        assert_eq!(
+            a.samples().iter().collect::<Vec<_>>(),
+            a2.samples().iter().collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn bad_input_is_refused_whole() {
+        let mut r = InlineReservoir::<4>::new(1);
+        r.push_batch(&[0.1, 0.2], &[0, 1]).unwrap();
+        assert!(r.push_batch(&[0.3, 1.5], &[1, 1]).is_err());
+        assert!(r.push(0.3, 9).is_err());
+        assert_eq!((r.len(), r.seen()), (2, 2));
+        assert_eq!(
+            Reservoir::with_storage(&mut [], 1).unwrap_err(),
+            tce::ConfigError::ZeroCapacity
+        );
+    }
+}

@@ -1,0 +1,237 @@
+//! The reservoir: a uniform random sample of fixed size over an unbounded stream
+//! (Vitter's Algorithm R), so that equal-mass and sweep estimates cover all history in
+//! bounded memory. Seeded, so runs repeat.
+//!
+//! Every sample seen so far is held with the same probability capacity / seen. Merging
+//! two reservoirs (say from two devices) gives a uniform sample of both streams
+//! together: the number taken from each follows the hypergeometric law of drawing
+//! without replacement from the two streams, and each side's share is a uniform subset
+//! of its reservoir.
+
+use crate::buffer::{Slot, SortedBuffer, SortedSamples, MAX_CAPACITY};
+use crate::error::{ConfigError, MergeError, PushError};
+use crate::rng::Xoshiro256PlusPlus;
+use crate::sample;
+
+/// A uniform sample of at most `capacity` of the samples pushed, over storage `S`.
+#[derive(Clone, Debug)]
+pub struct Reservoir<S> {
+    buffer: SortedBuffer<S>,
+    seen: u64,
+    rng: Xoshiro256PlusPlus,
+    /// Arrival number of the next sample placed, relative, for ties (SPEC §3.2).
+    next_arrival: u32,
+}
+
+/// A reservoir of `N` samples stored inline.
+pub type InlineReservoir<const N: usize> = Reservoir<[Slot; N]>;
+
+impl<const N: usize> Reservoir<[Slot; N]> {
+    /// An empty reservoir of `N` samples whose random choices are seeded with `seed`.
+    pub fn new(seed: u64) -> Self {
+        Reservoir {
+            buffer: SortedBuffer::new(),
+            seen: 0,
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            next_arrival: 0,
+        }
+    }
+}
+
+impl<'a> Reservoir<&'a mut [Slot]> {
+    /// An empty reservoir over caller-owned storage; its capacity is the slice length.
+    pub fn with_storage(storage: &'a mut [Slot], seed: u64) -> Result<Self, ConfigError> {
+        Ok(Reservoir {
+            buffer: SortedBuffer::with_storage(storage)?,
+            seen: 0,
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            next_arrival: 0,
+        })
+    }
+}
+
+impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
+    /// Offers one sample: kept with probability capacity / seen, replacing a uniformly
+    /// chosen held sample. A bad sample is refused and nothing changes.
+    pub fn push(&mut self, score: f64, label: u8) -> Result<(), PushError> {
+        sample::check(score, label, 0)?;
+        self.offer(score + 0.0, label);
+        Ok(())
+    }
+
+    /// Offers a batch in order: all of it, or (when any element is bad) none of it.
+    pub fn push_batch(&mut self, scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
+        sample::check_batch(scores, labels)?;
+        for (&score, &label) in scores.iter().zip(labels) {
+            self.offer(score + 0.0, label);
+        }
+        Ok(())
+    }
+
+    fn offer(&mut self, score: f64, label: u8) {
+        self.seen += 1;
+        let capacity = self.capacity();
+        let victim = if self.buffer.len < capacity {
+            self.buffer.len += 1;
+            self.buffer.len - 1
+        } else {
+            let j = self.rng.below(self.seen);
+            if j >= capacity as u64 {
+                return;
+            }
+            let old = self.buffer.slots.as_ref()[j as usize];
+            self.buffer.hits -= u64::from(old.label());
+            j as usize
+        };
+        self.place(victim, score, label);
+    }
+
+    /// Writes a sample at storage position `at` with the next arrival number.
+    fn place(&mut self, at: usize, score: f64, label: u8) {
+        if self.next_arrival >= (1 << 31) - 1 {
+            self.renumber();
+        }
+        let order = self.next_arrival << 1 | u32::from(label);
+        self.next_arrival += 1;
+        self.buffer.slots.as_mut()[at] = Slot {
+            score,
+            order,
+            hits_before: 0,
+        };
+        self.buffer.hits += u64::from(label);
+        self.buffer.sorted = 0; // any position may have changed
+    }
+
+    /// Renumbers arrivals 0..len, keeping their order (once per ~2^31 placements).
+    fn renumber(&mut self) {
+        let slots = &mut self.buffer.slots.as_mut()[..self.buffer.len];
+        slots.sort_unstable_by_key(|slot| slot.order);
+        for (arrival, slot) in slots.iter_mut().enumerate() {
+            slot.order = (arrival as u32) << 1 | (slot.order & 1);
+        }
+        self.next_arrival = self.buffer.len as u32;
+        self.buffer.sorted = 0;
+    }
+
+    /// Merges another reservoir of the same capacity into this one: the result is a
+    /// uniform sample of both streams, and `seen` is their sum. The other's random
+    /// state is not used. On error nothing changes.
+    pub fn merge<T: AsRef<[Slot]>>(&mut self, other: &Reservoir<T>) -> Result<(), MergeError> {
+        let capacity = self.capacity();
+        if other.capacity() != capacity {
+            return Err(MergeError::CapacityMismatch {
+                left: capacity,
+                right: other.capacity(),
+            });
+        }
+        let (len_a, len_b) = (self.buffer.len, other.buffer.len);
+        let total = self.seen.saturating_add(other.seen);
+        let keep = capacity.min(len_a + len_b);
+        // How many of the `keep` come from each side: draws without replacement from
+        // the two streams' seen counts.
+        let (mut left_a, mut left_b, mut from_a) = (self.seen, other.seen, 0usize);
+        for _ in 0..keep {
+            if self.rng.below(left_a + left_b) < left_a {
+                from_a += 1;
+                left_a -= 1;
+            } else {
+                left_b -= 1;
+            }
+        }
+        let from_b = keep - from_a;
+        // Equal capacities guarantee both sides hold enough (see the module docs).
+        debug_assert!(from_a <= len_a && from_b <= len_b);
+        let (from_a, from_b) = (from_a.min(len_a), from_b.min(len_b));
+
+        // Selection sampling (Knuth's Algorithm S): a uniform subset, in one pass, in place.
+        let mut kept = 0;
+        for i in 0..len_a {
+            if (self.rng.below((len_a - i) as u64) as usize) < from_a - kept {
+                self.buffer.slots.as_mut().swap(kept, i);
+                kept += 1;
+            }
+        }
+        self.buffer.len = kept;
+        self.buffer.hits = self.buffer.slots.as_ref()[..kept]
+            .iter()
+            .map(|s| u64::from(s.label()))
+            .sum();
+        self.next_arrival = 0;
+        self.renumber();
+        let mut taken = 0;
+        for (i, slot) in other.buffer.slots.as_ref()[..len_b].iter().enumerate() {
+            if (self.rng.below((len_b - i) as u64) as usize) < from_b - taken {
+                let at = self.buffer.len;
+                self.buffer.len += 1;
+                self.place(at, slot.score, slot.label());
+                taken += 1;
+            }
+        }
+        self.seen = total;
+        Ok(())
+    }
+
+    /// Forgets every sample (the random state goes on).
+    pub fn clear(&mut self) {
+        self.buffer.clear();
+        self.seen = 0;
+        self.next_arrival = 0;
+    }
+
+    /// The held samples, sorted, for the estimators of [`SortedSamples`].
+    pub fn samples(&mut self) -> SortedSamples<'_> {
+        self.buffer.sorted()
+    }
+
+    /// The generator's state (to save the reservoir).
+    pub(crate) fn rng_state(&self) -> [u64; 4] {
+        self.rng.state()
+    }
+
+    /// Replaces the whole state (a decoded one): `samples` in arrival order.
+    pub(crate) fn restore(
+        &mut self,
+        seen: u64,
+        rng: Xoshiro256PlusPlus,
+        samples: impl Iterator<Item = (f64, u8)>,
+    ) {
+        self.clear();
+        self.seen = seen;
+        self.rng = rng;
+        for (score, label) in samples {
+            let at = self.buffer.len;
+            self.buffer.len += 1;
+            self.place(at, score, label);
+        }
+    }
+
+    /// Puts the held samples in arrival order and returns them (to encode them).
+    pub(crate) fn arrival_order(&mut self) -> impl Iterator<Item = (f64, u8)> + '_ {
+        self.buffer.sorted = self.buffer.len; // force a sort by arrival, not by score
+        self.buffer.arrival_order()
+    }
+}
+
+impl<S: AsRef<[Slot]>> Reservoir<S> {
+    /// The number of samples held: min(capacity, seen).
+    pub fn len(&self) -> usize {
+        self.buffer.len
+    }
+
+    /// Whether nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.buffer.len == 0
+    }
+
+    /// The most samples held.
+    pub fn capacity(&self) -> usize {
+        self.buffer.capacity()
+    }
+
+    /// Samples offered since creation or the last clear: what the held ones represent.
+    pub fn seen(&self) -> u64 {
+        self.seen
+    }
+}
+
+const _: () = assert!(MAX_CAPACITY < (1 << 31));

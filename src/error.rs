@@ -34,6 +34,8 @@ pub enum ConfigError {
     ZeroBins,
     /// A buffer needs room for at least one sample.
     ZeroCapacity,
+    /// A half-life must be a finite number of samples above 0.
+    InvalidHalfLife,
     /// A window's slot and ring storage differ in length.
     StorageMismatch { slots: usize, ring: usize },
     /// The storage holds more slots than a buffer can index (`max`).
@@ -118,6 +120,7 @@ impl fmt::Display for ConfigError {
         match *self {
             Self::ZeroBins => f.write_str("the number of bins must be at least 1"),
             Self::ZeroCapacity => f.write_str("the buffer capacity must be at least 1"),
+            Self::InvalidHalfLife => f.write_str("the half-life must be finite and above 0"),
             Self::StorageMismatch { slots, ring } => {
                 write!(f, "{slots} slots but a ring of {ring}: they must be equal")
             }

@@ -16,51 +16,86 @@ pub struct Estimate {
     pub bins: usize,
 }
 
-/// Sums `term(bin)` over the non-empty bins, weighted by their counts, and counts samples
-/// and bins.
-fn weighted_sum<I, F>(bins: I, mut term: F) -> Result<(f64, u64, usize), EstimateError>
+/// What an estimator reads of a bin. Plain bins ([`BinStats`]) weigh each sample 1;
+/// decayed bins ([`crate::decay::DecayedBin`]) weigh recent samples more.
+pub trait BinSummary {
+    /// Samples recorded in the bin.
+    fn count(&self) -> u64;
+    /// The bin's weight in the average over bins: its count, or its decayed weight.
+    fn weight(&self) -> f64;
+    /// Mean score f̄_k of a non-empty bin.
+    fn mean_score(&self) -> f64;
+    /// Accuracy ȳ_k of a non-empty bin.
+    fn accuracy(&self) -> f64;
+    /// The number of samples the variance of ȳ_k is based on: n_k for plain bins,
+    /// Kish's effective sample size (Σw)²/Σw² for weighted ones.
+    fn effective_count(&self) -> f64;
+}
+
+impl BinSummary for BinStats {
+    fn count(&self) -> u64 {
+        BinStats::count(self)
+    }
+    fn weight(&self) -> f64 {
+        BinStats::count(self) as f64
+    }
+    fn mean_score(&self) -> f64 {
+        BinStats::mean_score(self).unwrap_or(0.0)
+    }
+    fn accuracy(&self) -> f64 {
+        BinStats::accuracy(self).unwrap_or(0.0)
+    }
+    fn effective_count(&self) -> f64 {
+        BinStats::count(self) as f64
+    }
+}
+
+/// Sums `term(bin)` over the non-empty bins weighted by their weights, divides by the
+/// total weight, and counts samples and bins.
+fn weighted_mean<B, I, F>(bins: I, mut term: F) -> Result<(f64, u64, usize), EstimateError>
 where
-    I: IntoIterator<Item = BinStats>,
-    F: FnMut(&BinStats) -> f64,
+    B: BinSummary,
+    I: IntoIterator<Item = B>,
+    F: FnMut(&B) -> f64,
 {
-    let (mut sum, mut samples, mut count) = (0.0, 0u64, 0usize);
+    let (mut sum, mut total, mut samples, mut count) = (0.0, 0.0, 0u64, 0usize);
     for bin in bins {
         count += 1;
         if bin.count() > 0 {
             samples += bin.count();
-            sum += bin.count() as f64 * term(&bin);
+            total += bin.weight();
+            sum += bin.weight() * term(&bin);
         }
     }
     match (count, samples) {
         (0, _) => Err(EstimateError::ZeroBins),
         (_, 0) => Err(EstimateError::NoSamples),
-        _ => Ok((sum, samples, count)),
+        _ => Ok((sum / total, samples, count)),
     }
 }
 
-/// |f̄_k − ȳ_k| of a non-empty bin.
-fn gap(bin: &BinStats) -> f64 {
-    let count = bin.count() as f64;
-    bin.mean_score().unwrap_or(0.0) - bin.hits() as f64 / count
+/// f̄_k − ȳ_k of a non-empty bin.
+fn gap<B: BinSummary>(bin: &B) -> f64 {
+    bin.mean_score() - bin.accuracy()
 }
 
 /// ECE_bin = ( Σ_k (n_k/n) · |f̄_k − ȳ_k|^p )^(1/p); empty bins contribute 0.
-pub fn ece_bin<I: IntoIterator<Item = BinStats>>(
+pub fn ece_bin<B: BinSummary, I: IntoIterator<Item = B>>(
     bins: I,
     norm: Norm,
 ) -> Result<Estimate, EstimateError> {
-    let (sum, samples, count) = weighted_sum(bins, |bin| norm.power(gap(bin)))?;
+    let (mean, samples, count) = weighted_mean(bins, |bin| norm.power(gap(bin)))?;
     Ok(Estimate {
-        value: norm.root(sum / samples as f64),
+        value: norm.root(mean),
         samples,
         bins: count,
     })
 }
 
 /// MCE = max over non-empty bins of |f̄_k − ȳ_k|.
-pub fn mce<I: IntoIterator<Item = BinStats>>(bins: I) -> Result<Estimate, EstimateError> {
+pub fn mce<B: BinSummary, I: IntoIterator<Item = B>>(bins: I) -> Result<Estimate, EstimateError> {
     let mut worst = 0.0f64;
-    let (_, samples, count) = weighted_sum(bins, |bin| {
+    let (_, samples, count) = weighted_mean(bins, |bin| {
         worst = worst.max(gap(bin).abs());
         0.0
     })?;
@@ -75,36 +110,35 @@ pub fn mce<I: IntoIterator<Item = BinStats>>(bins: I) -> Result<Estimate, Estima
 /// the jackknife over the bin's labels with f̄_k held fixed; bins with fewer than 2
 /// samples contribute 0 (their weight stays in n); the sum is clamped at 0 before the
 /// root. For p = 2 the jackknife has the closed form (f̄−ȳ)² − ȳ(1−ȳ)/(n_k−1).
-pub fn ece_debias<I: IntoIterator<Item = BinStats>>(
+pub fn ece_debias<B: BinSummary, I: IntoIterator<Item = B>>(
     bins: I,
     norm: Norm,
 ) -> Result<Estimate, EstimateError> {
-    let (sum, samples, count) = weighted_sum(bins, |bin| debiased_term(bin, norm))?;
+    let (mean, samples, count) = weighted_mean(bins, |bin| debiased_term(bin, norm))?;
     Ok(Estimate {
-        value: norm.root(sum.max(0.0) / samples as f64),
+        value: norm.root(mean.max(0.0)),
         samples,
         bins: count,
     })
 }
 
 /// The bias-corrected |f̄ − ȳ|^p of one bin.
-fn debiased_term(bin: &BinStats, norm: Norm) -> f64 {
-    let n = bin.count();
-    if n < 2 {
+fn debiased_term<B: BinSummary>(bin: &B, norm: Norm) -> f64 {
+    let n = bin.effective_count();
+    if bin.count() < 2 || n <= 1.0 {
         return 0.0;
     }
-    let f = bin.mean_score().unwrap_or(0.0);
-    let (h, nf) = (bin.hits() as f64, n as f64);
-    let y = h / nf;
+    let (f, y) = (bin.mean_score(), bin.accuracy());
     if norm == Norm::L2 {
-        return (f - y) * (f - y) - y * (1.0 - y) / (nf - 1.0);
+        return (f - y) * (f - y) - y * (1.0 - y) / (n - 1.0);
     }
     // Leaving out a hit gives ȳ = (h−1)/(n−1), leaving out a miss ȳ = h/(n−1): the
     // jackknife needs only these two values, O(1) per bin.
-    let leave_out_hit = norm.power(f - (h - 1.0) / (nf - 1.0));
-    let leave_out_miss = norm.power(f - h / (nf - 1.0));
-    let mean_leave_one_out = (h * leave_out_hit + (nf - h) * leave_out_miss) / nf;
-    nf * norm.power(f - y) - (nf - 1.0) * mean_leave_one_out
+    let h = y * n;
+    let leave_out_hit = norm.power(f - (h - 1.0) / (n - 1.0));
+    let leave_out_miss = norm.power(f - h / (n - 1.0));
+    let mean_leave_one_out = (h * leave_out_hit + (n - h) * leave_out_miss) / n;
+    n * norm.power(f - y) - (n - 1.0) * mean_leave_one_out
 }
 
 #[cfg(test)]
@@ -137,13 +171,19 @@ mod tests {
 
     #[test]
     fn empty_inputs_are_named_errors() {
-        assert_eq!(ece_bin([], Norm::L2), Err(EstimateError::ZeroBins));
+        assert_eq!(
+            ece_bin([BinStats::EMPTY; 0], Norm::L2),
+            Err(EstimateError::ZeroBins)
+        );
         assert_eq!(
             ece_bin([BinStats::EMPTY; 3], Norm::L2),
             Err(EstimateError::NoSamples)
         );
         assert_eq!(mce([BinStats::EMPTY]), Err(EstimateError::NoSamples));
-        assert_eq!(ece_debias([], Norm::L1), Err(EstimateError::ZeroBins));
+        assert_eq!(
+            ece_debias([BinStats::EMPTY; 0], Norm::L1),
+            Err(EstimateError::ZeroBins)
+        );
     }
 
     #[test]

@@ -34,6 +34,7 @@ pub mod binning;
 pub mod buffer;
 #[cfg(target_has_atomic = "64")]
 pub mod concurrent;
+pub mod decay;
 pub mod error;
 pub mod estimate;
 pub mod histogram;
@@ -55,6 +56,7 @@ pub use binning::{Binning, Closure, Ties};
 pub use buffer::{InlineBuffer, Slot, SortedBuffer, SortedSamples};
 #[cfg(target_has_atomic = "64")]
 pub use concurrent::{AtomicBin, ConcurrentHistogram};
+pub use decay::{DecayedBin, DecayingHistogram};
 pub use error::{ConfigError, EstimateError, MergeError, NormError, PushError, ReduceError};
 pub use estimate::Estimate;
 pub use histogram::{Histogram, InlineHistogram};

@@ -510,3 +510,111 @@ mod reservoir {
         );
     }
 }
+
+mod decay {
+    use super::*;
+    use tce::{DecayedBin, DecayingHistogram};
+
+    /// The decayed ECE computed directly: sample t of N weighs 2^(−(N−1−t)/half_life).
+    fn naive(scores: &[f64], labels: &[u8], bins: usize, half_life: f64, p: f64) -> (f64, f64) {
+        let n = scores.len();
+        let mut table = vec![(0.0f64, 0.0f64, 0.0f64, 0.0f64); bins]; // w, w·y, w·f, w²
+        for (t, (&f, &y)) in scores.iter().zip(labels).enumerate() {
+            let w = (-((n - 1 - t) as f64) / half_life).exp2();
+            let k = ((f * bins as f64) as usize).min(bins - 1);
+            table[k].0 += w;
+            table[k].1 += w * y as f64;
+            table[k].2 += w * f;
+            table[k].3 += w * w;
+        }
+        let total: f64 = table.iter().map(|t| t.0).sum();
+        let (mut ece, mut debiased) = (0.0, 0.0);
+        for &(w, wy, wf, w2) in table.iter().filter(|t| t.0 > 0.0) {
+            let (acc, conf) = (wy / w, wf / w);
+            ece += w / total * (conf - acc).abs().powf(p);
+            let n_eff = w * w / w2;
+            if n_eff > 1.0 {
+                debiased += w / total * ((conf - acc).powi(2) - acc * (1.0 - acc) / (n_eff - 1.0));
+            }
+        }
+        (ece.powf(1.0 / p), debiased.max(0.0).sqrt())
+    }
+
+    proptest! {
+        #[test]
+        fn decayed_estimates_equal_the_direct_weighted_sums(
+            (scores, labels) in samples(400), half_life in prop_oneof![0.5..5.0f64, 5.0..500.0f64], p in 1.0..3.0f64
+        ) {
+            prop_assume!(!scores.is_empty());
+            let mut storage = vec![DecayedBin::EMPTY; 10];
+            let mut h = DecayingHistogram::with_storage(&mut storage, Closure::Left, half_life).unwrap();
+            h.push_batch(&scores, &labels).unwrap();
+            let (ece, debias) = naive(&scores, &labels, 10, half_life, p);
+            let got = h.ece_bin(Norm::new(p).unwrap()).unwrap();
+            prop_assert!((got.value - ece).abs() <= 1e-9 * ece.max(1e-3), "{} vs {}", got.value, ece);
+            prop_assert_eq!(got.samples, scores.len() as u64);
+            // With a half-life of a few samples, a bin's effective size can sit just above
+            // 1 and ȳ(1−ȳ)/(n_eff − 1) is then 0/0-like: compare where it is well posed.
+            if half_life >= 5.0 {
+                let got = h.ece_debias(Norm::L2).unwrap().value;
+                prop_assert!((got - debias).abs() <= 1e-9 * debias.max(1e-3), "debias {} vs {}", got, debias);
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_half_life_is_the_plain_histogram_and_a_short_one_forgets() {
+        let scores: Vec<f64> = (0..5000).map(|i| (i % 97) as f64 / 96.0).collect();
+        let old_labels: Vec<u8> = scores.iter().map(|&s| u8::from(s > 0.5)).collect(); // miscalibrated
+        let new_labels: Vec<u8> = (0..5000)
+            .map(|i| u8::from((i * 7919) % 96 < (i % 97)))
+            .collect(); // ≈ calibrated
+        let mut plain = InlineHistogram::<15>::new(Closure::Left);
+        plain.push_batch(&scores, &old_labels).unwrap();
+        let mut slow = DecayingHistogram::<[DecayedBin; 15]>::new(Closure::Left, 1e12).unwrap();
+        slow.push_batch(&scores, &old_labels).unwrap();
+        let (a, b) = (
+            slow.ece_bin(Norm::L2).unwrap().value,
+            plain.ece_bin(Norm::L2).unwrap().value,
+        );
+        assert!((a - b).abs() < 1e-9, "{a} vs {b}");
+        // Half-life 100: after 5000 new samples the old regime weighs 2^-50.
+        let mut fast = DecayingHistogram::<[DecayedBin; 15]>::new(Closure::Left, 100.0).unwrap();
+        fast.push_batch(&scores, &old_labels).unwrap();
+        let before = fast.ece_bin(Norm::L2).unwrap().value;
+        fast.push_batch(&scores, &new_labels).unwrap();
+        let mut recent = InlineHistogram::<15>::new(Closure::Left);
+        recent
+            .push_batch(&scores[4000..], &new_labels[4000..])
+            .unwrap();
+        let after = fast.ece_bin(Norm::L2).unwrap().value;
+        let recent = recent.ece_bin(Norm::L2).unwrap().value;
+        assert!(
+            before > 0.2 && after < before / 2.0,
+            "before {before}, after {after}"
+        );
+        assert!(
+            (after - recent).abs() < 0.03,
+            "after {after}, last 1000 alone {recent}"
+        );
+        assert!((fast.half_life() - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn bad_half_lives_and_inputs_are_refused() {
+        for h in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(
+                DecayingHistogram::<[DecayedBin; 4]>::new(Closure::Left, h).unwrap_err(),
+                tce::ConfigError::InvalidHalfLife
+            );
+        }
+        let mut h = DecayingHistogram::<[DecayedBin; 4]>::new(Closure::Left, 10.0).unwrap();
+        h.push(0.5, 1).unwrap();
+        let before = h.clone();
+        assert!(h.push_batch(&[0.2, -0.2], &[1, 0]).is_err());
+        assert!(h.push(0.2, 3).is_err());
+        assert_eq!(h, before);
+        h.reset();
+        assert_eq!(h.ece_bin(Norm::L1), Err(tce::EstimateError::NoSamples));
+    }
+}

@@ -1,0 +1,215 @@
+//! An equal-width histogram with exponential forgetting: a sample's weight halves every
+//! `half_life` samples pushed after it, so the estimates follow a model whose calibration
+//! drifts, in O(B) memory.
+//!
+//! Rather than scaling every bin on each push, each new sample gets a weight that grows
+//! by 1/λ per push (λ = 2^(−1/half_life)), which leaves the ratios between samples the
+//! same; when that weight passes 2^200 every bin is scaled down once (O(B)). Weights are
+//! `f64`, so unlike the plain histogram this one is not exact: each push rounds the
+//! weighted sums (relative error ~2^-53 each), and it is not mergeable (two streams have
+//! no common clock). ECE_debias uses Kish's effective sample size (Σw)²/Σw² per bin.
+
+use crate::binning::{equal_width_edges, Closure};
+use crate::error::{ConfigError, EstimateError, PushError};
+use crate::estimate::{self, BinSummary, Estimate};
+use crate::norm::Norm;
+use crate::sample;
+
+/// One bin of a [`DecayingHistogram`]: decayed weights of its samples, hits and scores.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
+pub struct DecayedBin {
+    count: u64,
+    weight: f64,
+    hit_weight: f64,
+    score_weight: f64,
+    weight_squared: f64,
+}
+
+impl DecayedBin {
+    /// An empty bin.
+    pub const EMPTY: DecayedBin = DecayedBin {
+        count: 0,
+        weight: 0.0,
+        hit_weight: 0.0,
+        score_weight: 0.0,
+        weight_squared: 0.0,
+    };
+
+    fn record(&mut self, weight: f64, score: f64, label: u8) {
+        self.count += 1;
+        self.weight += weight;
+        self.hit_weight += weight * f64::from(label);
+        self.score_weight += weight * score;
+        self.weight_squared += weight * weight;
+    }
+
+    fn scale(&mut self, factor: f64) {
+        self.weight *= factor;
+        self.hit_weight *= factor;
+        self.score_weight *= factor;
+        self.weight_squared *= factor * factor;
+    }
+
+    /// The bin's decayed weight, relative to the next sample's (which would add 1).
+    pub fn weight(&self) -> f64 {
+        self.weight
+    }
+}
+
+impl BinSummary for DecayedBin {
+    fn count(&self) -> u64 {
+        self.count
+    }
+    fn weight(&self) -> f64 {
+        self.weight
+    }
+    fn mean_score(&self) -> f64 {
+        self.score_weight / self.weight
+    }
+    fn accuracy(&self) -> f64 {
+        self.hit_weight / self.weight
+    }
+    fn effective_count(&self) -> f64 {
+        self.weight * self.weight / self.weight_squared
+    }
+}
+
+/// Above this a new sample's weight is brought back to 1, scaling every bin with it.
+const RESCALE_ABOVE: f64 = 1.606_938_044_258_990_3e60; // 2^200
+
+/// An equal-width histogram whose samples fade with a half-life, over storage `S`.
+#[derive(Clone, Debug, PartialEq)]
+#[repr(C)]
+pub struct DecayingHistogram<S: ?Sized = [DecayedBin]> {
+    closure: Closure,
+    /// λ: what a weight keeps per push.
+    retain: f64,
+    /// The weight the next sample gets.
+    next_weight: f64,
+    bins: S,
+}
+
+/// λ = 2^(−1/half_life) for a half-life in samples (finite, > 0).
+fn retain_per_push(half_life: f64) -> Result<f64, ConfigError> {
+    if half_life.is_finite() && half_life > 0.0 {
+        Ok(libm::exp2(-1.0 / half_life))
+    } else {
+        Err(ConfigError::InvalidHalfLife)
+    }
+}
+
+impl<const B: usize> DecayingHistogram<[DecayedBin; B]> {
+    /// An empty histogram of `B` bins whose samples' weight halves every `half_life`
+    /// samples.
+    pub fn new(closure: Closure, half_life: f64) -> Result<Self, ConfigError> {
+        if B == 0 {
+            return Err(ConfigError::ZeroBins);
+        }
+        let retain = retain_per_push(half_life)?;
+        Ok(DecayingHistogram {
+            closure,
+            retain,
+            next_weight: 1.0,
+            bins: [DecayedBin::EMPTY; B],
+        })
+    }
+}
+
+impl<'a> DecayingHistogram<&'a mut [DecayedBin]> {
+    /// An empty histogram over caller-owned bins (cleared here).
+    pub fn with_storage(
+        storage: &'a mut [DecayedBin],
+        closure: Closure,
+        half_life: f64,
+    ) -> Result<Self, ConfigError> {
+        if storage.is_empty() {
+            return Err(ConfigError::ZeroBins);
+        }
+        let retain = retain_per_push(half_life)?;
+        storage.fill(DecayedBin::EMPTY);
+        Ok(DecayingHistogram {
+            closure,
+            retain,
+            next_weight: 1.0,
+            bins: storage,
+        })
+    }
+}
+
+impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S> {
+    /// Records one sample; a bad one is refused and nothing changes.
+    pub fn push(&mut self, score: f64, label: u8) -> Result<(), PushError> {
+        sample::check(score, label, 0)?;
+        self.record(score, label);
+        Ok(())
+    }
+
+    /// Records a batch in order: all of it, or (when any element is bad) none of it.
+    pub fn push_batch(&mut self, scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
+        sample::check_batch(scores, labels)?;
+        for (&score, &label) in scores.iter().zip(labels) {
+            self.record(score, label);
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, score: f64, label: u8) {
+        let bins = self.bins.as_mut();
+        bins[self.closure.bin_index(score, bins.len())].record(self.next_weight, score, label);
+        self.next_weight /= self.retain;
+        if self.next_weight > RESCALE_ABOVE {
+            let factor = 1.0 / self.next_weight;
+            bins.iter_mut().for_each(|bin| bin.scale(factor));
+            self.next_weight = 1.0;
+        }
+    }
+
+    /// Forgets every sample; bins, closure and half-life stay.
+    pub fn reset(&mut self) {
+        self.bins.as_mut().fill(DecayedBin::EMPTY);
+        self.next_weight = 1.0;
+    }
+}
+
+impl<S: AsRef<[DecayedBin]> + ?Sized> DecayingHistogram<S> {
+    /// The bins, bin 0 first.
+    pub fn bins(&self) -> &[DecayedBin] {
+        self.bins.as_ref()
+    }
+
+    /// The number of bins B.
+    pub fn bin_count(&self) -> usize {
+        self.bins.as_ref().len()
+    }
+
+    /// Lower and upper edge of bin `k`.
+    pub fn edges(&self, k: usize) -> (f64, f64) {
+        equal_width_edges(k, self.bin_count())
+    }
+
+    /// The half-life in samples.
+    pub fn half_life(&self) -> f64 {
+        -1.0 / libm::log2(self.retain)
+    }
+
+    /// Samples pushed since creation or the last reset (the estimates report this).
+    pub fn samples(&self) -> u64 {
+        self.bins().iter().map(|bin| bin.count).sum()
+    }
+
+    /// ECE_bin with every sample weighted by its decay.
+    pub fn ece_bin(&self, norm: Norm) -> Result<Estimate, EstimateError> {
+        estimate::ece_bin(self.bins().iter().copied(), norm)
+    }
+
+    /// The maximum calibration error over the bins.
+    pub fn mce(&self) -> Result<Estimate, EstimateError> {
+        estimate::mce(self.bins().iter().copied())
+    }
+
+    /// ECE_debias with Kish's effective sample size per bin.
+    pub fn ece_debias(&self, norm: Norm) -> Result<Estimate, EstimateError> {
+        estimate::ece_debias(self.bins().iter().copied(), norm)
+    }
+}

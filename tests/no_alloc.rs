@@ -5,7 +5,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use tce::{
-    toplabel, Binning, Closure, InlineBuffer, InlineHistogram, Norm, SweepLimit, SweepOptions, Ties,
+    toplabel, AtomicBin, Binning, Closure, ConcurrentHistogram, DecayedBin, DecayingHistogram,
+    InlineBuffer, InlineHistogram, InlineReservoir, InlineWindow, Norm, SweepLimit, SweepOptions,
+    Ties,
 };
 
 struct Counting;
@@ -107,6 +109,33 @@ fn core_operations_do_not_allocate() {
             }
         }
         a.clear();
+
+        let mut window = InlineWindow::<256>::new();
+        window.push_batch(&scores, &labels).unwrap();
+        window
+            .samples()
+            .ece_sweep(Binning::EQUAL_MASS, Norm::L2, SweepOptions::default())
+            .unwrap();
+        let mut reservoir = InlineReservoir::<256>::new(7);
+        reservoir.push_batch(&scores, &labels).unwrap();
+        let other = InlineReservoir::<256>::new(8);
+        reservoir.merge(&other).unwrap();
+        reservoir
+            .samples()
+            .ece_debias(Binning::EQUAL_MASS, 15, Norm::L2)
+            .unwrap();
+        let mut decaying =
+            DecayingHistogram::<[DecayedBin; 15]>::new(Closure::Left, 500.0).unwrap();
+        decaying.push_batch(&scores, &labels).unwrap();
+        decaying.ece_debias(Norm::L2).unwrap();
+        let shared = ConcurrentHistogram::<[AtomicBin; 15]>::new(Closure::Left);
+        shared.push_batch(&scores, &labels).unwrap();
+        shared.snapshot_into(&mut h).unwrap();
+        let mut bytes = [0u8; 4096];
+        let written = h.encode(&mut bytes).unwrap();
+        h.decode(&bytes[..written]).unwrap();
+        let written = reservoir.encode(&mut bytes).unwrap();
+        reservoir.decode(&bytes[..written]).unwrap();
         toplabel::from_logits(&[0.1, 2.0, -1.0], 1).unwrap();
         toplabel::from_probabilities(&[0.1, 0.9], 1).unwrap();
     });

@@ -34,6 +34,8 @@ pub mod binning;
 pub mod buffer;
 pub mod error;
 pub mod estimate;
+#[cfg(feature = "ffi")]
+pub mod ffi;
 pub mod histogram;
 pub mod norm;
 mod sample;

@@ -377,3 +377,225 @@ fn c_results_equal_rust_results_to_the_last_bit() {
         }
     }
 }
+
+#[test]
+fn monitor_example_under_asan_ubsan_and_tsan() {
+    let asan_build = compile(
+        "monitor_asan",
+        &["examples/monitor.c"],
+        Lang::C,
+        &SANITIZERS,
+    );
+    let out = stdout(&asan(&asan_build, &[]));
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.contains("ECE_bin") && l.contains("ECE_sweep"))
+            .count(),
+        5,
+        "{out}"
+    );
+    let tsan_build = compile(
+        "monitor_tsan",
+        &["examples/monitor.c"],
+        Lang::C,
+        &["-fsanitize=thread"],
+    );
+    let out = stdout(&run(
+        Command::new(&tsan_build).env("TSAN_OPTIONS", "halt_on_error=1")
+    ));
+    assert!(out.contains("report 5"), "{out}");
+}
+
+#[test]
+fn cpp_wrapper_example_under_asan_and_valgrind() {
+    let file = root().join("data/resnet50_birds_test.csv");
+    let file = file.to_str().unwrap();
+    let sanitized = compile(
+        "estimate_cpp_asan",
+        &["examples/estimate.cpp"],
+        Lang::Cpp,
+        &SANITIZERS,
+    );
+    let out = stdout(&asan(&sanitized, &[file]));
+    assert!(
+        out.contains("ece_sweep") && out.contains("refused NaN"),
+        "{out}"
+    );
+    let plain = compile("estimate_cpp", &["examples/estimate.cpp"], Lang::Cpp, &[]);
+    valgrind(&plain, &[file]);
+}
+
+/// The JSON document of `tce estimate --json`, computed with the Rust API (the shape
+/// examples/estimate.py prints).
+fn rust_estimate_json(scores: &[f64], labels: &[u8], bins: usize) -> String {
+    let n = scores.len();
+    let mut storage = vec![Slot::EMPTY; n];
+    let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
+    buffer.push_batch(scores, labels).unwrap();
+    let sorted = buffer.sorted();
+    let mut entries = Vec::new();
+    for (name, binning) in [
+        ("equal_width", Binning::EQUAL_WIDTH),
+        ("equal_mass", Binning::EQUAL_MASS),
+    ] {
+        let estimates = [
+            ("ece_bin", sorted.ece_bin(binning, bins, Norm::L2).unwrap()),
+            (
+                "ece_sweep",
+                sorted
+                    .ece_sweep(binning, Norm::L2, SweepOptions::default())
+                    .unwrap(),
+            ),
+            (
+                "ece_debias",
+                sorted.ece_debias(binning, bins, Norm::L2).unwrap(),
+            ),
+            ("mce", sorted.mce(binning, bins).unwrap()),
+        ];
+        for (estimator, e) in estimates {
+            entries.push(format!(
+                r#"{{"estimator": "{estimator}", "binning": "{name}", "bins": {}, "value": {:?}}}"#,
+                e.bins, e.value
+            ));
+        }
+    }
+    let hits: u64 = labels.iter().map(|&l| u64::from(l)).sum();
+    let confidence_sum: f64 = scores.iter().fold(0.0, |sum, &s| sum + s);
+    format!(
+        r#"{{"n": {n}, "accuracy": {:?}, "mean_confidence": {:?}, "norm": 2.0, "estimates": [{}]}}"#,
+        hits as f64 / n as f64,
+        confidence_sum / n as f64,
+        entries.join(", ")
+    )
+}
+
+#[test]
+fn python_ctypes_example_matches_rust() {
+    require("python3");
+    let file = root().join("data/resnet110_c10_test.csv");
+    let output = run(Command::new("python3")
+        .current_dir(root())
+        .arg("examples/estimate.py")
+        .arg("--lib")
+        .arg(lib_dir().join("libtce.so"))
+        .arg(&file));
+    let dir = bin_dir();
+    let from_python = dir.join("estimate_python.json");
+    let from_rust = dir.join("estimate_rust.json");
+    std::fs::write(&from_python, &output.stdout).unwrap();
+    let (scores, labels) = read_csv(&file);
+    std::fs::write(&from_rust, rust_estimate_json(&scores, &labels, 15)).unwrap();
+    // Bit for bit (--rel 0): the same library computes both.
+    run(Command::new("python3")
+        .current_dir(root())
+        .arg("examples/compare_estimates.py")
+        .args([&from_rust, &from_python])
+        .args(["--rel", "0"]));
+    // And the comparer does see a difference.
+    let mut altered = rust_estimate_json(&scores, &labels, 15);
+    altered = altered.replacen("\"bins\": 15", "\"bins\": 14", 1);
+    std::fs::write(&from_rust, altered).unwrap();
+    let status = Command::new("python3")
+        .current_dir(root())
+        .arg("examples/compare_estimates.py")
+        .args([&from_rust, &from_python])
+        .output()
+        .unwrap();
+    assert!(
+        !status.status.success(),
+        "compare_estimates.py missed a difference"
+    );
+}
+
+#[test]
+fn install_then_build_examples_with_cmake_and_pkg_config() {
+    require("cmake");
+    require("pkg-config");
+    require("gcc");
+    let lib = lib_dir();
+    let work = ffi_target().join("install-test");
+    let _ = std::fs::remove_dir_all(&work);
+    let prefix = work.join("prefix");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    run(Command::new("sh")
+        .current_dir(root())
+        .arg("scripts/install.sh")
+        .arg(&prefix)
+        .env("CARGO", cargo)
+        .env("CARGO_TARGET_DIR", lib.parent().unwrap())
+        .env_remove("RUSTFLAGS"));
+    for file in [
+        "include/tce.h",
+        "lib/libtce.a",
+        "lib/libtce.so",
+        "lib/pkgconfig/tce.pc",
+        "lib/cmake/tce/tceConfig.cmake",
+    ] {
+        assert!(prefix.join(file).is_file(), "{file} not installed");
+    }
+
+    // CMake: find_package(tce) and the imported targets.
+    let build = work.join("cmake-build");
+    run(Command::new("cmake")
+        .current_dir(root())
+        .args(["-S", "examples/cmake", "-B"])
+        .arg(&build)
+        .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display()))
+        .arg("-DCMAKE_C_FLAGS=-Wall -Wextra -Wpedantic -Werror")
+        .arg("-DCMAKE_CXX_FLAGS=-Wall -Wextra -Wpedantic -Werror"));
+    run(Command::new("cmake").arg("--build").arg(&build));
+    let data = root().join("data/resnet110_c10_test.csv");
+    let out = stdout(&run(Command::new(build.join("estimate")).arg(&data)));
+    assert!(out.contains("ece_sweep"), "{out}");
+    assert!(stdout(&run(&mut Command::new(build.join("monitor")))).contains("report 5"));
+    assert!(stdout(&run(&mut Command::new(build.join("monitor_shared")))).contains("report 5"));
+
+    // pkg-config: static and shared.
+    let pc_path = prefix.join("lib/pkgconfig");
+    let flags = |args: &[&str]| -> Vec<String> {
+        let out = run(Command::new("pkg-config")
+            .args(args)
+            .arg("tce")
+            .env("PKG_CONFIG_PATH", &pc_path));
+        stdout(&out).split_whitespace().map(String::from).collect()
+    };
+    assert_eq!(flags(&["--modversion"]), [env!("CARGO_PKG_VERSION")]);
+    let program = work.join("monitor_pkg_config");
+    run(Command::new("gcc")
+        .current_dir(root())
+        .args(["-std=c11", "examples/monitor.c", "-o"])
+        .arg(&program)
+        .args(flags(&["--cflags", "--libs"]))
+        .arg("-pthread"));
+    let out = stdout(&run(
+        Command::new(&program).env("LD_LIBRARY_PATH", prefix.join("lib"))
+    ));
+    assert!(out.contains("report 5"), "{out}");
+    let static_program = work.join("monitor_pkg_config_static");
+    let mut static_flags = flags(&["--static", "--cflags", "--libs"]);
+    static_flags.retain(|f| f != "-ltce");
+    run(Command::new("gcc")
+        .current_dir(root())
+        .args(["-std=c11", "examples/monitor.c", "-o"])
+        .arg(&static_program)
+        .arg(prefix.join("lib/libtce.a"))
+        .args(static_flags));
+    assert!(stdout(&run(&mut Command::new(&static_program))).contains("report 5"));
+}
+
+/// The bare-metal build of the C ABI: no `std`, a halting panic handler, a staticlib for
+/// a Cortex-M4F (the target must be installed: `rustup target add thumbv7em-none-eabihf`).
+#[test]
+fn bare_metal_staticlib_builds_without_std() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let target_dir = ffi_target().join("bare-metal");
+    run(Command::new(cargo)
+        .current_dir(root())
+        .args(["rustc", "--lib", "--no-default-features", "--features", "ffi,panic-handler"])
+        .args(["--target", "thumbv7em-none-eabihf", "--crate-type", "staticlib", "--target-dir"])
+        .arg(&target_dir)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("RUSTFLAGS"));
+    let lib = target_dir.join("thumbv7em-none-eabihf/debug/libtce.a");
+    assert!(lib.is_file(), "{} not built", lib.display());
+}

@@ -591,8 +591,20 @@ fn bare_metal_staticlib_builds_without_std() {
     let target_dir = ffi_target().join("bare-metal");
     run(Command::new(cargo)
         .current_dir(root())
-        .args(["rustc", "--lib", "--no-default-features", "--features", "ffi,panic-handler"])
-        .args(["--target", "thumbv7em-none-eabihf", "--crate-type", "staticlib", "--target-dir"])
+        .args([
+            "rustc",
+            "--lib",
+            "--no-default-features",
+            "--features",
+            "ffi,panic-handler",
+        ])
+        .args([
+            "--target",
+            "thumbv7em-none-eabihf",
+            "--crate-type",
+            "staticlib",
+            "--target-dir",
+        ])
         .arg(&target_dir)
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("RUSTFLAGS"));

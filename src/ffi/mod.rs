@@ -20,6 +20,8 @@
 
 // C names: `tce_status`, `tce_estimate`, ...
 #![allow(non_camel_case_types)]
+// Every `unsafe` block states why it is sound.
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 // Internals.
 mod boundary;

@@ -82,13 +82,7 @@ pub(crate) struct EqualMassStarts {
 impl EqualMassStarts {
     pub(crate) fn new(n: usize, bins: usize) -> Self {
         debug_assert!(bins > 0);
-        EqualMassStarts {
-            n,
-            bins,
-            quotient: 0,
-            remainder: 0,
-            k: 0,
-        }
+        EqualMassStarts { n, bins, quotient: 0, remainder: 0, k: 0 }
     }
 }
 

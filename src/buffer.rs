@@ -31,11 +31,7 @@ pub struct Slot {
 
 impl Slot {
     /// An unused slot.
-    pub const EMPTY: Slot = Slot {
-        score: 0.0,
-        order: 0,
-        hits_before: 0,
-    };
+    pub const EMPTY: Slot = Slot { score: 0.0, order: 0, hits_before: 0 };
 
     fn label(&self) -> u8 {
         (self.order & 1) as u8
@@ -68,21 +64,13 @@ pub struct SortedBuffer<S: ?Sized = [Slot]> {
 pub type InlineBuffer<const N: usize> = SortedBuffer<[Slot; N]>;
 
 impl<const N: usize> SortedBuffer<[Slot; N]> {
-    const VALID_CAPACITY: () = assert!(
-        N > 0 && N <= MAX_CAPACITY,
-        "capacity must be in 1..=MAX_CAPACITY"
-    );
+    const VALID_CAPACITY: () = assert!(N > 0 && N <= MAX_CAPACITY, "capacity must be in 1..=MAX_CAPACITY");
 
     /// An empty buffer of capacity `N`; `const`, so it can initialise a `static`.
     pub const fn new() -> Self {
         #[allow(clippy::let_unit_value)]
         let () = Self::VALID_CAPACITY;
-        SortedBuffer {
-            len: 0,
-            sorted: 0,
-            hits: 0,
-            slots: [Slot::EMPTY; N],
-        }
+        SortedBuffer { len: 0, sorted: 0, hits: 0, slots: [Slot::EMPTY; N] }
     }
 }
 
@@ -97,16 +85,10 @@ impl<'a> SortedBuffer<&'a mut [Slot]> {
     pub fn with_storage(storage: &'a mut [Slot]) -> Result<Self, ConfigError> {
         match storage.len() {
             0 => Err(ConfigError::ZeroCapacity),
-            capacity if capacity > MAX_CAPACITY => Err(ConfigError::CapacityTooLarge {
-                capacity,
-                max: MAX_CAPACITY,
-            }),
-            _ => Ok(SortedBuffer {
-                len: 0,
-                sorted: 0,
-                hits: 0,
-                slots: storage,
-            }),
+            capacity if capacity > MAX_CAPACITY => {
+                Err(ConfigError::CapacityTooLarge { capacity, max: MAX_CAPACITY })
+            }
+            _ => Ok(SortedBuffer { len: 0, sorted: 0, hits: 0, slots: storage }),
         }
     }
 }
@@ -133,28 +115,15 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
 
     /// Appends another buffer's samples after this one's, in their arrival order: the
     /// result equals pushing both streams. If they do not fit, nothing changes.
-    pub fn merge<T: AsRef<[Slot]> + ?Sized>(
-        &mut self,
-        other: &SortedBuffer<T>,
-    ) -> Result<(), MergeError> {
+    pub fn merge<T: AsRef<[Slot]> + ?Sized>(&mut self, other: &SortedBuffer<T>) -> Result<(), MergeError> {
         let (capacity, len, requested) = (self.capacity(), self.len, other.len);
         if requested > capacity - len {
-            return Err(MergeError::Full {
-                capacity,
-                len,
-                requested,
-            });
+            return Err(MergeError::Full { capacity, len, requested });
         }
         let base = self.len as u32;
         let incoming = &other.slots.as_ref()[..other.len];
-        for (slot, theirs) in self.slots.as_mut()[len..len + requested]
-            .iter_mut()
-            .zip(incoming)
-        {
-            *slot = Slot {
-                order: theirs.order + (base << 1),
-                ..*theirs
-            };
+        for (slot, theirs) in self.slots.as_mut()[len..len + requested].iter_mut().zip(incoming) {
+            *slot = Slot { order: theirs.order + (base << 1), ..*theirs };
         }
         self.len += requested;
         self.hits += other.hits;
@@ -171,11 +140,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     fn ensure_room(&self, requested: usize) -> Result<(), PushError> {
         let (capacity, len) = (self.capacity(), self.len);
         if requested > capacity - len {
-            return Err(PushError::Full {
-                capacity,
-                len,
-                requested,
-            });
+            return Err(PushError::Full { capacity, len, requested });
         }
         Ok(())
     }
@@ -184,11 +149,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     fn append(&mut self, score: f64, label: u8) {
         // `+ 0.0` turns −0 into +0, the same confidence, so that bits order like values.
         let order = (self.len as u32) << 1 | u32::from(label);
-        self.slots.as_mut()[self.len] = Slot {
-            score: score + 0.0,
-            order,
-            hits_before: 0,
-        };
+        self.slots.as_mut()[self.len] = Slot { score: score + 0.0, order, hits_before: 0 };
         self.len += 1;
         self.hits += u64::from(label);
     }
@@ -207,10 +168,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
             }
             self.sorted = len;
         }
-        SortedSamples {
-            slots,
-            hits: self.hits,
-        }
+        SortedSamples { slots, hits: self.hits }
     }
 }
 
@@ -261,9 +219,7 @@ impl<'a> SortedSamples<'a> {
 
     /// Hits at sorted positions before `position` (0..=n).
     fn hits_before(&self, position: usize) -> u64 {
-        self.slots
-            .get(position)
-            .map_or(self.hits, |s| u64::from(s.hits_before))
+        self.slots.get(position).map_or(self.hits, |s| u64::from(s.hits_before))
     }
 
     /// The end of the group of scores equal to the one at `position`, if the group started
@@ -289,9 +245,7 @@ impl<'a> SortedSamples<'a> {
             Binning::EqualWidth(closure) => match k {
                 0 => 0,
                 k if k == bins => n,
-                k => self
-                    .slots
-                    .partition_point(|s| closure.bin_index(s.score, bins) < k),
+                k => self.slots.partition_point(|s| closure.bin_index(s.score, bins) < k),
             },
         })
     }
@@ -322,10 +276,7 @@ impl<'a> SortedSamples<'a> {
     /// for equal width. All the sweep needs, since b* depends on accuracies only.
     fn bin_shapes(&self, binning: Binning, bins: usize) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.bin_ranges(binning, bins).map(move |r| {
-            (
-                (r.end - r.start) as u64,
-                self.hits_before(r.end) - self.hits_before(r.start),
-            )
+            ((r.end - r.start) as u64, self.hits_before(r.end) - self.hits_before(r.start))
         })
     }
 
@@ -338,12 +289,7 @@ impl<'a> SortedSamples<'a> {
     }
 
     /// ECE_bin with `bins` bins.
-    pub fn ece_bin(
-        &self,
-        binning: Binning,
-        bins: usize,
-        norm: Norm,
-    ) -> Result<Estimate, EstimateError> {
+    pub fn ece_bin(&self, binning: Binning, bins: usize, norm: Norm) -> Result<Estimate, EstimateError> {
         self.checked_bins(bins)?;
         estimate::ece_bin(self.bins(binning, bins), norm)
     }
@@ -355,22 +301,13 @@ impl<'a> SortedSamples<'a> {
     }
 
     /// ECE_debias with `bins` bins.
-    pub fn ece_debias(
-        &self,
-        binning: Binning,
-        bins: usize,
-        norm: Norm,
-    ) -> Result<Estimate, EstimateError> {
+    pub fn ece_debias(&self, binning: Binning, bins: usize, norm: Norm) -> Result<Estimate, EstimateError> {
         self.checked_bins(bins)?;
         estimate::ece_debias(self.bins(binning, bins), norm)
     }
 
     /// b* of the monotone sweep (SPEC §4). Independent of p.
-    pub fn sweep_bins(
-        &self,
-        binning: Binning,
-        options: SweepOptions,
-    ) -> Result<usize, EstimateError> {
+    pub fn sweep_bins(&self, binning: Binning, options: SweepOptions) -> Result<usize, EstimateError> {
         let max_bins = options.max_bins_for(self.slots.len())?;
         // All misses sorted below all hits: any partition into contiguous ranges is
         // monotone, so every b up to the limit passes. O(1) to see, and it spares the
@@ -379,18 +316,11 @@ impl<'a> SortedSamples<'a> {
         if self.hits_before(misses) == 0 {
             return Ok(max_bins);
         }
-        Ok(sweep::largest_monotone(max_bins, |b| {
-            self.bin_shapes(binning, b)
-        }))
+        Ok(sweep::largest_monotone(max_bins, |b| self.bin_shapes(binning, b)))
     }
 
     /// ECE_sweep: ECE_bin with b* bins; the estimate's `bins` is b*.
-    pub fn ece_sweep(
-        &self,
-        binning: Binning,
-        norm: Norm,
-        options: SweepOptions,
-    ) -> Result<Estimate, EstimateError> {
+    pub fn ece_sweep(&self, binning: Binning, norm: Norm, options: SweepOptions) -> Result<Estimate, EstimateError> {
         let bins = self.sweep_bins(binning, options)?;
         estimate::ece_bin(self.bins(binning, bins), norm)
     }

@@ -20,11 +20,7 @@ pub enum PushError {
     /// The score and label slices of a batch have different lengths.
     LengthMismatch { scores: usize, labels: usize },
     /// The buffer holds `len` of its `capacity` samples and cannot take `requested` more.
-    Full {
-        capacity: usize,
-        len: usize,
-        requested: usize,
-    },
+    Full { capacity: usize, len: usize, requested: usize },
 }
 
 /// Why a histogram or a buffer could not be built over the given storage.
@@ -62,11 +58,7 @@ pub enum MergeError {
     /// The histograms close their bins on different sides.
     ClosureMismatch,
     /// The receiving buffer cannot hold the other's samples.
-    Full {
-        capacity: usize,
-        len: usize,
-        requested: usize,
-    },
+    Full { capacity: usize, len: usize, requested: usize },
 }
 
 /// Why a row of class probabilities or logits could not be reduced to its top label.
@@ -97,11 +89,7 @@ impl fmt::Display for PushError {
             Self::LengthMismatch { scores, labels } => {
                 write!(f, "{scores} scores but {labels} labels")
             }
-            Self::Full {
-                capacity,
-                len,
-                requested,
-            } => write!(
+            Self::Full { capacity, len, requested } => write!(
                 f,
                 "buffer full: {len} of {capacity} slots used, {requested} more requested"
             ),
@@ -142,14 +130,8 @@ impl fmt::Display for MergeError {
             Self::BinCountMismatch { left, right } => {
                 write!(f, "cannot merge histograms of {left} and {right} bins")
             }
-            Self::ClosureMismatch => {
-                f.write_str("cannot merge histograms with different bin closures")
-            }
-            Self::Full {
-                capacity,
-                len,
-                requested,
-            } => write!(
+            Self::ClosureMismatch => f.write_str("cannot merge histograms with different bin closures"),
+            Self::Full { capacity, len, requested } => write!(
                 f,
                 "buffer full: {len} of {capacity} slots used, {requested} more requested"
             ),
@@ -167,10 +149,7 @@ impl fmt::Display for ReduceError {
             }
             Self::NotNormalized => f.write_str("the probabilities do not sum to 1"),
             Self::ClassOutOfRange { class, classes } => {
-                write!(
-                    f,
-                    "true class {class} is not below the number of classes {classes}"
-                )
+                write!(f, "true class {class} is not below the number of classes {classes}")
             }
             Self::ShapeMismatch => f.write_str("table and output shapes do not agree"),
         }

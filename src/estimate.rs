@@ -45,16 +45,9 @@ fn gap(bin: &BinStats) -> f64 {
 }
 
 /// ECE_bin = ( Σ_k (n_k/n) · |f̄_k − ȳ_k|^p )^(1/p); empty bins contribute 0.
-pub fn ece_bin<I: IntoIterator<Item = BinStats>>(
-    bins: I,
-    norm: Norm,
-) -> Result<Estimate, EstimateError> {
+pub fn ece_bin<I: IntoIterator<Item = BinStats>>(bins: I, norm: Norm) -> Result<Estimate, EstimateError> {
     let (sum, samples, count) = weighted_sum(bins, |bin| norm.power(gap(bin)))?;
-    Ok(Estimate {
-        value: norm.root(sum / samples as f64),
-        samples,
-        bins: count,
-    })
+    Ok(Estimate { value: norm.root(sum / samples as f64), samples, bins: count })
 }
 
 /// MCE = max over non-empty bins of |f̄_k − ȳ_k|.
@@ -64,11 +57,7 @@ pub fn mce<I: IntoIterator<Item = BinStats>>(bins: I) -> Result<Estimate, Estima
         worst = worst.max(gap(bin).abs());
         0.0
     })?;
-    Ok(Estimate {
-        value: worst,
-        samples,
-        bins: count,
-    })
+    Ok(Estimate { value: worst, samples, bins: count })
 }
 
 /// ECE_debias (SPEC §5): each bin's plug-in |f̄_k − ȳ_k|^p minus its bias, estimated by
@@ -80,11 +69,7 @@ pub fn ece_debias<I: IntoIterator<Item = BinStats>>(
     norm: Norm,
 ) -> Result<Estimate, EstimateError> {
     let (sum, samples, count) = weighted_sum(bins, |bin| debiased_term(bin, norm))?;
-    Ok(Estimate {
-        value: norm.root(sum.max(0.0) / samples as f64),
-        samples,
-        bins: count,
-    })
+    Ok(Estimate { value: norm.root(sum.max(0.0) / samples as f64), samples, bins: count })
 }
 
 /// The bias-corrected |f̄ − ȳ|^p of one bin.
@@ -121,11 +106,7 @@ mod tests {
 
     #[test]
     fn ece_of_hand_computed_bins() {
-        let bins = [
-            bin(&[(0.2, 0), (0.4, 1)]),
-            BinStats::EMPTY,
-            bin(&[(0.9, 1), (0.7, 1)]),
-        ];
+        let bins = [bin(&[(0.2, 0), (0.4, 1)]), BinStats::EMPTY, bin(&[(0.9, 1), (0.7, 1)])];
         // gaps: 0.3 − 0.5 = −0.2 (weight 2/4), 0.8 − 1 = −0.2 (weight 2/4).
         let e = ece_bin(bins, Norm::L1).unwrap();
         assert!((e.value - 0.2).abs() < 1e-15);
@@ -138,10 +119,7 @@ mod tests {
     #[test]
     fn empty_inputs_are_named_errors() {
         assert_eq!(ece_bin([], Norm::L2), Err(EstimateError::ZeroBins));
-        assert_eq!(
-            ece_bin([BinStats::EMPTY; 3], Norm::L2),
-            Err(EstimateError::NoSamples)
-        );
+        assert_eq!(ece_bin([BinStats::EMPTY; 3], Norm::L2), Err(EstimateError::NoSamples));
         assert_eq!(mce([BinStats::EMPTY]), Err(EstimateError::NoSamples));
         assert_eq!(ece_debias([], Norm::L1), Err(EstimateError::ZeroBins));
     }

@@ -31,28 +31,19 @@ impl<const B: usize> Histogram<[BinStats; B]> {
     pub const fn new(closure: Closure) -> Self {
         #[allow(clippy::let_unit_value)]
         let () = Self::AT_LEAST_ONE_BIN;
-        Histogram {
-            closure,
-            bins: [BinStats::EMPTY; B],
-        }
+        Histogram { closure, bins: [BinStats::EMPTY; B] }
     }
 }
 
 impl<'a> Histogram<&'a mut [BinStats]> {
     /// An empty histogram over caller-owned storage: one bin per slot. The slots are
     /// cleared; an empty slice is [`ConfigError::ZeroBins`].
-    pub fn with_storage(
-        storage: &'a mut [BinStats],
-        closure: Closure,
-    ) -> Result<Self, ConfigError> {
+    pub fn with_storage(storage: &'a mut [BinStats], closure: Closure) -> Result<Self, ConfigError> {
         if storage.is_empty() {
             return Err(ConfigError::ZeroBins);
         }
         storage.fill(BinStats::EMPTY);
-        Ok(Histogram {
-            closure,
-            bins: storage,
-        })
+        Ok(Histogram { closure, bins: storage })
     }
 }
 
@@ -84,10 +75,7 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
     /// Adds another histogram's samples. Counts and score sums add exactly, so the result
     /// equals pushing both streams into one histogram. Both must have the same bin count
     /// and closure; otherwise nothing changes.
-    pub fn merge<T: AsRef<[BinStats]> + ?Sized>(
-        &mut self,
-        other: &Histogram<T>,
-    ) -> Result<(), MergeError> {
+    pub fn merge<T: AsRef<[BinStats]> + ?Sized>(&mut self, other: &Histogram<T>) -> Result<(), MergeError> {
         let (left, right) = (self.bins.as_ref().len(), other.bins.as_ref().len());
         if left != right {
             return Err(MergeError::BinCountMismatch { left, right });

@@ -24,21 +24,15 @@ pub(crate) fn check(score: f64, label: u8, index: usize) -> Result<(), PushError
 /// rejects the batch whole.
 pub(crate) fn check_batch(scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
     if scores.len() != labels.len() {
-        return Err(PushError::LengthMismatch {
-            scores: scores.len(),
-            labels: labels.len(),
-        });
+        return Err(PushError::LengthMismatch { scores: scores.len(), labels: labels.len() });
     }
     // Branch-free scan first (it vectorises); name the culprit only if there is one.
-    let all_valid = scores.iter().zip(labels).fold(true, |ok, (&s, &l)| {
-        ok & (0.0..=1.0).contains(&s) & (l <= 1)
-    });
+    let all_valid = scores
+        .iter()
+        .zip(labels)
+        .fold(true, |ok, (&s, &l)| ok & (0.0..=1.0).contains(&s) & (l <= 1));
     if all_valid {
         return Ok(());
     }
-    scores
-        .iter()
-        .zip(labels)
-        .enumerate()
-        .try_for_each(|(i, (&s, &l))| check(s, l, i))
+    scores.iter().zip(labels).enumerate().try_for_each(|(i, (&s, &l))| check(s, l, i))
 }

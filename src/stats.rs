@@ -25,11 +25,7 @@ const SCALE: f64 = 18_446_744_073_709_551_616.0;
 
 impl BinStats {
     /// An empty bin.
-    pub const EMPTY: BinStats = BinStats {
-        count: 0,
-        hits: 0,
-        score_sum: 0,
-    };
+    pub const EMPTY: BinStats = BinStats { count: 0, hits: 0, score_sum: 0 };
 
     /// Records one sample. The caller has validated it (score in [0, 1], label 0 or 1).
     #[inline]

@@ -49,8 +49,7 @@ pub(crate) fn is_monotone<I: IntoIterator<Item = (u64, u64)>>(shapes: I) -> bool
             continue;
         }
         if let Some((prev_count, prev_hits)) = previous {
-            if u128::from(hits) * u128::from(prev_count) < u128::from(prev_hits) * u128::from(count)
-            {
+            if u128::from(hits) * u128::from(prev_count) < u128::from(prev_hits) * u128::from(count) {
                 return false;
             }
         }
@@ -66,9 +65,7 @@ where
     F: FnMut(usize) -> I,
     I: IntoIterator<Item = (u64, u64)>,
 {
-    (2..=max_bins)
-        .find(|&b| !is_monotone(shapes(b)))
-        .map_or(max_bins, |b| b - 1)
+    (2..=max_bins).find(|&b| !is_monotone(shapes(b))).map_or(max_bins, |b| b - 1)
 }
 
 #[cfg(test)]
@@ -84,32 +81,12 @@ mod tests {
 
     #[test]
     fn limits() {
-        let paper = SweepOptions {
-            max_bins: None,
-            limit: SweepLimit::PaperCode,
-        };
+        let paper = SweepOptions { max_bins: None, limit: SweepLimit::PaperCode };
         assert_eq!(paper.max_bins_for(20), Ok(19));
         assert_eq!(SweepOptions::default().max_bins_for(20), Ok(20));
-        assert_eq!(
-            SweepOptions {
-                max_bins: Some(5),
-                ..Default::default()
-            }
-            .max_bins_for(20),
-            Ok(5)
-        );
-        assert_eq!(
-            SweepOptions {
-                max_bins: Some(0),
-                ..Default::default()
-            }
-            .max_bins_for(20),
-            Err(EstimateError::ZeroBins)
-        );
-        assert_eq!(
-            SweepOptions::default().max_bins_for(0),
-            Err(EstimateError::NoSamples)
-        );
+        assert_eq!(SweepOptions { max_bins: Some(5), ..Default::default() }.max_bins_for(20), Ok(5));
+        assert_eq!(SweepOptions { max_bins: Some(0), ..Default::default() }.max_bins_for(20), Err(EstimateError::ZeroBins));
+        assert_eq!(SweepOptions::default().max_bins_for(0), Err(EstimateError::NoSamples));
         assert_eq!(paper.max_bins_for(1), Ok(1));
     }
 

@@ -34,10 +34,7 @@ fn check_class(row: &[f64], class: usize) -> Result<(), ReduceError> {
         return Err(ReduceError::EmptyRow);
     }
     if class >= row.len() {
-        return Err(ReduceError::ClassOutOfRange {
-            class,
-            classes: row.len(),
-        });
+        return Err(ReduceError::ClassOutOfRange { class, classes: row.len() });
     }
     match row.iter().position(|v| !v.is_finite()) {
         Some(index) => Err(ReduceError::NonFinite { index }),
@@ -56,11 +53,7 @@ pub fn from_probabilities(row: &[f64], class: usize) -> Result<TopLabel, ReduceE
         return Err(ReduceError::NotNormalized);
     }
     let predicted = argmax(row);
-    Ok(TopLabel {
-        score: row[predicted],
-        label: u8::from(predicted == class),
-        predicted,
-    })
+    Ok(TopLabel { score: row[predicted], label: u8::from(predicted == class), predicted })
 }
 
 /// Reduces a row of logits with true class `class`: the confidence is the largest softmax
@@ -71,11 +64,7 @@ pub fn from_logits(row: &[f64], class: usize) -> Result<TopLabel, ReduceError> {
     let predicted = argmax(row);
     let max = row[predicted];
     let partition: f64 = row.iter().map(|&z| libm::exp(z - max)).sum();
-    Ok(TopLabel {
-        score: 1.0 / partition,
-        label: u8::from(predicted == class),
-        predicted,
-    })
+    Ok(TopLabel { score: 1.0 / partition, label: u8::from(predicted == class), predicted })
 }
 
 /// Reduces a row-major table of `classes` columns, one row per entry of `true_classes`,
@@ -96,11 +85,7 @@ pub fn reduce_table(
     if table.len() != rows * classes || scores.len() < rows || labels.len() < rows {
         return Err(ReduceError::ShapeMismatch);
     }
-    let reduce = if logits {
-        from_logits
-    } else {
-        from_probabilities
-    };
+    let reduce = if logits { from_logits } else { from_probabilities };
     for pass in [false, true] {
         for (i, (row, &class)) in table.chunks_exact(classes).zip(true_classes).enumerate() {
             let top = reduce(row, class)?;
@@ -120,40 +105,14 @@ mod tests {
     #[test]
     fn probabilities() {
         let t = from_probabilities(&[0.2, 0.5, 0.3], 1).unwrap();
-        assert_eq!(
-            t,
-            TopLabel {
-                score: 0.5,
-                label: 1,
-                predicted: 1
-            }
-        );
+        assert_eq!(t, TopLabel { score: 0.5, label: 1, predicted: 1 });
         let t = from_probabilities(&[0.4, 0.4, 0.2], 1).unwrap();
-        assert_eq!(
-            (t.predicted, t.label),
-            (0, 0),
-            "ties go to the lowest index"
-        );
+        assert_eq!((t.predicted, t.label), (0, 0), "ties go to the lowest index");
         assert_eq!(from_probabilities(&[], 0), Err(ReduceError::EmptyRow));
-        assert_eq!(
-            from_probabilities(&[0.5, 0.5], 2),
-            Err(ReduceError::ClassOutOfRange {
-                class: 2,
-                classes: 2
-            })
-        );
-        assert_eq!(
-            from_probabilities(&[0.5, f64::NAN], 0),
-            Err(ReduceError::NonFinite { index: 1 })
-        );
-        assert_eq!(
-            from_probabilities(&[1.5, -0.5], 0),
-            Err(ReduceError::ProbabilityOutOfRange { index: 0 })
-        );
-        assert_eq!(
-            from_probabilities(&[0.5, 0.6], 0),
-            Err(ReduceError::NotNormalized)
-        );
+        assert_eq!(from_probabilities(&[0.5, 0.5], 2), Err(ReduceError::ClassOutOfRange { class: 2, classes: 2 }));
+        assert_eq!(from_probabilities(&[0.5, f64::NAN], 0), Err(ReduceError::NonFinite { index: 1 }));
+        assert_eq!(from_probabilities(&[1.5, -0.5], 0), Err(ReduceError::ProbabilityOutOfRange { index: 0 }));
+        assert_eq!(from_probabilities(&[0.5, 0.6], 0), Err(ReduceError::NotNormalized));
     }
 
     #[test]
@@ -166,10 +125,7 @@ mod tests {
         let t = from_logits(&[1000.0, 999.0], 0).unwrap();
         assert!((t.score - 1.0 / (1.0 + libm::exp(-1.0))).abs() < 1e-15);
         assert_eq!(from_logits(&[2.0, 2.0], 1).unwrap().label, 0);
-        assert_eq!(
-            from_logits(&[f64::INFINITY], 0),
-            Err(ReduceError::NonFinite { index: 0 })
-        );
+        assert_eq!(from_logits(&[f64::INFINITY], 0), Err(ReduceError::NonFinite { index: 0 }));
     }
 
     #[test]
@@ -181,14 +137,8 @@ mod tests {
             Err(ReduceError::NotNormalized)
         );
         assert_eq!((scores, labels), ([-1.0; 3], [9; 3]));
-        assert_eq!(
-            reduce_table(&table[..4], 2, &[1, 1], false, &mut scores, &mut labels),
-            Ok(2)
-        );
+        assert_eq!(reduce_table(&table[..4], 2, &[1, 1], false, &mut scores, &mut labels), Ok(2));
         assert_eq!((&scores[..2], &labels[..2]), (&[0.9, 0.7][..], &[1, 0][..]));
-        assert_eq!(
-            reduce_table(&table, 4, &[1], false, &mut scores, &mut labels),
-            Err(ReduceError::ShapeMismatch)
-        );
+        assert_eq!(reduce_table(&table, 4, &[1], false, &mut scores, &mut labels), Err(ReduceError::ShapeMismatch));
     }
 }

@@ -16,10 +16,7 @@ fn buffer() -> InlineBuffer<20> {
 }
 
 fn assert_close(actual: f64, expected: f64, what: &str) {
-    assert!(
-        (actual - expected).abs() <= TOLERANCE,
-        "{what}: {actual} vs {expected}"
-    );
+    assert!((actual - expected).abs() <= TOLERANCE, "{what}: {actual} vs {expected}");
 }
 
 #[test]

@@ -137,6 +137,12 @@ impl<S: AsRef<[BinStats]> + ?Sized> Histogram<S> {
     }
 }
 
+impl<const B: usize> Default for Histogram<[BinStats; B]> {
+    fn default() -> Self {
+        Self::new(Closure::Left)
+    }
+}
+
 #[cfg(feature = "ffi")]
 impl Histogram<[BinStats]> {
     /// Empties the histogram and sets its closure. For the C ABI (`src/ffi/`), which lays
@@ -146,12 +152,6 @@ impl Histogram<[BinStats]> {
     pub(crate) fn reinitialise(&mut self, closure: Closure) {
         self.closure = closure;
         self.reset();
-    }
-}
-
-impl<const B: usize> Default for Histogram<[BinStats; B]> {
-    fn default() -> Self {
-        Self::new(Closure::Left)
     }
 }
 

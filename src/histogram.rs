@@ -221,6 +221,18 @@ impl<const B: usize> Default for Histogram<[BinStats; B]> {
     }
 }
 
+#[cfg(feature = "ffi")]
+impl Histogram<[BinStats]> {
+    /// Empties the histogram and sets its closure. For the C ABI (`src/ffi/`), which lays
+    /// this view over caller memory it has zeroed (all-zero bytes are an empty histogram
+    /// closed on the left: `Closure` is `repr(u8)` with `Left` = 0, `BinStats` holds
+    /// integers) and then needs to choose the closure, a private field.
+    pub(crate) fn reinitialise(&mut self, closure: Closure) {
+        self.closure = closure;
+        self.reset();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,6 +37,8 @@ pub mod concurrent;
 pub mod decay;
 pub mod error;
 pub mod estimate;
+#[cfg(feature = "ffi")]
+pub mod ffi;
 pub mod histogram;
 #[cfg(feature = "std")]
 pub mod kde;

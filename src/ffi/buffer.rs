@@ -1,0 +1,436 @@
+//! `tce_sorted_buffer`: every sample kept, for equal-mass bins and the sweep (SPEC §3.2,
+//! §4).
+
+use core::ffi::c_void;
+
+use super::boundary::ffi_boundary;
+use super::raw::{array, array_mut, Out};
+use super::state::{self, BufferKind, State};
+use super::status::tce_status;
+use super::types::{options, tce_bin_stats, tce_estimate, tce_options, Options};
+use crate::binning::Binning;
+use crate::buffer::{SortedBuffer, SortedSamples};
+use crate::error::EstimateError;
+
+/// A buffer of (score, label) samples of fixed capacity, sorted lazily when an estimate
+/// needs it. Opaque; lives in caller memory (`tce_sorted_buffer_layout`,
+/// `tce_sorted_buffer_init`) or on the heap (`tce_sorted_buffer_new`, with `std`).
+pub struct tce_sorted_buffer {
+    _opaque: [u8; 0],
+}
+
+/// # Safety
+/// A valid handle or NULL.
+unsafe fn get<'a>(b: *const tce_sorted_buffer) -> Result<&'a SortedBuffer, tce_status> {
+    // SAFETY: forwarded contract.
+    unsafe { state::get::<BufferKind>(b.cast()) }.map(|s: &State<SortedBuffer>| &s.view)
+}
+
+/// # Safety
+/// A valid handle or NULL, not accessed elsewhere meanwhile.
+unsafe fn get_mut<'a>(b: *mut tce_sorted_buffer) -> Result<&'a mut SortedBuffer, tce_status> {
+    // SAFETY: forwarded contract.
+    unsafe { state::get_mut::<BufferKind>(b.cast()) }.map(|s: &mut State<SortedBuffer>| &mut s.view)
+}
+
+/// The size and alignment of caller memory for a buffer of `capacity` samples (about
+/// 16 bytes a sample).
+///
+/// Errors: `ZERO_CAPACITY`; `CAPACITY_TOO_LARGE` (above 2^31 − 1 samples, or the size
+/// overflows); `NULL_POINTER`, `MISALIGNED`.
+///
+/// # Safety
+/// `size` and `align` must be NULL or valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn tce_sorted_buffer_layout(
+    capacity: usize,
+    size: *mut usize,
+    align: *mut usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let (size, align) = unsafe { (Out::new(size)?, Out::new(align)?) };
+        let (s, a) = state::layout::<BufferKind>(capacity)?;
+        size.write(s);
+        align.write(a);
+        Ok(())
+    })
+}
+
+/// Initialises an empty buffer of `capacity` samples in `memory[0..memory_len]` (at
+/// least the size and alignment of `tce_sorted_buffer_layout`) and writes its handle to
+/// `*out`. The memory stays the caller's: it must outlive the handle; nothing to free.
+///
+/// Errors: `NULL_POINTER`, `ZERO_CAPACITY`, `CAPACITY_TOO_LARGE`, `MISALIGNED`,
+/// `BUFFER_TOO_SMALL`. On error the memory is untouched.
+///
+/// # Safety
+/// `memory` must be NULL or writable for `memory_len` bytes; `out` NULL or valid for a
+/// write.
+#[no_mangle]
+pub unsafe extern "C" fn tce_sorted_buffer_init(
+    memory: *mut c_void,
+    memory_len: usize,
+    capacity: usize,
+    out: *mut *mut tce_sorted_buffer,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let out = unsafe { Out::new(out)? };
+        // SAFETY: the caller's contract.
+        unsafe { state::init::<BufferKind>(memory.cast(), memory_len, capacity, false)? };
+        out.write(memory.cast());
+        Ok(())
+    })
+}
+
+/// Allocates an empty buffer of `capacity` samples on the heap; release it with
+/// `tce_sorted_buffer_free`. Only in builds with the `std` feature.
+///
+/// Errors: `NULL_POINTER`, `ZERO_CAPACITY`, `CAPACITY_TOO_LARGE`, `ALLOCATION_FAILED`.
+///
+/// # Safety
+/// `out` must be NULL or valid for a write.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub unsafe extern "C" fn tce_sorted_buffer_new(
+    capacity: usize,
+    out: *mut *mut tce_sorted_buffer,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let out = unsafe { Out::new(out)? };
+        let state = state::allocate::<BufferKind>(capacity)?;
+        out.write((state as *mut State<SortedBuffer>).cast());
+        Ok(())
+    })
+}
+
+/// Releases a buffer from `tce_sorted_buffer_new`. NULL is a no-op, and so is a buffer in
+/// caller memory or a handle of another kind. Only in builds with the `std` feature.
+///
+/// # Safety
+/// `b` must be NULL or a valid handle, not used afterwards (a double free is undefined).
+#[cfg(feature = "std")]
+#[no_mangle]
+pub unsafe extern "C" fn tce_sorted_buffer_free(b: *mut tce_sorted_buffer) {
+    let _ = ffi_boundary!({
+        // SAFETY: the caller's contract.
+        unsafe { state::release::<BufferKind>(b.cast()) };
+        Ok(())
+    });
+}
+
+/// Records one sample.
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`,
+/// `INVALID_LABEL`, `BUFFER_FULL`; nothing is recorded then.
+///
+/// # Safety
+/// `b` must be NULL or a valid handle.
+#[no_mangle]
+pub unsafe extern "C" fn tce_sorted_buffer_push(
+    b: *mut tce_sorted_buffer,
+    score: f64,
+    label: u8,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        Ok(unsafe { get_mut(b)? }.push(score, label)?)
+    })
+}
+
+/// Records a batch: all of it, or (a bad element, or not enough room) none of it.
+///
+/// Errors: as `tce_sorted_buffer_push`, and `LENGTH_MISMATCH`, `MISALIGNED`.
+///
+/// # Safety
+/// `b` NULL or a valid handle; `scores` / `labels` NULL or readable for their lengths.
+#[no_mangle]
+pub unsafe extern "C" fn tce_sorted_buffer_push_batch(
+    b: *mut tce_sorted_buffer,
+    scores: *const f64,
+    scores_len: usize,
+    labels: *const u8,
+    labels_len: usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let b = unsafe { get_mut(b)? };
+        // SAFETY: the caller's contract.
+        let (scores, labels) = unsafe { (array(scores, scores_len)?, array(labels, labels_len)?) };
+        Ok(b.push_batch(scores, labels)?)
+    })
+}
+
+/// Appends the samples of `other` after those of `b`, in their arrival order: the result
+/// equals pushing both streams. `other` is not changed.
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `BUFFER_FULL`, `SAME_STATE`; nothing changes.
+///
+/// # Safety
+/// `b` and `other` NULL or valid handles of states that do not overlap.
+#[no_mangle]
+pub unsafe extern "C" fn tce_sorted_buffer_merge(
+    b: *mut tce_sorted_buffer,
+    other: *const tce_sorted_buffer,
+) -> tce_status {
+    ffi_boundary!({
+        if !b.is_null() && core::ptr::eq(b, other) {
+            // SAFETY: the caller's contract (checks the kind for a precise status).
+            unsafe { get(other)? };
+            return Err(tce_status::SameState);
+        }
+        // SAFETY: the caller's contract; distinct, non-overlapping states.
+        let (b, other) = unsafe { (get_mut(b)?, get(other)?) };
+        Ok(b.merge(other)?)
+    })
+}
+
+/// Forgets every sample; the capacity stays.
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`.
+///
+/// # Safety
+/// `b` must be NULL or a valid handle.
+#[no_mangle]
+pub unsafe extern "C" fn tce_sorted_buffer_clear(b: *mut tce_sorted_buffer) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        unsafe { get_mut(b)? }.clear();
+        Ok(())
+    })
+}
+
+/// The number of samples held.
+///
+/// # Safety
+/// `b` NULL or a valid handle; `out` NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tce_sorted_buffer_len(
+    b: *const tce_sorted_buffer,
+    out: *mut usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let (b, out) = unsafe { (get(b)?, Out::new(out)?) };
+        out.write(b.len());
+        Ok(())
+    })
+}
+
+/// The most samples the buffer can hold.
+///
+/// # Safety
+/// `b` NULL or a valid handle; `out` NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tce_sorted_buffer_capacity(
+    b: *const tce_sorted_buffer,
+    out: *mut usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let (b, out) = unsafe { (get(b)?, Out::new(out)?) };
+        out.write(b.capacity());
+        Ok(())
+    })
+}
+
+/// The number of hits (label 1) held.
+///
+/// # Safety
+/// `b` NULL or a valid handle; `out` NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tce_sorted_buffer_hits(
+    b: *const tce_sorted_buffer,
+    out: *mut u64,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let (b, out) = unsafe { (get(b)?, Out::new(out)?) };
+        out.write(b.hits());
+        Ok(())
+    })
+}
+
+/// What an estimator of the sorted samples computes.
+pub(crate) enum Estimator {
+    EceBin,
+    Mce,
+    EceDebias,
+    EceSweep,
+}
+
+impl Estimator {
+    pub(crate) fn run(
+        &self,
+        sorted: &SortedSamples<'_>,
+        o: &Options,
+    ) -> Result<tce_estimate, tce_status> {
+        let estimate = match self {
+            Self::EceBin => sorted.ece_bin(o.binning, o.bins, o.norm),
+            Self::Mce => sorted.mce(o.binning, o.bins),
+            Self::EceDebias => sorted.ece_debias(o.binning, o.bins, o.norm),
+            Self::EceSweep => sorted.ece_sweep(o.binning, o.norm, o.sweep),
+        };
+        Ok(estimate?.into())
+    }
+}
+
+/// # Safety
+/// `b` NULL or a valid handle; `options` NULL or readable; `out` NULL or writable.
+unsafe fn estimate(
+    estimator: Estimator,
+    b: *mut tce_sorted_buffer,
+    options: *const tce_options,
+    out: *mut tce_estimate,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: forwarded contract.
+        let (b, options, out) = unsafe { (get_mut(b)?, self::options(options)?, Out::new(out)?) };
+        out.write(estimator.run(&b.sorted(), &options)?);
+        Ok(())
+    })
+}
+
+/// ECE_bin with `options->bins` bins of `options->binning`, norm `options->p`.
+///
+/// Estimators sort the samples that arrived since the last estimate (in place, O(n log n)
+/// once), so they take a mutable handle; the samples and every later result are not
+/// affected by it.
+///
+/// Errors: `NULL_POINTER`, `MISALIGNED`, `WRONG_STATE`, `INVALID_ENUM`, `INVALID_NORM`,
+/// `ZERO_BINS`, `NO_SAMPLES`.
+///
+/// # Safety
+/// `b` NULL or a valid handle; `options` NULL or readable; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tce_sorted_buffer_ece_bin(
+    b: *mut tce_sorted_buffer,
+    options: *const tce_options,
+    out: *mut tce_estimate,
+) -> tce_status {
+    // SAFETY: forwarded contract.
+    unsafe { estimate(Estimator::EceBin, b, options, out) }
+}
+
+/// The maximum calibration error with `options->bins` bins (p is ignored).
+///
+/// Errors: as `tce_sorted_buffer_ece_bin`.
+///
+/// # Safety
+/// `b` NULL or a valid handle; `options` NULL or readable; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tce_sorted_buffer_mce(
+    b: *mut tce_sorted_buffer,
+    options: *const tce_options,
+    out: *mut tce_estimate,
+) -> tce_status {
+    // SAFETY: forwarded contract.
+    unsafe { estimate(Estimator::Mce, b, options, out) }
+}
+
+/// ECE_debias with `options->bins` bins (SPEC §5).
+///
+/// Errors: as `tce_sorted_buffer_ece_bin`.
+///
+/// # Safety
+/// `b` NULL or a valid handle; `options` NULL or readable; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tce_sorted_buffer_ece_debias(
+    b: *mut tce_sorted_buffer,
+    options: *const tce_options,
+    out: *mut tce_estimate,
+) -> tce_status {
+    // SAFETY: forwarded contract.
+    unsafe { estimate(Estimator::EceDebias, b, options, out) }
+}
+
+/// ECE_sweep (SPEC §4): ECE_bin with b* bins, the largest count such that every binning
+/// with up to b* bins has non-decreasing accuracies; `out->bins` is b*. Uses
+/// `options->max_bins` (0 = no cap) and `options->sweep_limit`; `options->bins` is
+/// ignored.
+///
+/// Errors: as `tce_sorted_buffer_ece_bin` (`ZERO_BINS` cannot occur: `max_bins` 0 means
+/// no cap).
+///
+/// # Safety
+/// `b` NULL or a valid handle; `options` NULL or readable; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tce_sorted_buffer_ece_sweep(
+    b: *mut tce_sorted_buffer,
+    options: *const tce_options,
+    out: *mut tce_estimate,
+) -> tce_status {
+    // SAFETY: forwarded contract.
+    unsafe { estimate(Estimator::EceSweep, b, options, out) }
+}
+
+/// The statistics of the `bins` bins of `binning` over the sorted samples, into `out`.
+pub(crate) fn bin_stats(
+    sorted: &SortedSamples<'_>,
+    binning: Binning,
+    bins: usize,
+    out: &mut [tce_bin_stats],
+) -> Result<(), tce_status> {
+    if bins == 0 {
+        return Err(EstimateError::ZeroBins.into());
+    }
+    if out.len() < bins {
+        return Err(tce_status::BufferTooSmall);
+    }
+    // Bins cover consecutive sorted positions, so each bin's smallest and largest
+    // scores are the first and last of its run.
+    let mut scores = sorted.iter().map(|(score, _)| score);
+    for (k, (slot, stats)) in out.iter_mut().zip(sorted.bins(binning, bins)).enumerate() {
+        *slot = match binning {
+            Binning::EqualWidth(_) => tce_bin_stats::equal_width(&stats, k, bins),
+            Binning::EqualMass(_) => {
+                let count = stats.count() as usize;
+                let lower = if count > 0 {
+                    scores.next().unwrap_or(f64::NAN)
+                } else {
+                    f64::NAN
+                };
+                let upper = if count > 1 {
+                    scores.nth(count - 2).unwrap_or(f64::NAN)
+                } else {
+                    lower
+                };
+                tce_bin_stats::new(&stats, (lower, upper))
+            }
+        };
+    }
+    Ok(())
+}
+
+/// Writes the statistics of the `options->bins` bins of `options->binning` to
+/// `out[0..bins]` (for reliability diagrams; for the sweep's bins, pass b* as `bins`).
+/// Equal-width bins report edges k/B and (k+1)/B; equal-mass bins, which have no fixed
+/// edges, report their smallest and largest score. Empty bins report NaN mean score and
+/// accuracy (and NaN edges for equal mass). An empty buffer gives B empty bins.
+///
+/// Errors: `NULL_POINTER`, `MISALIGNED`, `WRONG_STATE`, `INVALID_ENUM`, `INVALID_NORM`,
+/// `ZERO_BINS`, `BUFFER_TOO_SMALL` (`out_len` below `options->bins`: nothing written).
+///
+/// # Safety
+/// `b` NULL or a valid handle; `options` NULL or readable; `out` NULL or writable for
+/// `out_len` elements.
+#[no_mangle]
+pub unsafe extern "C" fn tce_sorted_buffer_bin_stats(
+    b: *mut tce_sorted_buffer,
+    options: *const tce_options,
+    out: *mut tce_bin_stats,
+    out_len: usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: forwarded contract.
+        let (b, options) = unsafe { (get_mut(b)?, self::options(options)?) };
+        if out.is_null() {
+            return Err(tce_status::NullPointer);
+        }
+        // SAFETY: forwarded contract.
+        let out = unsafe { array_mut(out, out_len)? };
+        bin_stats(&b.sorted(), options.binning, options.bins, out)
+    })
+}

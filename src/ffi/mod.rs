@@ -1,0 +1,60 @@
+//! The C ABI (feature `ffi`): the functions, types and statuses declared in
+//! `include/tce.h`. The rules every function follows are in `docs/C-API.md`; in short:
+//!
+//! * one prefix `tce_`, names `tce_<type>_<verb>`;
+//! * every fallible function returns a [`tce_status`]; other outputs go through
+//!   out-parameters, written only on success;
+//! * a pointer is followed by its length; a `const T*` is never written through;
+//! * no panic crosses the boundary ([`boundary`]); NULL pointers, NaN, bad labels, short or
+//!   misaligned buffers, full buffers, handles of the wrong kind and enum values out of
+//!   range are named statuses, not undefined behaviour.
+//!
+//! States (the equal-width histogram, the sorted buffer) live in memory the C program
+//! provides (`tce_*_layout` then `tce_*_init`) or, with `std`, on the heap
+//! (`tce_*_new` / `tce_*_free`). A state is a small header (a magic number naming its
+//! kind, its size) followed by the core's unsized view (`Histogram<[BinStats]>`,
+//! `SortedBuffer<[Slot]>`), which both core types lay out `#[repr(C)]` with their storage
+//! last for exactly this purpose.
+//!
+//! All `unsafe` code of the crate is in this module.
+
+// C names: `tce_status`, `tce_estimate`, ...
+#![allow(non_camel_case_types)]
+// Every `unsafe` block states why it is sound.
+#![deny(clippy::undocumented_unsafe_blocks)]
+
+// Internals.
+mod boundary;
+#[cfg(all(feature = "panic-handler", not(feature = "std")))]
+mod panic_handler;
+mod raw;
+mod state;
+
+// The exported API, in the order the header presents it (cbindgen follows these).
+mod status;
+
+mod types;
+
+mod histogram;
+
+mod buffer;
+
+mod oneshot;
+
+mod toplabel;
+
+pub use buffer::*;
+pub use histogram::*;
+pub use oneshot::*;
+pub use status::*;
+pub use toplabel::*;
+pub use types::*;
+
+/// The library version, `MAJOR.MINOR.PATCH` as in Cargo.toml (and in the header's
+/// `TCE_VERSION_MAJOR`, `TCE_VERSION_MINOR` and `TCE_VERSION_PATCH` macros), as a static
+/// NUL-terminated string. Never NULL; never free it.
+#[no_mangle]
+pub extern "C" fn tce_version() -> *const core::ffi::c_char {
+    static VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
+    VERSION.as_ptr().cast()
+}

@@ -1,0 +1,230 @@
+//! `tce_status`: what every fallible function returns.
+
+use core::ffi::c_char;
+
+use crate::error::{ConfigError, EstimateError, MergeError, NormError, PushError, ReduceError};
+
+/// The result of every fallible function: `TCE_STATUS_OK` (0) or the named cause of the
+/// failure. Values are explicit and stable: new statuses are only ever appended. On any
+/// status other than `TCE_STATUS_OK` no out-parameter was written and no state changed.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum tce_status {
+    /// Success.
+    Ok = 0,
+    /// A required pointer was NULL (a NULL array with length 0 is allowed).
+    NullPointer = 1,
+    /// A score was NaN or infinite.
+    NonFiniteScore = 2,
+    /// A score was finite but outside [0, 1].
+    ScoreOutOfRange = 3,
+    /// A label was neither 0 nor 1.
+    InvalidLabel = 4,
+    /// The score and label arrays have different lengths.
+    LengthMismatch = 5,
+    /// The sorted buffer cannot take that many more samples.
+    BufferFull = 6,
+    /// The number of bins (or `max_bins` of a sweep) was 0 where at least 1 is needed.
+    ZeroBins = 7,
+    /// A sorted buffer was asked for capacity 0.
+    ZeroCapacity = 8,
+    /// A capacity, bin count or array length is too large to address (a sorted buffer
+    /// holds at most 2^31 − 1 samples; sizes must fit in `isize`).
+    CapacityTooLarge = 9,
+    /// An estimate needs at least one sample.
+    NoSamples = 10,
+    /// The norm exponent p was NaN, infinite or below 1.
+    InvalidNorm = 11,
+    /// Merged histograms have different bin counts.
+    BinCountMismatch = 12,
+    /// Merged histograms close their bins on different sides.
+    ClosureMismatch = 13,
+    /// A pointer is not aligned for its type (caller memory: see `tce_*_layout`).
+    Misaligned = 14,
+    /// Caller memory or an output array is shorter than needed.
+    BufferTooSmall = 15,
+    /// The handle does not point to an initialised state of the expected kind (a
+    /// histogram passed as a buffer, uninitialised or freed memory).
+    WrongState = 16,
+    /// An enum value passed as an integer (closure, ties, binning, sweep limit, kind) is
+    /// not one of its named values.
+    InvalidEnum = 17,
+    /// Top-label reduction: a row has no classes.
+    EmptyRow = 18,
+    /// Top-label reduction: a probability or logit is NaN or infinite.
+    NonFiniteValue = 19,
+    /// Top-label reduction: a probability is outside [0, 1].
+    ProbabilityOutOfRange = 20,
+    /// Top-label reduction: the probabilities of a row do not sum to 1 (within 1e-3);
+    /// most often logits passed as probabilities.
+    NotNormalized = 21,
+    /// Top-label reduction: the true class is not below the number of classes.
+    ClassOutOfRange = 22,
+    /// Top-label reduction: the table's length is not rows × classes.
+    ShapeMismatch = 23,
+    /// The same state was passed as both operands of an operation that needs two
+    /// distinct ones (merging a state into itself).
+    SameState = 24,
+    /// The heap allocation of a `tce_*_new` failed.
+    AllocationFailed = 25,
+    /// A Rust panic was caught at the boundary (a bug in tce: please report it). The
+    /// state the call was given may be partially updated; reset or discard it.
+    Panic = 26,
+}
+
+impl tce_status {
+    /// Every status, in value order.
+    pub(crate) const ALL: [tce_status; 27] = [
+        Self::Ok,
+        Self::NullPointer,
+        Self::NonFiniteScore,
+        Self::ScoreOutOfRange,
+        Self::InvalidLabel,
+        Self::LengthMismatch,
+        Self::BufferFull,
+        Self::ZeroBins,
+        Self::ZeroCapacity,
+        Self::CapacityTooLarge,
+        Self::NoSamples,
+        Self::InvalidNorm,
+        Self::BinCountMismatch,
+        Self::ClosureMismatch,
+        Self::Misaligned,
+        Self::BufferTooSmall,
+        Self::WrongState,
+        Self::InvalidEnum,
+        Self::EmptyRow,
+        Self::NonFiniteValue,
+        Self::ProbabilityOutOfRange,
+        Self::NotNormalized,
+        Self::ClassOutOfRange,
+        Self::ShapeMismatch,
+        Self::SameState,
+        Self::AllocationFailed,
+        Self::Panic,
+    ];
+
+    /// The static NUL-terminated message of the status.
+    const fn message(self) -> &'static str {
+        match self {
+            Self::Ok => "ok\0",
+            Self::NullPointer => "a required pointer was NULL\0",
+            Self::NonFiniteScore => "a score is NaN or infinite\0",
+            Self::ScoreOutOfRange => "a score is outside [0, 1]\0",
+            Self::InvalidLabel => "a label is neither 0 nor 1\0",
+            Self::LengthMismatch => "the score and label arrays have different lengths\0",
+            Self::BufferFull => "the sorted buffer is full\0",
+            Self::ZeroBins => "the number of bins must be at least 1\0",
+            Self::ZeroCapacity => "the buffer capacity must be at least 1\0",
+            Self::CapacityTooLarge => "capacity, bin count or length too large\0",
+            Self::NoSamples => "no samples: an estimate needs n >= 1\0",
+            Self::InvalidNorm => "the norm exponent p must be finite and at least 1\0",
+            Self::BinCountMismatch => "cannot merge histograms of different bin counts\0",
+            Self::ClosureMismatch => "cannot merge histograms with different bin closures\0",
+            Self::Misaligned => "a pointer is not aligned for its type\0",
+            Self::BufferTooSmall => "memory or output array too small\0",
+            Self::WrongState => "the handle is not an initialised state of the expected kind\0",
+            Self::InvalidEnum => "an enum value is out of range\0",
+            Self::EmptyRow => "the row has no classes\0",
+            Self::NonFiniteValue => "a probability or logit is NaN or infinite\0",
+            Self::ProbabilityOutOfRange => "a probability is outside [0, 1]\0",
+            Self::NotNormalized => "the probabilities do not sum to 1\0",
+            Self::ClassOutOfRange => "the true class is not below the number of classes\0",
+            Self::ShapeMismatch => "the table's length is not rows x classes\0",
+            Self::SameState => "the same state was passed twice\0",
+            Self::AllocationFailed => "memory allocation failed\0",
+            Self::Panic => "internal error: a panic was caught (please report it)\0",
+        }
+    }
+}
+
+/// A static NUL-terminated English message for a status value (taken as an integer so
+/// that any value is safe to pass: an unknown one gives "unknown status"). Never NULL;
+/// never free it.
+#[no_mangle]
+pub extern "C" fn tce_status_str(status: u32) -> *const c_char {
+    let message = match tce_status::ALL.get(status as usize) {
+        Some(status) => status.message(),
+        None => "unknown status\0",
+    };
+    message.as_ptr().cast()
+}
+
+impl From<PushError> for tce_status {
+    fn from(e: PushError) -> Self {
+        match e {
+            PushError::NonFiniteScore { .. } => Self::NonFiniteScore,
+            PushError::ScoreOutOfRange { .. } => Self::ScoreOutOfRange,
+            PushError::InvalidLabel { .. } => Self::InvalidLabel,
+            PushError::LengthMismatch { .. } => Self::LengthMismatch,
+            PushError::Full { .. } => Self::BufferFull,
+        }
+    }
+}
+
+impl From<ConfigError> for tce_status {
+    fn from(e: ConfigError) -> Self {
+        match e {
+            ConfigError::ZeroBins => Self::ZeroBins,
+            ConfigError::ZeroCapacity => Self::ZeroCapacity,
+            ConfigError::CapacityTooLarge { .. } => Self::CapacityTooLarge,
+        }
+    }
+}
+
+impl From<EstimateError> for tce_status {
+    fn from(e: EstimateError) -> Self {
+        match e {
+            EstimateError::NoSamples => Self::NoSamples,
+            EstimateError::ZeroBins => Self::ZeroBins,
+        }
+    }
+}
+
+impl From<NormError> for tce_status {
+    fn from(e: NormError) -> Self {
+        match e {
+            NormError::InvalidExponent => Self::InvalidNorm,
+        }
+    }
+}
+
+impl From<MergeError> for tce_status {
+    fn from(e: MergeError) -> Self {
+        match e {
+            MergeError::BinCountMismatch { .. } => Self::BinCountMismatch,
+            MergeError::ClosureMismatch => Self::ClosureMismatch,
+            MergeError::Full { .. } => Self::BufferFull,
+        }
+    }
+}
+
+impl From<ReduceError> for tce_status {
+    fn from(e: ReduceError) -> Self {
+        match e {
+            ReduceError::EmptyRow => Self::EmptyRow,
+            ReduceError::NonFinite { .. } => Self::NonFiniteValue,
+            ReduceError::ProbabilityOutOfRange { .. } => Self::ProbabilityOutOfRange,
+            ReduceError::NotNormalized => Self::NotNormalized,
+            ReduceError::ClassOutOfRange { .. } => Self::ClassOutOfRange,
+            ReduceError::ShapeMismatch => Self::ShapeMismatch,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_dense_and_messages_nul_terminated() {
+        for (i, status) in tce_status::ALL.iter().enumerate() {
+            assert_eq!(*status as u32 as usize, i);
+            let m = status.message();
+            assert!(m.ends_with('\0') && !m[..m.len() - 1].contains('\0'));
+        }
+        // SAFETY: tce_status_str returns a static NUL-terminated string.
+        let unknown = unsafe { core::ffi::CStr::from_ptr(tce_status_str(1000)) };
+        assert_eq!(unknown.to_bytes(), b"unknown status");
+    }
+}

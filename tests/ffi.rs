@@ -1,0 +1,613 @@
+//! The C ABI from C, C++ and Python (feature `ffi`; `cargo test --all-features`).
+//!
+//! Builds the static and shared libraries with a nested `cargo rustc` into a target
+//! directory of their own (`$CARGO_TARGET_DIR/ffi`, else `target/ffi`: no lock contention
+//! with the outer build), compiles the programs of `ffi-tests/` and `examples/` with gcc
+//! and g++ (`-Wall -Wextra -Wpedantic -Werror`), and runs them under AddressSanitizer +
+//! UndefinedBehaviorSanitizer and under valgrind. A missing tool (gcc, g++, valgrind,
+//! python3, cmake, pkg-config) fails the test loudly: CI installs them.
+#![cfg(feature = "ffi")]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use tce::{BinStats, Binning, Closure, Histogram, Norm, Slot, SortedBuffer, SweepOptions, Ties};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Where the nested build and the compiled programs go.
+fn ffi_target() -> PathBuf {
+    let base =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from);
+    let base = if base.is_absolute() {
+        base
+    } else {
+        root().join(base)
+    };
+    base.join("ffi")
+}
+
+fn bin_dir() -> PathBuf {
+    let dir = ffi_target().join("bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Fails loudly if a tool is missing.
+fn require(tool: &str) {
+    let found = std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join(tool).is_file()))
+        .unwrap_or(false);
+    assert!(
+        found,
+        "`{tool}` is not installed, and the C ABI tests need it (they fail rather than skip). \
+         Install it, e.g. `apt-get install -y gcc g++ valgrind pkg-config cmake python3`."
+    );
+}
+
+fn run(command: &mut Command) -> Output {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+    if !output.status.success() {
+        panic!(
+            "{command:?} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    output
+}
+
+/// The directory with libtce.a and libtce.so (release, features std + ffi), built once.
+fn lib_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        run(Command::new(cargo)
+            .current_dir(root())
+            .args([
+                "rustc",
+                "--release",
+                "--lib",
+                "--no-default-features",
+                "--features",
+                "std,ffi",
+            ])
+            .args(["--crate-type", "staticlib,cdylib", "--target-dir"])
+            .arg(ffi_target())
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("RUSTFLAGS"));
+        let dir = ffi_target().join("release");
+        assert!(dir.join("libtce.a").is_file() && dir.join("libtce.so").is_file());
+        dir
+    })
+}
+
+const WARNINGS: [&str; 4] = ["-Wall", "-Wextra", "-Wpedantic", "-Werror"];
+const SANITIZERS: [&str; 3] = [
+    "-fsanitize=address,undefined",
+    "-fno-sanitize-recover=all",
+    "-fno-omit-frame-pointer",
+];
+
+#[derive(Clone, Copy)]
+enum Lang {
+    C,
+    Cpp,
+}
+
+/// Compiles `sources` into `name`, linked against the static library.
+fn compile(name: &str, sources: &[&str], lang: Lang, extra: &[&str]) -> PathBuf {
+    let (compiler, std) = match lang {
+        Lang::C => ("gcc", "-std=c11"),
+        Lang::Cpp => ("g++", "-std=c++17"),
+    };
+    require(compiler);
+    let out = bin_dir().join(name);
+    let mut command = Command::new(compiler);
+    command.current_dir(root()).arg(std).args(WARNINGS).args([
+        "-g",
+        "-O1",
+        "-Iinclude",
+        "-Iexamples",
+    ]);
+    if let Lang::Cpp = lang {
+        command.args(["-x", "c++"]);
+    }
+    command.args(sources);
+    if let Lang::Cpp = lang {
+        command.args(["-x", "none"]);
+    }
+    command
+        .args(extra)
+        .arg(lib_dir().join("libtce.a"))
+        .args(["-lpthread", "-ldl", "-lm", "-o"])
+        .arg(&out);
+    run(&mut command);
+    out
+}
+
+fn asan(program: &Path, args: &[&str]) -> Output {
+    run(Command::new(program)
+        .current_dir(root())
+        .args(args)
+        // The 1 PiB allocation of the ALLOCATION_FAILED test must return NULL.
+        .env(
+            "ASAN_OPTIONS",
+            "allocator_may_return_null=1:detect_leaks=1:abort_on_error=1",
+        )
+        .env("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1"))
+}
+
+fn valgrind(program: &Path, args: &[&str]) -> Output {
+    require("valgrind");
+    run(Command::new("valgrind")
+        .current_dir(root())
+        .args([
+            "--error-exitcode=1",
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite,indirect,possible",
+            "-q",
+        ])
+        .arg(program)
+        .args(args))
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+#[test]
+fn header_compiles_alone_and_twice_as_c_and_cpp() {
+    let c = compile("header_only_c", &["ffi-tests/header_only.c"], Lang::C, &[]);
+    let cpp = compile(
+        "header_only_cpp",
+        &["ffi-tests/header_only.c"],
+        Lang::Cpp,
+        &[],
+    );
+    run(&mut Command::new(c));
+    run(&mut Command::new(cpp));
+    // And in older dialects a C user may still compile with.
+    run(Command::new("gcc")
+        .current_dir(root())
+        .args(["-std=c99", "-fsyntax-only", "-Iinclude"])
+        .args(WARNINGS)
+        .arg("ffi-tests/header_only.c"));
+    run(Command::new("g++")
+        .current_dir(root())
+        .args(["-std=c++11", "-fsyntax-only", "-x", "c++", "-Iinclude"])
+        .args(WARNINGS)
+        .arg("ffi-tests/header_only.c"));
+}
+
+fn check_api_output(output: &Output) {
+    let out = stdout(output);
+    assert!(out.trim_end().ends_with(" passed, 0 failed"), "{out}");
+}
+
+#[test]
+fn api_c11_under_asan_and_ubsan() {
+    let program = compile(
+        "api_c_asan",
+        &["ffi-tests/test_api.c"],
+        Lang::C,
+        &SANITIZERS,
+    );
+    check_api_output(&asan(&program, &[]));
+}
+
+#[test]
+fn api_cpp17_under_asan_and_ubsan() {
+    let program = compile(
+        "api_cpp_asan",
+        &["ffi-tests/test_api.c"],
+        Lang::Cpp,
+        &SANITIZERS,
+    );
+    check_api_output(&asan(&program, &[]));
+}
+
+#[test]
+fn api_c11_under_valgrind() {
+    let program = compile("api_c", &["ffi-tests/test_api.c"], Lang::C, &[]);
+    check_api_output(&valgrind(&program, &[]));
+}
+
+#[test]
+fn api_cpp17_under_valgrind() {
+    let program = compile("api_cpp", &["ffi-tests/test_api.c"], Lang::Cpp, &[]);
+    check_api_output(&valgrind(&program, &[]));
+}
+
+/// Every function the header declares is called by ffi-tests/test_api.c.
+#[test]
+fn api_test_calls_every_exported_function() {
+    let header = std::fs::read_to_string(root().join("include/tce.h")).unwrap();
+    let test = std::fs::read_to_string(root().join("ffi-tests/test_api.c")).unwrap();
+    let mut functions = Vec::new();
+    for line in header
+        .lines()
+        .filter(|l| !l.starts_with(' ') && !l.starts_with('#'))
+    {
+        if let Some(open) = line.find('(') {
+            if let Some(name) = line[..open]
+                .split([' ', '*'])
+                .next_back()
+                .filter(|n| n.starts_with("tce_"))
+            {
+                functions.push(name.to_string());
+            }
+        }
+    }
+    assert!(functions.len() > 40, "parsed only {functions:?}");
+    let missing: Vec<_> = functions
+        .iter()
+        .filter(|f| !test.contains(&format!("{f}(")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "not exercised by ffi-tests/test_api.c: {missing:?}"
+    );
+}
+
+/// Reads (confidence, correct) from a bundled CSV, as the C program does (strtod and
+/// Rust's parser are both correctly rounded).
+fn read_csv(path: &Path) -> (Vec<f64>, Vec<u8>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let (mut scores, mut labels) = (Vec::new(), Vec::new());
+    for line in text.lines().skip(1) {
+        let mut fields = line.split(',');
+        let (Some(score), Some(label)) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        scores.push(score.trim().parse::<f64>().unwrap());
+        labels.push(label.trim().parse::<u8>().unwrap());
+    }
+    (scores, labels)
+}
+
+/// What ffi-tests/csv_estimates.c prints, computed with the Rust API: key → (bits, bins,
+/// samples).
+fn rust_estimates(scores: &[f64], labels: &[u8]) -> BTreeMap<String, (u64, usize, u64)> {
+    let mut out = BTreeMap::new();
+    let mut put = |key: String, e: tce::Estimate| {
+        out.insert(key, (e.value.to_bits(), e.bins, e.samples));
+    };
+    let mut h = Histogram::<[BinStats; 15]>::new(Closure::Left);
+    h.push_batch(scores, labels).unwrap();
+    put("histogram.ece_bin.p2".into(), h.ece_bin(Norm::L2).unwrap());
+    put("histogram.ece_bin.p1".into(), h.ece_bin(Norm::L1).unwrap());
+    put("histogram.mce".into(), h.mce().unwrap());
+    put(
+        "histogram.ece_debias.p2".into(),
+        h.ece_debias(Norm::L2).unwrap(),
+    );
+    let mut storage = vec![Slot::EMPTY; scores.len()];
+    let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
+    for (&s, &l) in scores.iter().zip(labels) {
+        buffer.push(s, l).unwrap();
+    }
+    let sorted = buffer.sorted();
+    let binnings = [
+        ("ew", Binning::EqualWidth(Closure::Left)),
+        ("em", Binning::EqualMass(Ties::Split)),
+        ("em_keep", Binning::EqualMass(Ties::Keep)),
+    ];
+    for (name, binning) in binnings {
+        for p in 1..=3 {
+            let norm = Norm::new(f64::from(p)).unwrap();
+            put(
+                format!("buffer.{name}.ece_bin.p{p}"),
+                sorted.ece_bin(binning, 15, norm).unwrap(),
+            );
+            put(
+                format!("buffer.{name}.ece_debias.p{p}"),
+                sorted.ece_debias(binning, 15, norm).unwrap(),
+            );
+            put(
+                format!("buffer.{name}.ece_sweep.p{p}"),
+                sorted
+                    .ece_sweep(binning, norm, SweepOptions::default())
+                    .unwrap(),
+            );
+        }
+        put(
+            format!("buffer.{name}.mce"),
+            sorted.mce(binning, 15).unwrap(),
+        );
+    }
+    put(
+        "oneshot.em.ece_sweep.p2".into(),
+        sorted
+            .ece_sweep(Binning::EQUAL_MASS, Norm::L2, SweepOptions::default())
+            .unwrap(),
+    );
+    out
+}
+
+#[test]
+fn c_results_equal_rust_results_to_the_last_bit() {
+    let program = compile(
+        "csv_estimates",
+        &["ffi-tests/csv_estimates.c"],
+        Lang::C,
+        &[],
+    );
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("data"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "csv"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 6, "bundled data files: {files:?}");
+    for file in files {
+        let output = run(Command::new(&program).arg(&file));
+        let mut from_c = BTreeMap::new();
+        for line in stdout(&output).lines() {
+            let fields: Vec<&str> = line.split(' ').collect();
+            assert_eq!(fields.len(), 5, "{line}");
+            let bits = u64::from_str_radix(fields[2].trim_start_matches("0x"), 16).unwrap();
+            from_c.insert(
+                fields[0].to_string(),
+                (bits, fields[3].parse().unwrap(), fields[4].parse().unwrap()),
+            );
+        }
+        let (scores, labels) = read_csv(&file);
+        let from_rust = rust_estimates(&scores, &labels);
+        assert_eq!(from_c.len(), from_rust.len(), "{}", file.display());
+        for (key, rust) in &from_rust {
+            let c = from_c
+                .get(key)
+                .unwrap_or_else(|| panic!("{key} missing from the C output"));
+            assert_eq!(
+                c,
+                rust,
+                "{} {key}: C {} vs Rust {}",
+                file.display(),
+                f64::from_bits(c.0),
+                f64::from_bits(rust.0)
+            );
+        }
+    }
+}
+
+#[test]
+fn monitor_example_under_asan_ubsan_and_tsan() {
+    let asan_build = compile(
+        "monitor_asan",
+        &["examples/monitor.c"],
+        Lang::C,
+        &SANITIZERS,
+    );
+    let out = stdout(&asan(&asan_build, &[]));
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.contains("ECE_bin") && l.contains("ECE_sweep"))
+            .count(),
+        5,
+        "{out}"
+    );
+    let tsan_build = compile(
+        "monitor_tsan",
+        &["examples/monitor.c"],
+        Lang::C,
+        &["-fsanitize=thread"],
+    );
+    let out = stdout(&run(
+        Command::new(&tsan_build).env("TSAN_OPTIONS", "halt_on_error=1")
+    ));
+    assert!(out.contains("report 5"), "{out}");
+}
+
+#[test]
+fn cpp_wrapper_example_under_asan_and_valgrind() {
+    let file = root().join("data/resnet50_birds_test.csv");
+    let file = file.to_str().unwrap();
+    let sanitized = compile(
+        "estimate_cpp_asan",
+        &["examples/estimate.cpp"],
+        Lang::Cpp,
+        &SANITIZERS,
+    );
+    let out = stdout(&asan(&sanitized, &[file]));
+    assert!(
+        out.contains("ece_sweep") && out.contains("refused NaN"),
+        "{out}"
+    );
+    let plain = compile("estimate_cpp", &["examples/estimate.cpp"], Lang::Cpp, &[]);
+    valgrind(&plain, &[file]);
+}
+
+/// The JSON document of `tce estimate --json`, computed with the Rust API (the shape
+/// examples/estimate.py prints).
+fn rust_estimate_json(scores: &[f64], labels: &[u8], bins: usize) -> String {
+    let n = scores.len();
+    let mut storage = vec![Slot::EMPTY; n];
+    let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
+    buffer.push_batch(scores, labels).unwrap();
+    let sorted = buffer.sorted();
+    let mut entries = Vec::new();
+    for (name, binning) in [
+        ("equal_width", Binning::EQUAL_WIDTH),
+        ("equal_mass", Binning::EQUAL_MASS),
+    ] {
+        let estimates = [
+            ("ece_bin", sorted.ece_bin(binning, bins, Norm::L2).unwrap()),
+            (
+                "ece_sweep",
+                sorted
+                    .ece_sweep(binning, Norm::L2, SweepOptions::default())
+                    .unwrap(),
+            ),
+            (
+                "ece_debias",
+                sorted.ece_debias(binning, bins, Norm::L2).unwrap(),
+            ),
+            ("mce", sorted.mce(binning, bins).unwrap()),
+        ];
+        for (estimator, e) in estimates {
+            entries.push(format!(
+                r#"{{"estimator": "{estimator}", "binning": "{name}", "bins": {}, "value": {:?}}}"#,
+                e.bins, e.value
+            ));
+        }
+    }
+    let hits: u64 = labels.iter().map(|&l| u64::from(l)).sum();
+    let confidence_sum: f64 = scores.iter().fold(0.0, |sum, &s| sum + s);
+    format!(
+        r#"{{"n": {n}, "accuracy": {:?}, "mean_confidence": {:?}, "norm": 2.0, "estimates": [{}]}}"#,
+        hits as f64 / n as f64,
+        confidence_sum / n as f64,
+        entries.join(", ")
+    )
+}
+
+#[test]
+fn python_ctypes_example_matches_rust() {
+    require("python3");
+    let file = root().join("data/resnet110_c10_test.csv");
+    let output = run(Command::new("python3")
+        .current_dir(root())
+        .arg("examples/estimate.py")
+        .arg("--lib")
+        .arg(lib_dir().join("libtce.so"))
+        .arg(&file));
+    let dir = bin_dir();
+    let from_python = dir.join("estimate_python.json");
+    let from_rust = dir.join("estimate_rust.json");
+    std::fs::write(&from_python, &output.stdout).unwrap();
+    let (scores, labels) = read_csv(&file);
+    std::fs::write(&from_rust, rust_estimate_json(&scores, &labels, 15)).unwrap();
+    // Bit for bit (--rel 0): the same library computes both.
+    run(Command::new("python3")
+        .current_dir(root())
+        .arg("examples/compare_estimates.py")
+        .args([&from_rust, &from_python])
+        .args(["--rel", "0"]));
+    // And the comparer does see a difference.
+    let mut altered = rust_estimate_json(&scores, &labels, 15);
+    altered = altered.replacen("\"bins\": 15", "\"bins\": 14", 1);
+    std::fs::write(&from_rust, altered).unwrap();
+    let status = Command::new("python3")
+        .current_dir(root())
+        .arg("examples/compare_estimates.py")
+        .args([&from_rust, &from_python])
+        .output()
+        .unwrap();
+    assert!(
+        !status.status.success(),
+        "compare_estimates.py missed a difference"
+    );
+}
+
+#[test]
+fn install_then_build_examples_with_cmake_and_pkg_config() {
+    require("cmake");
+    require("pkg-config");
+    require("gcc");
+    let lib = lib_dir();
+    let work = ffi_target().join("install-test");
+    let _ = std::fs::remove_dir_all(&work);
+    let prefix = work.join("prefix");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    run(Command::new("sh")
+        .current_dir(root())
+        .arg("scripts/install.sh")
+        .arg(&prefix)
+        .env("CARGO", cargo)
+        .env("CARGO_TARGET_DIR", lib.parent().unwrap())
+        .env_remove("RUSTFLAGS"));
+    for file in [
+        "include/tce.h",
+        "lib/libtce.a",
+        "lib/libtce.so",
+        "lib/pkgconfig/tce.pc",
+        "lib/cmake/tce/tceConfig.cmake",
+    ] {
+        assert!(prefix.join(file).is_file(), "{file} not installed");
+    }
+
+    // CMake: find_package(tce) and the imported targets.
+    let build = work.join("cmake-build");
+    run(Command::new("cmake")
+        .current_dir(root())
+        .args(["-S", "examples/cmake", "-B"])
+        .arg(&build)
+        .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display()))
+        .arg("-DCMAKE_C_FLAGS=-Wall -Wextra -Wpedantic -Werror")
+        .arg("-DCMAKE_CXX_FLAGS=-Wall -Wextra -Wpedantic -Werror"));
+    run(Command::new("cmake").arg("--build").arg(&build));
+    let data = root().join("data/resnet110_c10_test.csv");
+    let out = stdout(&run(Command::new(build.join("estimate")).arg(&data)));
+    assert!(out.contains("ece_sweep"), "{out}");
+    assert!(stdout(&run(&mut Command::new(build.join("monitor")))).contains("report 5"));
+    assert!(stdout(&run(&mut Command::new(build.join("monitor_shared")))).contains("report 5"));
+
+    // pkg-config: static and shared.
+    let pc_path = prefix.join("lib/pkgconfig");
+    let flags = |args: &[&str]| -> Vec<String> {
+        let out = run(Command::new("pkg-config")
+            .args(args)
+            .arg("tce")
+            .env("PKG_CONFIG_PATH", &pc_path));
+        stdout(&out).split_whitespace().map(String::from).collect()
+    };
+    assert_eq!(flags(&["--modversion"]), [env!("CARGO_PKG_VERSION")]);
+    let program = work.join("monitor_pkg_config");
+    run(Command::new("gcc")
+        .current_dir(root())
+        .args(["-std=c11", "examples/monitor.c", "-o"])
+        .arg(&program)
+        .args(flags(&["--cflags", "--libs"]))
+        .arg("-pthread"));
+    let out = stdout(&run(
+        Command::new(&program).env("LD_LIBRARY_PATH", prefix.join("lib"))
+    ));
+    assert!(out.contains("report 5"), "{out}");
+    let static_program = work.join("monitor_pkg_config_static");
+    let mut static_flags = flags(&["--static", "--cflags", "--libs"]);
+    static_flags.retain(|f| f != "-ltce");
+    run(Command::new("gcc")
+        .current_dir(root())
+        .args(["-std=c11", "examples/monitor.c", "-o"])
+        .arg(&static_program)
+        .arg(prefix.join("lib/libtce.a"))
+        .args(static_flags));
+    assert!(stdout(&run(&mut Command::new(&static_program))).contains("report 5"));
+}
+
+/// The bare-metal build of the C ABI: no `std`, a halting panic handler, a staticlib for
+/// a Cortex-M4F (the target must be installed: `rustup target add thumbv7em-none-eabihf`).
+#[test]
+fn bare_metal_staticlib_builds_without_std() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let target_dir = ffi_target().join("bare-metal");
+    run(Command::new(cargo)
+        .current_dir(root())
+        .args([
+            "rustc",
+            "--lib",
+            "--no-default-features",
+            "--features",
+            "ffi,panic-handler",
+        ])
+        .args([
+            "--target",
+            "thumbv7em-none-eabihf",
+            "--crate-type",
+            "staticlib",
+            "--target-dir",
+        ])
+        .arg(&target_dir)
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("RUSTFLAGS"));
+    let lib = target_dir.join("thumbv7em-none-eabihf/debug/libtce.a");
+    assert!(lib.is_file(), "{} not built", lib.display());
+}

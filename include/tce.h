@@ -146,6 +146,42 @@ enum tce_status
    * state the call was given may be partially updated; reset or discard it.
    */
   TCE_STATUS_PANIC = 26,
+  /**
+   * A decaying histogram's half-life must be finite and above 0.
+   */
+  TCE_STATUS_INVALID_HALF_LIFE = 27,
+  /**
+   * A sliding window's slot and ring storage differ in length.
+   */
+  TCE_STATUS_STORAGE_MISMATCH = 28,
+  /**
+   * Reservoirs of different capacities cannot be merged or decoded into each other.
+   */
+  TCE_STATUS_CAPACITY_MISMATCH = 29,
+  /**
+   * Serialised state: fewer bytes than the frame needs.
+   */
+  TCE_STATUS_TRUNCATED = 30,
+  /**
+   * Serialised state: not a tce state (bad magic number).
+   */
+  TCE_STATUS_BAD_MAGIC = 31,
+  /**
+   * Serialised state: written by an unsupported format version.
+   */
+  TCE_STATUS_UNSUPPORTED_VERSION = 32,
+  /**
+   * Serialised state: a state of another kind than the destination.
+   */
+  TCE_STATUS_WRONG_KIND = 33,
+  /**
+   * Serialised state: the checksum does not match (corrupted bytes).
+   */
+  TCE_STATUS_CHECKSUM = 34,
+  /**
+   * Serialised state: well formed but impossible contents.
+   */
+  TCE_STATUS_INCONSISTENT = 35,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -93,7 +93,8 @@ pub fn reduce_table(
     if classes == 0 {
         return Err(ReduceError::EmptyRow);
     }
-    if table.len() != rows * classes || scores.len() < rows || labels.len() < rows {
+    if rows.checked_mul(classes) != Some(table.len()) || scores.len() < rows || labels.len() < rows
+    {
         return Err(ReduceError::ShapeMismatch);
     }
     let reduce = if logits {

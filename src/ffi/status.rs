@@ -70,11 +70,29 @@ pub enum tce_status {
     /// A Rust panic was caught at the boundary (a bug in tce: please report it). The
     /// state the call was given may be partially updated; reset or discard it.
     Panic = 26,
+    /// A decaying histogram's half-life must be finite and above 0.
+    InvalidHalfLife = 27,
+    /// A sliding window's slot and ring storage differ in length.
+    StorageMismatch = 28,
+    /// Reservoirs of different capacities cannot be merged or decoded into each other.
+    CapacityMismatch = 29,
+    /// Serialised state: fewer bytes than the frame needs.
+    Truncated = 30,
+    /// Serialised state: not a tce state (bad magic number).
+    BadMagic = 31,
+    /// Serialised state: written by an unsupported format version.
+    UnsupportedVersion = 32,
+    /// Serialised state: a state of another kind than the destination.
+    WrongKind = 33,
+    /// Serialised state: the checksum does not match (corrupted bytes).
+    Checksum = 34,
+    /// Serialised state: well formed but impossible contents.
+    Inconsistent = 35,
 }
 
 impl tce_status {
     /// Every status, in value order.
-    pub(crate) const ALL: [tce_status; 27] = [
+    pub(crate) const ALL: [tce_status; 36] = [
         Self::Ok,
         Self::NullPointer,
         Self::NonFiniteScore,
@@ -102,6 +120,15 @@ impl tce_status {
         Self::SameState,
         Self::AllocationFailed,
         Self::Panic,
+        Self::InvalidHalfLife,
+        Self::StorageMismatch,
+        Self::CapacityMismatch,
+        Self::Truncated,
+        Self::BadMagic,
+        Self::UnsupportedVersion,
+        Self::WrongKind,
+        Self::Checksum,
+        Self::Inconsistent,
     ];
 
     /// The static NUL-terminated message of the status.
@@ -134,6 +161,15 @@ impl tce_status {
             Self::SameState => "the same state was passed twice\0",
             Self::AllocationFailed => "memory allocation failed\0",
             Self::Panic => "internal error: a panic was caught (please report it)\0",
+            Self::InvalidHalfLife => "the half-life must be finite and above 0\0",
+            Self::StorageMismatch => "the window's slot and ring storage differ in length\0",
+            Self::CapacityMismatch => "reservoirs of different capacities\0",
+            Self::Truncated => "serialised state is truncated\0",
+            Self::BadMagic => "not a tce state (bad magic number)\0",
+            Self::UnsupportedVersion => "serialised state has an unsupported format version\0",
+            Self::WrongKind => "serialised state is of another kind than the destination\0",
+            Self::Checksum => "serialised state checksum mismatch: corrupted bytes\0",
+            Self::Inconsistent => "serialised state contents are inconsistent\0",
         }
     }
 }
@@ -168,6 +204,8 @@ impl From<ConfigError> for tce_status {
             ConfigError::ZeroBins => Self::ZeroBins,
             ConfigError::ZeroCapacity => Self::ZeroCapacity,
             ConfigError::CapacityTooLarge { .. } => Self::CapacityTooLarge,
+            ConfigError::InvalidHalfLife => Self::InvalidHalfLife,
+            ConfigError::StorageMismatch { .. } => Self::StorageMismatch,
         }
     }
 }
@@ -195,6 +233,7 @@ impl From<MergeError> for tce_status {
             MergeError::BinCountMismatch { .. } => Self::BinCountMismatch,
             MergeError::ClosureMismatch => Self::ClosureMismatch,
             MergeError::Full { .. } => Self::BufferFull,
+            MergeError::CapacityMismatch { .. } => Self::CapacityMismatch,
         }
     }
 }
@@ -208,6 +247,31 @@ impl From<ReduceError> for tce_status {
             ReduceError::NotNormalized => Self::NotNormalized,
             ReduceError::ClassOutOfRange { .. } => Self::ClassOutOfRange,
             ReduceError::ShapeMismatch => Self::ShapeMismatch,
+        }
+    }
+}
+
+impl From<crate::portable::DecodeError> for tce_status {
+    fn from(e: crate::portable::DecodeError) -> Self {
+        use crate::portable::DecodeError;
+        match e {
+            DecodeError::Truncated => Self::Truncated,
+            DecodeError::BadMagic => Self::BadMagic,
+            DecodeError::UnsupportedVersion { .. } => Self::UnsupportedVersion,
+            DecodeError::WrongKind { .. } => Self::WrongKind,
+            DecodeError::Checksum => Self::Checksum,
+            DecodeError::Inconsistent => Self::Inconsistent,
+            DecodeError::BinCountMismatch { .. } => Self::BinCountMismatch,
+            DecodeError::CapacityMismatch { .. } => Self::CapacityMismatch,
+            DecodeError::Full { .. } => Self::BufferFull,
+        }
+    }
+}
+
+impl From<crate::portable::EncodeError> for tce_status {
+    fn from(e: crate::portable::EncodeError) -> Self {
+        match e {
+            crate::portable::EncodeError::BufferTooSmall { .. } => Self::BufferTooSmall,
         }
     }
 }

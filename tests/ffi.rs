@@ -6,7 +6,7 @@
 //! and g++ (`-Wall -Wextra -Wpedantic -Werror`), and runs them under AddressSanitizer +
 //! UndefinedBehaviorSanitizer and under valgrind. A missing tool (gcc, g++, valgrind,
 //! python3, cmake, pkg-config) fails the test loudly: CI installs them.
-#![cfg(feature = "ffi")]
+#![cfg(all(feature = "ffi", feature = "cli"))]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -491,6 +491,18 @@ fn python_ctypes_example_matches_rust() {
         .arg("examples/compare_estimates.py")
         .args([&from_rust, &from_python])
         .args(["--rel", "0"]));
+    // The same numbers as the CLI's `tce estimate --json` (the mean confidence is summed
+    // in another order there: exact fixed point vs Python's float sum, hence 1e-12).
+    let from_cli = dir.join("estimate_cli.json");
+    let cli = run(Command::new(env!("CARGO_BIN_EXE_tce"))
+        .args(["estimate", "--json"])
+        .arg(&file));
+    std::fs::write(&from_cli, &cli.stdout).unwrap();
+    run(Command::new("python3")
+        .current_dir(root())
+        .arg("examples/compare_estimates.py")
+        .args([&from_cli, &from_python])
+        .args(["--rel", "1e-12"]));
     // And the comparer does see a difference.
     let mut altered = rust_estimate_json(&scores, &labels, 15);
     altered = altered.replacen("\"bins\": 15", "\"bins\": 14", 1);

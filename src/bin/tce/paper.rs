@@ -283,14 +283,17 @@ fn figure3(context: &Context, findings: &mut Findings) -> Result<(), Failure> {
         }
     };
     let mut panels = Vec::new();
-    for (measure, y_desc) in [("bias", "bias (%)"), ("RMSE", "RMSE (%)")] {
+    for (measure, y_desc, guide) in [
+        ("bias", "bias (%)", Guide::Zero),
+        ("RMSE", "RMSE (%)", Guide::None),
+    ] {
         for (d, simulation) in &runs {
             panels.push(LinePanel {
                 title: format!("{measure}, {}, TCE = {:.2} %", label(*d), simulation.tce),
                 x_desc: "n".to_owned(),
                 y_desc: y_desc.to_owned(),
                 x_scale: XScale::Log2,
-                guide: Guide::Zero,
+                guide,
                 series: series_against_n(simulation, |c| {
                     if measure == "bias" {
                         c.summary.bias
@@ -677,9 +680,22 @@ impl Findings {
                 let (rmse_name, rmse_kind, rmse) = best_by(&|c| c.summary.rmse);
                 bias_wins += usize::from(bias_kind == expected);
                 rmse_wins += usize::from(rmse_kind == expected);
+                let all: Vec<String> = cells
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "{} {:+.3} ± {:.3}",
+                            series_name(c.key.estimator, c.key.bins),
+                            c.summary.bias,
+                            c.summary.se
+                        )
+                    })
+                    .collect();
                 let _ = writeln!(
                     out,
-                    "- n = {n}: lowest |bias| {bias_name} ({bias:.3} %); lowest RMSE {rmse_name} ({rmse:.3} %)."
+                    "- n = {n}: lowest |bias| {bias_name} ({bias:.3} %); lowest RMSE {rmse_name} \
+                     ({rmse:.3} %). Bias ± se: {}.",
+                    all.join("; ")
                 );
             }
             let _ = writeln!(

@@ -101,8 +101,9 @@ pub fn heat_maps(path: &Path, title: &str, maps: &[HeatMap], columns: usize) -> 
             .x_label_area_size(40)
             .y_label_area_size(60)
             .build_cartesian_2d(
-                (0..n_columns).into_segmented(),
-                (0..n_rows).into_segmented(),
+                // Integer ranges include their end: 0..=len − 1 gives one segment per value.
+                (0..n_columns.max(1) - 1).into_segmented(),
+                (0..n_rows.max(1) - 1).into_segmented(),
             )
             .map_err(failed(path))?;
         let label = |labels: &[usize], v: &SegmentValue<usize>| match v {
@@ -166,6 +167,8 @@ pub enum Guide {
     Zero,
     /// y = x (estimate equals truth).
     Diagonal,
+    /// None.
+    None,
 }
 
 /// One named series of (x, y) points, drawn as a line with markers.
@@ -223,7 +226,7 @@ pub fn line_charts(
         let x_range = padded(points().map(|p| to_x(p.0)));
         let mut y_values: Vec<f64> = points().map(|p| p.1).collect();
         match panel.guide {
-            Guide::Zero => y_values.push(0.0),
+            Guide::Zero | Guide::None => y_values.push(0.0),
             Guide::Diagonal => y_values.extend(points().map(|p| p.0)),
         }
         let y_range = padded(y_values.into_iter());
@@ -255,18 +258,21 @@ pub fn line_charts(
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(failed(path))?;
-        let guide: Vec<(f64, f64)> = match panel.guide {
-            Guide::Zero => vec![(x_range.start, 0.0), (x_range.end, 0.0)],
-            Guide::Diagonal => vec![(x_range.start, x_range.start), (x_range.end, x_range.end)],
+        let guide = match panel.guide {
+            Guide::Zero => Some(("no bias", [(x_range.start, 0.0), (x_range.end, 0.0)])),
+            Guide::Diagonal => Some((
+                "estimate = TCE",
+                [(x_range.start, x_range.start), (x_range.end, x_range.end)],
+            )),
+            Guide::None => None,
         };
-        chart
-            .draw_series(LineSeries::new(guide, BLACK.mix(0.4).stroke_width(1)))
-            .map_err(failed(path))?
-            .label(match panel.guide {
-                Guide::Zero => "no bias",
-                Guide::Diagonal => "estimate = TCE",
-            })
-            .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], BLACK.mix(0.4)));
+        if let Some((label, line)) = guide {
+            chart
+                .draw_series(LineSeries::new(line, BLACK.mix(0.4).stroke_width(1)))
+                .map_err(failed(path))?
+                .label(label)
+                .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], BLACK.mix(0.4)));
+        }
         for (series, &color) in panel.series.iter().zip(SERIES_COLORS.iter().cycle()) {
             let xy: Vec<(f64, f64)> = series.points.iter().map(|&(x, y)| (to_x(x), y)).collect();
             chart
@@ -280,9 +286,14 @@ pub fn line_charts(
                 .draw_series(xy.into_iter().map(|p| Circle::new(p, 3, color.filled())))
                 .map_err(failed(path))?;
         }
+        // Points along the diagonal leave the lower right empty.
+        let legend_corner = match panel.guide {
+            Guide::Diagonal => SeriesLabelPosition::LowerRight,
+            _ => SeriesLabelPosition::UpperRight,
+        };
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
+            .position(legend_corner)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.3))
             .label_font((FONT, 12))

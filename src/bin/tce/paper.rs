@@ -88,6 +88,10 @@ impl Context {
     }
 }
 
+/// One figure's step: runs its simulations, writes its files, keeps its runs for the
+/// findings.
+type Figure = fn(&Context, &mut Findings) -> Result<(), Failure>;
+
 /// Runs `tce paper`.
 pub fn run(args: &PaperArgs) -> Result<(), Failure> {
     if args.reps == 0 {
@@ -107,7 +111,7 @@ pub fn run(args: &PaperArgs) -> Result<(), Failure> {
     };
     let start = Instant::now();
     let mut findings = Findings::default();
-    let steps: [(&str, fn(&Context, &mut Findings) -> Result<(), Failure>); 4] = [
+    let steps: [(&str, Figure); 4] = [
         ("figure 1", figure1),
         ("figure 2b", figure2b),
         ("figure 3", figure3),

@@ -35,7 +35,7 @@ pub struct SimulateArgs {
     #[arg(long, default_value = "polynomial")]
     curve: String,
     /// Exponent d of polynomial and flip_polynomial (d = 1: perfectly calibrated).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     d: Option<f64>,
     /// First parameter a of the two-parameter curves.
     #[arg(long, allow_hyphen_values = true)]

@@ -101,14 +101,32 @@ pub fn grid_point(i: usize) -> f64 {
     i as f64 * step + GRID_START
 }
 
-/// The triweight kernel with support half-width `support` centred at `centre`, at x.
-fn kernel(x: f64, centre: f64, support: f64) -> f64 {
-    let u = (x - centre) / support;
-    if u.abs() < 1.0 {
-        let w = 1.0 - u * u;
-        35.0 / 32.0 * w * w * w / support
-    } else {
-        0.0
+/// The triweight kernel (35/32)(1 − u²)³ with support half-width `support`, u = (x − centre)
+/// / support, 0 for |u| ≥ 1.
+///
+/// Branch-free, with the divisions hoisted into two constants: the simulator evaluates it
+/// some 10⁷ times per data set of 12 800 samples, and this form lets the compiler vectorise
+/// the loop over grid points. (1 − u²) ≤ 0 exactly when |u| ≥ 1, so clamping it at 0 is
+/// the support test.
+#[derive(Clone, Copy)]
+struct Triweight {
+    inverse_support: f64,
+    scale: f64,
+}
+
+impl Triweight {
+    fn new(support: f64) -> Triweight {
+        Triweight {
+            inverse_support: 1.0 / support,
+            scale: 35.0 / 32.0 / support,
+        }
+    }
+
+    #[inline]
+    fn at(self, x: f64, centre: f64) -> f64 {
+        let u = (x - centre) * self.inverse_support;
+        let w = (1.0 - u * u).max(0.0);
+        self.scale * (w * w * w)
     }
 }
 
@@ -181,9 +199,14 @@ pub fn kde_calibration_error(
     // Unnormalised kernel sums over each score and its reflection, in input order (score,
     // then reflection), so that every grid point sums its terms in the same order as a
     // direct O(n × grid) evaluation.
+    let grid: Vec<f64> = (0..GRID_POINTS).map(grid_point).collect();
+    let kernel = Triweight::new(support);
     let mut all_sum = vec![0.0; GRID_POINTS];
     let mut hit_sum = vec![0.0; GRID_POINTS];
     for (&score, &label) in scores.iter().zip(labels) {
+        // A miss adds +0.0 to the hit sums, which leaves them unchanged (they are ≥ 0):
+        // one branch-free loop serves hits and misses.
+        let hit = f64::from(label);
         for centre in [score, reflection(score)] {
             // Grid points strictly within the support, widened by one on each side so that
             // rounding in the index arithmetic cannot drop one (the kernel is 0 outside).
@@ -194,14 +217,15 @@ pub fn kde_calibration_error(
             if highest < lowest as f64 {
                 continue;
             }
-            for i in lowest..=highest as usize {
-                let k = kernel(grid_point(i), centre, support);
-                if k != 0.0 {
-                    all_sum[i] += k;
-                    if label == 1 {
-                        hit_sum[i] += k;
-                    }
-                }
+            let range = lowest..highest as usize + 1;
+            let points = grid[range.clone()]
+                .iter()
+                .zip(&mut all_sum[range.clone()])
+                .zip(&mut hit_sum[range]);
+            for ((&x, all), hits) in points {
+                let k = kernel.at(x, centre);
+                *all += k;
+                *hits += hit * k;
             }
         }
     }

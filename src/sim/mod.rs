@@ -7,15 +7,30 @@
 //! - [`tce`]: the true calibration error, in closed form where one exists, else by
 //!   tanh-sinh quadrature ([`quadrature`]).
 //! - [`model`]: density + curve, and reproducible data sets per (seed, repetition).
+//! - [`estimator`]: every estimator of the core by name (`ece_bin:equal_mass`, `kde`, …).
+//! - [`runner`]: the grid of (n, bins, estimator) cells over m repetitions, summarised as
+//!   bias, standard deviation and RMSE against the TCE.
+//!
+//! The core returns fractions; the simulation layer reports percent (SPEC §2), converted
+//! by [`percent`] alone.
 
 pub mod beta;
 pub mod curve;
+pub mod estimator;
 pub mod model;
 pub mod quadrature;
+pub mod runner;
 pub mod tce;
 pub mod unit_point;
 
 pub use beta::{Beta, BetaError};
 pub use curve::{Curve, CurveError};
+pub use estimator::{EstimatorKind, EstimatorSpec, ParseEstimatorError};
 pub use model::{repetition_rng, Model};
+pub use runner::{simulate, Cell, Grid, Simulation, SimulationError};
 pub use tce::TceError;
+
+/// A fraction in percent: the one conversion of the simulation layer's reports.
+pub fn percent(fraction: f64) -> f64 {
+    100.0 * fraction
+}

@@ -56,7 +56,7 @@ impl Model {
 
     /// TCE_p in percent, as the simulation layer reports it.
     pub fn tce_percent(&self, p: f64) -> Result<f64, TceError> {
-        Ok(100.0 * self.tce(p)?)
+        Ok(super::percent(self.tce(p)?))
     }
 
     /// n (score, label) pairs. Each pair draws its score and then its uniform U, label

@@ -5,6 +5,9 @@
 
 mod estimate;
 mod input;
+mod paper;
+mod plot;
+mod simulate;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -29,6 +32,11 @@ enum Command {
     /// Every estimator over one CSV of (confidence, correct) rows: ECE_bin, ECE_sweep,
     /// ECE_debias and MCE, equal-width and equal-mass.
     Estimate(EstimateArgs),
+    /// The bias of estimators on a synthetic model with known TCE (bias by construction):
+    /// mean, bias, sd and RMSE per (n, bins, estimator), in percent.
+    Simulate(simulate::SimulateArgs),
+    /// Regenerates the paper's simulation figures (SVG + CSV) and findings.md.
+    Paper(paper::PaperArgs),
 }
 
 #[derive(Args)]
@@ -103,6 +111,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Estimate(args) => run_estimate(&args),
+        Command::Simulate(args) => simulate::run(&args),
+        Command::Paper(args) => paper::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,379 @@
+//! SVG figures of simulation results (plotters, SVG backend): bias heat maps, line charts
+//! and histograms, each a grid of panels in one file. The callers decide what to draw;
+//! this module only draws it.
+
+use std::ops::Range;
+use std::path::Path;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// Distinct, colour-blind-friendly series colours (Okabe–Ito), in series order.
+const SERIES_COLORS: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(0, 0, 0),
+    RGBColor(240, 228, 66),
+];
+
+const FONT: &str = "sans-serif";
+const PANEL_WIDTH: u32 = 520;
+const PANEL_HEIGHT: u32 = 400;
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+fn failed<E: std::fmt::Display>(path: &Path) -> impl Fn(E) -> String + '_ {
+    move |e| format!("{}: cannot draw: {e}", path.display())
+}
+
+/// Lays out `panels` panels in rows of `columns` under a title, draws each with `draw`,
+/// and writes the SVG to `path`.
+fn panel_grid<T>(
+    path: &Path,
+    title: &str,
+    panels: &[T],
+    columns: usize,
+    mut draw: impl FnMut(&Area<'_>, &T) -> Result<(), String>,
+) -> Result<(), String> {
+    let columns = columns.clamp(1, panels.len().max(1));
+    let rows = panels.len().div_ceil(columns).max(1);
+    let size = (
+        PANEL_WIDTH * columns as u32,
+        PANEL_HEIGHT * rows as u32 + 40,
+    );
+    let root = SVGBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE).map_err(failed(path))?;
+    let root = root.titled(title, (FONT, 22)).map_err(failed(path))?;
+    for (area, panel) in root.split_evenly((rows, columns)).iter().zip(panels) {
+        draw(area, panel)?;
+    }
+    root.present().map_err(failed(path))
+}
+
+/// One heat map: `values[row][column]`, rows and columns labelled by whole numbers.
+pub struct HeatMap {
+    /// The panel title.
+    pub title: String,
+    /// The row labels (bottom to top), e.g. sample sizes.
+    pub rows: Vec<usize>,
+    /// The row axis description.
+    pub rows_desc: String,
+    /// The column labels (left to right), e.g. bin counts.
+    pub columns: Vec<usize>,
+    /// The column axis description.
+    pub columns_desc: String,
+    /// The cell values; one row per row label.
+    pub values: Vec<Vec<f64>>,
+}
+
+/// A diverging colour: white at 0, red for positive, blue for negative, full at ±limit.
+fn diverging(value: f64, limit: f64) -> RGBColor {
+    let t = if limit > 0.0 {
+        (value / limit).clamp(-1.0, 1.0)
+    } else {
+        0.0
+    };
+    let fade = (255.0 - 200.0 * t.abs()).round() as u8;
+    if t >= 0.0 {
+        RGBColor(255, fade, fade)
+    } else {
+        RGBColor(fade, fade, 255)
+    }
+}
+
+/// Heat maps sharing one colour scale (symmetric about 0), each cell annotated with its
+/// value to two decimals.
+pub fn heat_maps(path: &Path, title: &str, maps: &[HeatMap], columns: usize) -> Result<(), String> {
+    let limit = maps
+        .iter()
+        .flat_map(|m| m.values.iter().flatten())
+        .fold(0.0f64, |acc, v| acc.max(v.abs()));
+    panel_grid(path, title, maps, columns, |area, map| {
+        let (n_rows, n_columns) = (map.rows.len(), map.columns.len());
+        let mut chart = ChartBuilder::on(area)
+            .caption(&map.title, (FONT, 17))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(
+                // Integer ranges include their end: 0..=len − 1 gives one segment per value.
+                (0..n_columns.max(1) - 1).into_segmented(),
+                (0..n_rows.max(1) - 1).into_segmented(),
+            )
+            .map_err(failed(path))?;
+        let label = |labels: &[usize], v: &SegmentValue<usize>| match v {
+            SegmentValue::CenterOf(i) if *i < labels.len() => labels[*i].to_string(),
+            _ => String::new(),
+        };
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc(&map.columns_desc)
+            .y_desc(&map.rows_desc)
+            .x_labels(n_columns)
+            .y_labels(n_rows)
+            .x_label_formatter(&|v| label(&map.columns, v))
+            .y_label_formatter(&|v| label(&map.rows, v))
+            .label_style((FONT, 14))
+            .draw()
+            .map_err(failed(path))?;
+        let cells = (0..n_rows).flat_map(|r| (0..n_columns).map(move |c| (r, c)));
+        chart
+            .draw_series(cells.clone().map(|(r, c)| {
+                Rectangle::new(
+                    [
+                        (SegmentValue::Exact(c), SegmentValue::Exact(r)),
+                        (SegmentValue::Exact(c + 1), SegmentValue::Exact(r + 1)),
+                    ],
+                    diverging(map.values[r][c], limit).filled(),
+                )
+            }))
+            .map_err(failed(path))?;
+        let centred = (FONT, 13)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Center, VPos::Center));
+        chart
+            .draw_series(cells.map(|(r, c)| {
+                Text::new(
+                    format!("{:.2}", map.values[r][c]),
+                    (SegmentValue::CenterOf(c), SegmentValue::CenterOf(r)),
+                    centred.clone(),
+                )
+            }))
+            .map_err(failed(path))?;
+        Ok(())
+    })
+}
+
+/// How the x axis of a line chart is scaled.
+#[derive(Clone, Copy, PartialEq)]
+pub enum XScale {
+    /// Linear.
+    Linear,
+    /// Logarithmic in base 2, ticks at the smallest x times powers of 2 (sample sizes).
+    Log2,
+}
+
+/// A reference line drawn behind the series.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Guide {
+    /// y = 0 (no bias).
+    Zero,
+    /// y = x (estimate equals truth).
+    Diagonal,
+    /// None.
+    None,
+}
+
+/// One named series of (x, y) points, drawn as a line with markers.
+pub struct Series {
+    /// The legend entry.
+    pub name: String,
+    /// The points, in x order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// One line chart.
+pub struct LinePanel {
+    /// The panel title.
+    pub title: String,
+    /// The x axis description.
+    pub x_desc: String,
+    /// The y axis description.
+    pub y_desc: String,
+    /// The x axis scale.
+    pub x_scale: XScale,
+    /// The reference line.
+    pub guide: Guide,
+    /// The series.
+    pub series: Vec<Series>,
+}
+
+/// A range covering `values` with 5% room on each side (and some room if they are equal).
+fn padded(values: impl Iterator<Item = f64>) -> Range<f64> {
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    if !lo.is_finite() {
+        return 0.0..1.0;
+    }
+    let pad = if hi > lo { 0.05 * (hi - lo) } else { 0.5 };
+    lo - pad..hi + pad
+}
+
+/// Line charts, one per panel, each with its own legend.
+pub fn line_charts(
+    path: &Path,
+    title: &str,
+    panels: &[LinePanel],
+    columns: usize,
+) -> Result<(), String> {
+    panel_grid(path, title, panels, columns, |area, panel| {
+        let points = || panel.series.iter().flat_map(|s| s.points.iter().copied());
+        // Log2 axes plot log2(x / smallest x) linearly, so that integer ticks land on the
+        // data's doubling sizes and are labelled with the sizes themselves.
+        let base = points().map(|p| p.0).fold(f64::INFINITY, f64::min);
+        let to_x = |x: f64| match panel.x_scale {
+            XScale::Linear => x,
+            XScale::Log2 => (x / base).log2(),
+        };
+        let x_range = padded(points().map(|p| to_x(p.0)));
+        let mut y_values: Vec<f64> = points().map(|p| p.1).collect();
+        match panel.guide {
+            Guide::Zero | Guide::None => y_values.push(0.0),
+            Guide::Diagonal => y_values.extend(points().map(|p| p.0)),
+        }
+        let y_range = padded(y_values.into_iter());
+        let mut chart = ChartBuilder::on(area)
+            .caption(&panel.title, (FONT, 17))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(55)
+            .build_cartesian_2d(x_range.clone(), y_range)
+            .map_err(failed(path))?;
+        let x_ticks = match panel.x_scale {
+            XScale::Linear => 10,
+            XScale::Log2 => (x_range.end - x_range.start).floor() as usize + 1,
+        };
+        let x_label = |x: &f64| match panel.x_scale {
+            XScale::Linear => format!("{x:.3}")
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+                .to_owned(),
+            XScale::Log2 => format!("{:.0}", base * x.exp2()),
+        };
+        chart
+            .configure_mesh()
+            .x_desc(&panel.x_desc)
+            .y_desc(&panel.y_desc)
+            .x_labels(x_ticks)
+            .x_label_formatter(&x_label)
+            .label_style((FONT, 13))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()
+            .map_err(failed(path))?;
+        let guide = match panel.guide {
+            Guide::Zero => Some(("no bias", [(x_range.start, 0.0), (x_range.end, 0.0)])),
+            Guide::Diagonal => Some((
+                "estimate = TCE",
+                [(x_range.start, x_range.start), (x_range.end, x_range.end)],
+            )),
+            Guide::None => None,
+        };
+        if let Some((label, line)) = guide {
+            chart
+                .draw_series(LineSeries::new(line, BLACK.mix(0.4).stroke_width(1)))
+                .map_err(failed(path))?
+                .label(label)
+                .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], BLACK.mix(0.4)));
+        }
+        for (series, &color) in panel.series.iter().zip(SERIES_COLORS.iter().cycle()) {
+            let xy: Vec<(f64, f64)> = series.points.iter().map(|&(x, y)| (to_x(x), y)).collect();
+            chart
+                .draw_series(LineSeries::new(xy.clone(), color.stroke_width(2)))
+                .map_err(failed(path))?
+                .label(&series.name)
+                .legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 18, y)], color.stroke_width(2))
+                });
+            chart
+                .draw_series(xy.into_iter().map(|p| Circle::new(p, 3, color.filled())))
+                .map_err(failed(path))?;
+        }
+        // Points along the diagonal leave the lower right empty.
+        let legend_corner = match panel.guide {
+            Guide::Diagonal => SeriesLabelPosition::LowerRight,
+            _ => SeriesLabelPosition::UpperRight,
+        };
+        chart
+            .configure_series_labels()
+            .position(legend_corner)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.3))
+            .label_font((FONT, 12))
+            .draw()
+            .map_err(failed(path))?;
+        Ok(())
+    })
+}
+
+/// One histogram with a marked reference value.
+pub struct HistogramPanel {
+    /// The panel title.
+    pub title: String,
+    /// The x axis description.
+    pub x_desc: String,
+    /// Bin edges, one more than the counts.
+    pub edges: Vec<f64>,
+    /// The count of each bin.
+    pub counts: Vec<usize>,
+    /// The marked value's legend entry and position (e.g. the TCE).
+    pub marker: (String, f64),
+}
+
+/// Histograms, one per panel.
+pub fn histograms(
+    path: &Path,
+    title: &str,
+    panels: &[HistogramPanel],
+    columns: usize,
+) -> Result<(), String> {
+    panel_grid(path, title, panels, columns, |area, panel| {
+        let x_range = padded(panel.edges.iter().copied().chain([panel.marker.1]));
+        let top = panel.counts.iter().copied().max().unwrap_or(1) as f64 * 1.1;
+        let mut chart = ChartBuilder::on(area)
+            .caption(&panel.title, (FONT, 17))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(55)
+            .build_cartesian_2d(x_range, 0.0..top)
+            .map_err(failed(path))?;
+        chart
+            .configure_mesh()
+            .x_desc(&panel.x_desc)
+            .y_desc("repetitions")
+            .label_style((FONT, 13))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()
+            .map_err(failed(path))?;
+        let color = SERIES_COLORS[0];
+        chart
+            .draw_series(
+                panel
+                    .edges
+                    .windows(2)
+                    .zip(&panel.counts)
+                    .map(|(edge, &count)| {
+                        Rectangle::new(
+                            [(edge[0], 0.0), (edge[1], count as f64)],
+                            color.mix(0.6).filled(),
+                        )
+                    }),
+            )
+            .map_err(failed(path))?;
+        let red = SERIES_COLORS[1];
+        chart
+            .draw_series(LineSeries::new(
+                [(panel.marker.1, 0.0), (panel.marker.1, top)],
+                red.stroke_width(3),
+            ))
+            .map_err(failed(path))?
+            .label(&panel.marker.0)
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], red.stroke_width(3)));
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.3))
+            .label_font((FONT, 12))
+            .draw()
+            .map_err(failed(path))?;
+        Ok(())
+    })
+}

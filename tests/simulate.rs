@@ -1,0 +1,245 @@
+//! `tce simulate` and `tce paper`, end to end with few repetitions: output formats in
+//! percent, common random numbers across cells, files written, and exit 2 on bad options.
+#![cfg(feature = "cli")]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn tce(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tce"))
+        .args(args)
+        .output()
+        .expect("run tce")
+}
+
+fn success(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "tce failed ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tce-simulate-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+const MODEL: [&str; 6] = ["simulate", "--alpha", "1.1", "--beta", "0.1", "--d"];
+
+fn simulate(d: &str, rest: &[&str]) -> Output {
+    let args: Vec<&str> = MODEL
+        .iter()
+        .copied()
+        .chain([d])
+        .chain(rest.iter().copied())
+        .collect();
+    tce(&args)
+}
+
+#[test]
+fn json_reports_percent_and_every_cell() {
+    let out = success(&simulate(
+        "2",
+        &[
+            "--n",
+            "100,200",
+            "--bins",
+            "2,4",
+            "--reps",
+            "20",
+            "--json",
+            "--estimators",
+            "ece_bin:equal_width,ece_sweep:equal_mass,kde",
+        ],
+    ));
+    let json: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["unit"], "percent");
+    // SPEC §7: Beta(1.1, 0.1), d = 2 → 8.4625400048 %.
+    assert!((json["tce"].as_f64().unwrap() - 8.4625400048).abs() < 1e-8);
+    let cells = json["cells"].as_array().unwrap();
+    // Per n: 2 EW cells, one sweep, one KDE.
+    assert_eq!(cells.len(), 2 * 4);
+    assert_eq!(cells[0]["n"], 100);
+    assert_eq!(cells[0]["bins"], 2);
+    assert_eq!(cells[0]["estimator"], "ece_bin");
+    assert_eq!(cells[0]["binning"], "equal_width");
+    assert_eq!(cells[2]["bins"], Value::Null);
+    assert_eq!(cells[2]["estimator"], "ece_sweep");
+    assert_eq!(cells[3]["binning"], Value::Null);
+    for cell in cells {
+        let get = |k: &str| cell[k].as_f64().unwrap();
+        assert!((get("bias") - (get("mean") - 8.4625400048)).abs() < 1e-9);
+        assert!((get("se") - get("sd") / 20f64.sqrt()).abs() < 1e-12);
+        assert!(get("mean") > 1.0, "percent, not a fraction: {cell}");
+    }
+}
+
+#[test]
+fn calibrated_model_table_and_common_random_numbers() {
+    // With one bin, equal width and equal mass are the same binning: identical cells only
+    // if both saw the same data sets.
+    let out = success(&simulate(
+        "1",
+        &[
+            "--n",
+            "150",
+            "--bins",
+            "1",
+            "--reps",
+            "30",
+            "--json",
+            "--estimators",
+            "ece_bin:equal_width,ece_bin:equal_mass",
+        ],
+    ));
+    let json: Value = serde_json::from_str(&out).unwrap();
+    let cells = json["cells"].as_array().unwrap();
+    assert_eq!(json["tce"], 0.0);
+    for key in ["mean", "sd", "rmse"] {
+        assert_eq!(cells[0][key], cells[1][key]);
+    }
+    let table = success(&simulate("1", &["--n", "150", "--reps", "10"]));
+    assert!(table.contains("TCE = 0.0000 %"), "{table}");
+    assert!(
+        table.contains("mean %") && table.contains("bias %"),
+        "{table}"
+    );
+    assert!(
+        table.contains("ece_debias:equal_mass") && table.contains("kde"),
+        "{table}"
+    );
+}
+
+#[test]
+fn same_seed_same_numbers_other_seed_other_numbers() {
+    let run = |seed: &str| {
+        success(&simulate(
+            "2",
+            &["--n", "80", "--reps", "8", "--json", "--seed", seed],
+        ))
+    };
+    assert_eq!(run("3"), run("3"));
+    assert_ne!(run("3"), run("4"));
+}
+
+#[test]
+fn csv_and_svg_files() {
+    let (csv, svg, curves) = (
+        scratch("cells.csv"),
+        scratch("heat.svg"),
+        scratch("curves.svg"),
+    );
+    success(&simulate(
+        "2",
+        &[
+            "--n",
+            "100,200",
+            "--bins",
+            "2,4",
+            "--reps",
+            "5",
+            "--estimators",
+            "ece_bin:equal_width,ece_bin:equal_mass",
+            "--csv",
+            csv.to_str().unwrap(),
+            "--svg",
+            svg.to_str().unwrap(),
+        ],
+    ));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("n,bins,estimator,binning,spec,mean_percent,bias_percent"));
+    assert_eq!(lines.count(), 8);
+    let heat = std::fs::read_to_string(&svg).unwrap();
+    assert!(heat.starts_with("<svg") && heat.contains("ece_bin:equal_mass bias"));
+    success(&simulate(
+        "2",
+        &[
+            "--n",
+            "100,200",
+            "--reps",
+            "5",
+            "--svg",
+            curves.to_str().unwrap(),
+        ],
+    ));
+    let lines = std::fs::read_to_string(&curves).unwrap();
+    assert!(lines.contains("<polyline") && lines.contains("kde"));
+}
+
+#[test]
+fn bad_options_exit_2_with_a_clear_message() {
+    let cases: [(&[&str], &str); 7] = [
+        (&["--d", "-1", "--n", "10"], "exponent"),
+        (&["--n", "0"], "at least 1"),
+        (&["--n", "10", "--reps", "0"], "repetitions"),
+        (
+            &["--n", "10", "--estimators", "ece_bin:quantile"],
+            "unknown binning",
+        ),
+        (&["--n", "10", "--estimators", "foo"], "unknown estimator"),
+        (&["--n", "10", "--bins", "0"], "bins"),
+        (&["--d", "2", "--a", "1", "--n", "10"], "does not take"),
+    ];
+    for (args, message) in cases {
+        let full: Vec<&str> = ["simulate", "--alpha", "1", "--beta", "1"]
+            .into_iter()
+            .chain(if args.contains(&"--d") {
+                vec![]
+            } else {
+                vec!["--d", "2"]
+            })
+            .chain(args.iter().copied())
+            .collect();
+        let output = tce(&full);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{full:?}: {stderr}");
+        assert!(stderr.contains(message), "{full:?}: {stderr}");
+    }
+    let output = tce(&[
+        "simulate", "--alpha", "0", "--beta", "1", "--d", "2", "--n", "10",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("alpha"));
+}
+
+#[test]
+fn paper_writes_every_figure_and_the_findings() {
+    let dir = scratch("paper");
+    let out = tce(&["paper", "--out", dir.to_str().unwrap(), "--reps", "3"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in [
+        "figure1.svg",
+        "figure1.csv",
+        "figure1_histogram.csv",
+        "figure2b.svg",
+        "figure2b.csv",
+        "figure3.svg",
+        "figure3.csv",
+        "figure4.svg",
+        "figure4.csv",
+        "findings.md",
+    ] {
+        let size = std::fs::metadata(dir.join(name))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        assert!(size > 100, "{name}: {size} bytes");
+    }
+    let findings = std::fs::read_to_string(dir.join("findings.md")).unwrap();
+    for heading in ["## (a)", "## (b)", "## (c)", "## (d)"] {
+        assert!(findings.contains(heading), "{findings}");
+    }
+}

@@ -34,10 +34,14 @@ pub mod binning;
 pub mod buffer;
 pub mod error;
 pub mod estimate;
+#[cfg(feature = "std")]
+pub mod fit;
 pub mod histogram;
 #[cfg(feature = "std")]
 pub mod kde;
 pub mod norm;
+#[cfg(feature = "std")]
+pub mod recalibrate;
 pub mod sample;
 #[cfg(feature = "std")]
 pub mod sim;

@@ -36,8 +36,8 @@ impl Spread {
         values.sort_by(f64::total_cmp);
         let n = values.len() as f64;
         let mean = values.iter().sum::<f64>() / n;
-        let variance = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>()
-            / (n - 1.0).max(1.0);
+        let variance =
+            values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0).max(1.0);
         Spread {
             se: variance.sqrt(),
             lower: percentile(values, 0.025),
@@ -186,7 +186,10 @@ mod tests {
         let fit = fit_glm(GlmSpec::all()[index], &data).unwrap();
         let spread = &boot.glms[index];
         assert_eq!(spread.invalid, 0);
-        for (boot_se, wald) in [(spread.b0.se, fit.wald_se[0]), (spread.b1.se, fit.wald_se[1])] {
+        for (boot_se, wald) in [
+            (spread.b0.se, fit.wald_se[0]),
+            (spread.b1.se, fit.wald_se[1]),
+        ] {
             assert!(
                 (boot_se / wald - 1.0).abs() < 0.25,
                 "bootstrap se {boot_se} vs Wald {wald}"

@@ -225,12 +225,10 @@ impl GlmSpec {
         PAIRS
             .iter()
             .flat_map(|&(link, transform)| {
-                [Predictor::Slope, Predictor::Intercept, Predictor::Full].map(|predictor| {
-                    GlmSpec {
-                        link,
-                        transform,
-                        predictor,
-                    }
+                [Predictor::Slope, Predictor::Intercept, Predictor::Full].map(|predictor| GlmSpec {
+                    link,
+                    transform,
+                    predictor,
                 })
             })
             .collect()

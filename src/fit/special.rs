@@ -124,7 +124,11 @@ mod tests {
         close(digamma(0.75), -EULER_GAMMA + PI / 2.0 - 3.0 * LN_2, 1e-15);
         // Near 0: ψ(x) = −1/x − γ + (π²/6) x + O(x²).
         let x = 1e-8;
-        close(digamma(x), -1.0 / x - EULER_GAMMA + PI * PI / 6.0 * x, 1e-15);
+        close(
+            digamma(x),
+            -1.0 / x - EULER_GAMMA + PI * PI / 6.0 * x,
+            1e-15,
+        );
         // Large x: ln x − 1/(2x) − 1/(12x²).
         close(digamma(1e6), 1e6f64.ln() - 0.5e-6 - 1.0 / 12e12, 1e-15);
         // The positive root x0 = 1.4616321449683623.
@@ -147,7 +151,11 @@ mod tests {
         close(trigamma(0.25), PI * PI + 8.0 * catalan, 1e-15);
         // Near 0: 1/x² + π²/6 − 2ζ(3)x.
         let zeta3 = 1.202_056_903_159_594_3;
-        close(trigamma(1e-5), 1e10 + PI * PI / 6.0 - 2.0 * zeta3 * 1e-5, 1e-15);
+        close(
+            trigamma(1e-5),
+            1e10 + PI * PI / 6.0 - 2.0 * zeta3 * 1e-5,
+            1e-15,
+        );
         close(trigamma(1e6), 1e-6 + 0.5e-12, 1e-15);
         assert!(trigamma(-0.5).is_nan());
     }

@@ -16,6 +16,12 @@ use crate::kde::kde_calibration_error;
 use crate::sim::{Model, TceError};
 use crate::{BinStats, Binning, Histogram, Norm, Slot, SortedBuffer, SweepOptions};
 
+/// The methods of the paper's Table 1 (no Platt scaling).
+pub const PAPER_METHODS: [Method; 3] = [Method::Histogram, Method::Isotonic, Method::Temperature];
+
+/// The number of estimators compared.
+pub const ESTIMATORS: usize = 6;
+
 /// Bins of the binned estimators, as in the paper.
 pub const BINS: usize = 15;
 
@@ -26,8 +32,11 @@ pub enum Estimator {
     EqualWidthBin,
     /// Equal-mass ECE_bin, 15 bins.
     EqualMassBin,
-    /// Equal-mass ECE_sweep.
+    /// Equal-mass ECE_sweep (ties split in arrival order, the paper's binning).
     EqualMassSweep,
+    /// Equal-mass ECE_sweep with equal scores kept in one bin ([`crate::Ties::Keep`]):
+    /// recalibrated scores from piecewise-constant maps are heavily tied.
+    EqualMassSweepTiesKept,
     /// Equal-mass ECE_debias, 15 bins.
     EqualMassDebias,
     /// The KDE estimator of Zhang et al.
@@ -35,11 +44,12 @@ pub enum Estimator {
 }
 
 impl Estimator {
-    /// All five, in table order.
-    pub const ALL: [Estimator; 5] = [
+    /// All of them, in table order.
+    pub const ALL: [Estimator; ESTIMATORS] = [
         Estimator::EqualWidthBin,
         Estimator::EqualMassBin,
         Estimator::EqualMassSweep,
+        Estimator::EqualMassSweepTiesKept,
         Estimator::EqualMassDebias,
         Estimator::Kde,
     ];
@@ -50,6 +60,7 @@ impl Estimator {
             Estimator::EqualWidthBin => "EW ECE_bin",
             Estimator::EqualMassBin => "EM ECE_bin",
             Estimator::EqualMassSweep => "EM ECE_sweep",
+            Estimator::EqualMassSweepTiesKept => "EM ECE_sweep (ties kept)",
             Estimator::EqualMassDebias => "EM ECE_debias",
             Estimator::Kde => "KDE",
         }
@@ -58,7 +69,7 @@ impl Estimator {
 
 /// Every estimator on one data set; `None` where one is undefined (e.g. KDE with zero
 /// bandwidth).
-pub fn estimates(scores: &[f64], labels: &[u8]) -> [Option<f64>; 5] {
+pub fn estimates(scores: &[f64], labels: &[u8]) -> [Option<f64>; ESTIMATORS] {
     let norm = Norm::L2;
     let mut bins = [BinStats::EMPTY; BINS];
     let mut histogram = Histogram::with_storage(&mut bins, crate::Closure::Left).expect("BINS > 0");
@@ -78,15 +89,23 @@ pub fn estimates(scores: &[f64], labels: &[u8]) -> [Option<f64>; 5] {
                 .ece_sweep(binning, norm, SweepOptions::default())
                 .ok()
                 .map(|e| e.value),
+            sorted
+                .ece_sweep(
+                    Binning::EqualMass(crate::Ties::Keep),
+                    norm,
+                    SweepOptions::default(),
+                )
+                .ok()
+                .map(|e| e.value),
             sorted.ece_debias(binning, BINS, norm).ok().map(|e| e.value),
         ]
     } else {
-        [None; 3]
+        [None; 4]
     };
     let kde = kde_calibration_error(scores, labels, norm)
         .ok()
         .map(|e| e.value);
-    [ew, em[0], em[1], em[2], kde]
+    [ew, em[0], em[1], em[2], em[3], kde]
 }
 
 /// A model and the sizes of its calibration and test sets.
@@ -138,7 +157,7 @@ pub struct Repetition {
     pub tce: [f64; 4],
     /// Estimates per method (outer, [`Method::ALL`]) and estimator (inner,
     /// [`Estimator::ALL`]).
-    pub estimates: [[Option<f64>; 5]; 4],
+    pub estimates: [[Option<f64>; ESTIMATORS]; 4],
 }
 
 /// The index of the smallest value (first on ties); `None` if no value is present.
@@ -152,14 +171,16 @@ fn argmin<I: IntoIterator<Item = Option<f64>>>(values: I) -> Option<usize> {
 }
 
 impl Repetition {
-    /// The method with the lowest exact TCE.
-    pub fn tce_best(&self) -> usize {
-        argmin(self.tce.map(Some)).expect("four methods")
+    /// Among the methods marked in `among` (by index in [`Method::ALL`]), the one with
+    /// the lowest exact TCE.
+    pub fn tce_best(&self, among: &[bool; 4]) -> Option<usize> {
+        argmin((0..4).map(|m| among[m].then_some(self.tce[m])))
     }
 
-    /// The method an estimator picks (lowest estimate), if it is defined for any.
-    pub fn picked_by(&self, estimator: usize) -> Option<usize> {
-        argmin(self.estimates.iter().map(|e| e[estimator]))
+    /// Among the marked methods, the one an estimator picks (lowest estimate), if it is
+    /// defined for any.
+    pub fn picked_by(&self, estimator: usize, among: &[bool; 4]) -> Option<usize> {
+        argmin((0..4).map(|m| self.estimates[m][estimator].filter(|_| among[m])))
     }
 }
 
@@ -173,7 +194,7 @@ pub fn repetition(setting: &Setting, seed: u64, rep: u64) -> Result<Repetition, 
     let (fit_labels, test_labels) = labels.split_at(setting.calibration);
     let mut outcome = Repetition {
         tce: [0.0; 4],
-        estimates: [[None; 5]; 4],
+        estimates: [[None; ESTIMATORS]; 4],
     };
     for (m, method) in Method::ALL.into_iter().enumerate() {
         let map = method
@@ -197,9 +218,9 @@ pub struct Summary {
     /// TCE of the unrecalibrated model (fraction).
     pub original_tce: f64,
     /// Per estimator, the number of repetitions in which it picked the TCE-best method.
-    pub agreements: [usize; 5],
+    pub agreements: [usize; ESTIMATORS],
     /// Per estimator, repetitions in which it was undefined for some method.
-    pub undefined: [usize; 5],
+    pub undefined: [usize; ESTIMATORS],
     /// Per method, how often it had the lowest exact TCE.
     pub tce_best: [usize; 4],
     /// Per method, the mean exact TCE (fraction).
@@ -215,32 +236,48 @@ impl Summary {
 }
 
 /// Runs `repetitions` repetitions (in parallel; each is a pure function of (seed, rep)).
-pub fn run(setting: &Setting, repetitions: usize, seed: u64) -> Result<Summary, Table1Error> {
-    let outcomes: Vec<Repetition> = (0..repetitions as u64)
+pub fn run(
+    setting: &Setting,
+    repetitions: usize,
+    seed: u64,
+) -> Result<Vec<Repetition>, Table1Error> {
+    (0..repetitions as u64)
         .into_par_iter()
         .map(|rep| repetition(setting, seed, rep))
-        .collect::<Result<_, _>>()?;
+        .collect()
+}
+
+/// The summary of a setting's repetitions when only the `methods` compete.
+pub fn summarize(
+    setting: &Setting,
+    outcomes: &[Repetition],
+    methods: &[Method],
+) -> Result<Summary, Table1Error> {
+    let among: [bool; 4] = Method::ALL.map(|m| methods.contains(&m));
+    let repetitions = outcomes.len();
     let mut summary = Summary {
         name: setting.name.clone(),
         sizes: (setting.calibration, setting.test),
         repetitions,
         original_tce: setting.model.tce(2.0).map_err(Table1Error::Tce)?,
-        agreements: [0; 5],
-        undefined: [0; 5],
+        agreements: [0; ESTIMATORS],
+        undefined: [0; ESTIMATORS],
         tce_best: [0; 4],
         mean_tce: [0.0; 4],
     };
-    for outcome in &outcomes {
-        let best = outcome.tce_best();
-        summary.tce_best[best] += 1;
+    for outcome in outcomes {
+        let best = outcome.tce_best(&among);
+        if let Some(best) = best {
+            summary.tce_best[best] += 1;
+        }
         for m in 0..4 {
             summary.mean_tce[m] += outcome.tce[m] / repetitions as f64;
         }
-        for e in 0..5 {
-            if outcome.picked_by(e) == Some(best) {
+        for e in 0..ESTIMATORS {
+            if best.is_some() && outcome.picked_by(e, &among) == best {
                 summary.agreements[e] += 1;
             }
-            if outcome.estimates.iter().any(|row| row[e].is_none()) {
+            if (0..4).any(|m| among[m] && outcome.estimates[m][e].is_none()) {
                 summary.undefined[e] += 1;
             }
         }
@@ -264,8 +301,11 @@ mod tests {
             calibration: 500,
             test: 500,
         };
-        let a = run(&setting, 6, 3).unwrap();
-        assert_eq!(a, run(&setting, 6, 3).unwrap());
+        let outcomes = run(&setting, 6, 3).unwrap();
+        assert_eq!(outcomes, run(&setting, 6, 3).unwrap());
+        let a = summarize(&setting, &outcomes, &Method::ALL).unwrap();
+        let paper = summarize(&setting, &outcomes, &PAPER_METHODS).unwrap();
+        assert_eq!(paper.tce_best[2], 0, "Platt does not compete");
         assert_eq!(a.tce_best.iter().sum::<usize>(), 6);
         // Recalibration on 500 samples must improve on TCE = 8.46%.
         assert!(a.mean_tce.iter().all(|&t| t < a.original_tce), "{a:?}");
@@ -284,7 +324,7 @@ mod tests {
         assert!((e[0].unwrap() - 0.136057083608).abs() < 1e-12);
         assert!((e[1].unwrap() - 0.209971188500).abs() < 1e-12);
         assert!((e[2].unwrap() - 0.146112599274).abs() < 1e-12);
-        assert!((e[3].unwrap() - 0.108649206164).abs() < 1e-12);
-        assert!(e[4].is_some());
+        assert!((e[4].unwrap() - 0.108649206164).abs() < 1e-12);
+        assert!(e[3].is_some() && e[5].is_some());
     }
 }

@@ -4,7 +4,10 @@
 //! 1 for anything else.
 
 mod estimate;
+mod fit;
+mod fit_svg;
 mod input;
+mod recalibrate;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -29,6 +32,16 @@ enum Command {
     /// Every estimator over one CSV of (confidence, correct) rows: ECE_bin, ECE_sweep,
     /// ECE_debias and MCE, equal-width and equal-mass.
     Estimate(EstimateArgs),
+    /// Fit a Beta score density and the twelve GLM calibration curves to one CSV; print
+    /// the AIC table, the best model and its TCE.
+    Fit(fit::FitArgs),
+    /// Fig. 3c check: ECE_bin of data simulated from each file's fit against the real one.
+    FitCheck(fit::FitCheckArgs),
+    /// Fit a recalibration map on one CSV and apply it to another's confidences.
+    Recalibrate(recalibrate::RecalibrateArgs),
+    /// The Table 1 experiment: how often each estimator picks the recalibration method
+    /// with the lowest true calibration error.
+    Table1(recalibrate::Table1Args),
 }
 
 #[derive(Args)]
@@ -103,6 +116,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Estimate(args) => run_estimate(&args),
+        Command::Fit(args) => fit::run(&args),
+        Command::FitCheck(args) => fit::run_check(&args),
+        Command::Recalibrate(args) => recalibrate::run_recalibrate(&args),
+        Command::Table1(args) => recalibrate::run_table1(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

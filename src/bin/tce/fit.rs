@@ -301,7 +301,7 @@ pub fn run_check(args: &FitCheckArgs) -> Result<(), Failure> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "| file | n | best GLM | alpha | beta | TCE_2 % | real ECE_bin % | simulated mean % | simulated sd % | |real − sim| / sd |"
+        "| file | n | best GLM | alpha | beta | TCE_2 % | real ECE_bin % | simulated mean % | simulated sd % | z = abs(real − sim) / sd |"
     );
     let _ = writeln!(out, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
     for path in &args.files {

@@ -39,11 +39,15 @@ pub mod error;
 pub mod estimate;
 #[cfg(feature = "ffi")]
 pub mod ffi;
+#[cfg(feature = "std")]
+pub mod fit;
 pub mod histogram;
 #[cfg(feature = "std")]
 pub mod kde;
 pub mod norm;
 pub mod portable;
+#[cfg(feature = "std")]
+pub mod recalibrate;
 pub mod reservoir;
 pub mod rng;
 pub mod sample;

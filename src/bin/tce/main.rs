@@ -4,9 +4,12 @@
 //! 1 for anything else.
 
 mod estimate;
+mod fit;
+mod fit_svg;
 mod input;
 mod paper;
 mod plot;
+mod recalibrate;
 mod simulate;
 
 use std::io::Write;
@@ -37,6 +40,16 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     /// Regenerates the paper's simulation figures (SVG + CSV) and findings.md.
     Paper(paper::PaperArgs),
+    /// Fit a Beta score density and the twelve GLM calibration curves to one CSV; print
+    /// the AIC table, the best model and its TCE.
+    Fit(fit::FitArgs),
+    /// Fig. 3c check: ECE_bin of data simulated from each file's fit against the real one.
+    FitCheck(fit::FitCheckArgs),
+    /// Fit a recalibration map on one CSV and apply it to another's confidences.
+    Recalibrate(recalibrate::RecalibrateArgs),
+    /// The Table 1 experiment: how often each estimator picks the recalibration method
+    /// with the lowest true calibration error.
+    Table1(recalibrate::Table1Args),
 }
 
 #[derive(Args)]
@@ -113,6 +126,10 @@ fn main() -> ExitCode {
         Command::Estimate(args) => run_estimate(&args),
         Command::Simulate(args) => simulate::run(&args),
         Command::Paper(args) => paper::run(&args),
+        Command::Fit(args) => fit::run(&args),
+        Command::FitCheck(args) => fit::run_check(&args),
+        Command::Recalibrate(args) => recalibrate::run_recalibrate(&args),
+        Command::Table1(args) => recalibrate::run_table1(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

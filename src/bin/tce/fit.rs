@@ -1,0 +1,343 @@
+//! `tce fit`: the Beta density and the twelve GLM calibration curves of one file, the
+//! AIC-best model and its TCE; `tce fit-check`: Fig. 3c (ECE_bin of data simulated from
+//! each file's fit against the real ECE_bin).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde::Serialize;
+use tce::fit::bootstrap::{bootstrap, Bootstrap};
+use tce::fit::check::compare_ece;
+use tce::fit::glm::{GlmData, Validity};
+use tce::fit::{fit_model, EndpointRule, FittedModel};
+
+use crate::input;
+use crate::Failure;
+
+/// Options of `tce fit`.
+#[derive(Args)]
+pub struct FitArgs {
+    /// CSV file with `confidence` and `correct` columns; `-` reads stdin.
+    file: PathBuf,
+    /// Print one JSON object instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// Write an SVG: the fitted curve over the reliability diagram and the fitted density
+    /// over the score histogram.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+    /// Bootstrap replicates for coefficient uncertainty (0: none).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    bootstrap: usize,
+    /// Seed of the bootstrap.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Scores within this distance of 0 or 1 are taken to be this far from it.
+    #[arg(long, default_value_t = tce::fit::endpoint::DEFAULT_EPSILON)]
+    epsilon: f64,
+}
+
+/// Options of `tce fit-check`.
+#[derive(Args)]
+pub struct FitCheckArgs {
+    /// CSV files to fit and check.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Simulated data sets per file.
+    #[arg(long, default_value_t = 200)]
+    reps: usize,
+    /// Seed of the simulation.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+#[derive(Serialize)]
+struct BetaJson {
+    alpha: f64,
+    beta: f64,
+    nll: f64,
+}
+
+#[derive(Serialize)]
+struct GlmJson {
+    name: String,
+    b0: f64,
+    b1: f64,
+    nll: f64,
+    aic: f64,
+    valid: bool,
+    /// Why not valid, or why valid but without a simulator curve.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bootstrap: Option<CoefficientsJson>,
+}
+
+#[derive(Serialize)]
+struct SpreadJson {
+    se: f64,
+    lower: f64,
+    upper: f64,
+}
+
+#[derive(Serialize)]
+struct CoefficientsJson {
+    b0: SpreadJson,
+    b1: SpreadJson,
+    invalid_replicates: usize,
+}
+
+#[derive(Serialize)]
+struct TceJson {
+    l1: f64,
+    l2: f64,
+}
+
+#[derive(Serialize)]
+struct FitJson {
+    n: usize,
+    beta: BetaJson,
+    glms: Vec<GlmJson>,
+    best: String,
+    tce: TceJson,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bootstrap: Option<BetaBootstrapJson>,
+}
+
+#[derive(Serialize)]
+struct BetaBootstrapJson {
+    replicates: usize,
+    alpha: SpreadJson,
+    beta: SpreadJson,
+}
+
+fn spread(s: &tce::fit::bootstrap::Spread) -> SpreadJson {
+    SpreadJson {
+        se: s.se,
+        lower: s.lower,
+        upper: s.upper,
+    }
+}
+
+fn note(fit: &tce::fit::GlmFit) -> Option<String> {
+    match (&fit.validity, &fit.curve) {
+        (Validity::MeanLeavesUnitInterval, _) => Some("mean leaves (0, 1) on the data".to_string()),
+        (Validity::NotConverged, _) => Some("did not converge".to_string()),
+        (Validity::Valid, Err(e)) => Some(format!("no simulator curve: {e}")),
+        (Validity::Valid, Ok(_)) => None,
+    }
+}
+
+fn to_json(fit: &FittedModel, boot: Option<&Bootstrap>) -> FitJson {
+    FitJson {
+        n: fit.n,
+        beta: BetaJson {
+            alpha: fit.beta.density.alpha(),
+            beta: fit.beta.density.beta(),
+            nll: fit.beta.nll,
+        },
+        glms: fit
+            .glms
+            .iter()
+            .enumerate()
+            .map(|(i, g)| GlmJson {
+                name: g.spec.name(),
+                b0: g.b0,
+                b1: g.b1,
+                nll: g.nll,
+                aic: g.aic,
+                valid: g.validity == Validity::Valid,
+                note: note(g),
+                bootstrap: boot.map(|b| CoefficientsJson {
+                    b0: spread(&b.glms[i].b0),
+                    b1: spread(&b.glms[i].b1),
+                    invalid_replicates: b.glms[i].invalid,
+                }),
+            })
+            .collect(),
+        best: fit.best_glm().spec.name(),
+        tce: TceJson {
+            l1: fit.tce_l1,
+            l2: fit.tce_l2,
+        },
+        bootstrap: boot.map(|b| BetaBootstrapJson {
+            replicates: b.replicates,
+            alpha: spread(&b.alpha),
+            beta: spread(&b.beta),
+        }),
+    }
+}
+
+fn table(fit: &FittedModel, boot: Option<&Bootstrap>) -> String {
+    let mut out = String::new();
+    let d = fit.beta.density;
+    let _ = writeln!(out, "n = {}", fit.n);
+    let _ = writeln!(
+        out,
+        "Beta density: alpha = {:.6}, beta = {:.6}, log-likelihood = {:.4}",
+        d.alpha(),
+        d.beta(),
+        -fit.beta.nll
+    );
+    if let Some(b) = boot {
+        let _ = writeln!(
+            out,
+            "  bootstrap ({} replicates): alpha se {:.4} [{:.4}, {:.4}], beta se {:.5} [{:.5}, {:.5}]",
+            b.replicates, b.alpha.se, b.alpha.lower, b.alpha.upper, b.beta.se, b.beta.lower, b.beta.upper
+        );
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "  {:<22} {:>11} {:>11} {:>12} {:>12}  note",
+        "calibration GLM", "b0", "b1", "NLL", "AIC"
+    );
+    for (i, g) in fit.glms.iter().enumerate() {
+        let mark = if i == fit.best { "*" } else { " " };
+        let _ = writeln!(
+            out,
+            "{mark} {:<22} {:>11.5} {:>11.5} {:>12.3} {:>12.3}  {}",
+            g.spec.name(),
+            g.b0,
+            g.b1,
+            g.nll,
+            g.aic,
+            note(g).unwrap_or_default()
+        );
+        if let Some(b) = boot {
+            let s = &b.glms[i];
+            let _ = writeln!(
+                out,
+                "  {:<22} se {:>8.5} {:>11.5}   95% b0 [{:.4}, {:.4}] b1 [{:.4}, {:.4}]{}",
+                "",
+                s.b0.se,
+                s.b1.se,
+                s.b0.lower,
+                s.b0.upper,
+                s.b1.lower,
+                s.b1.upper,
+                if s.invalid > 0 {
+                    format!(" ({} invalid)", s.invalid)
+                } else {
+                    String::new()
+                }
+            );
+        }
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "best (lowest AIC, marked *): {} = {}",
+        fit.best_glm().spec.name(),
+        fit.model.curve
+    );
+    let _ = writeln!(
+        out,
+        "TCE of the fitted model: l1 = {:.6}, l2 = {:.6}",
+        fit.tce_l1, fit.tce_l2
+    );
+    out
+}
+
+fn read(path: &Path) -> Result<input::Samples, Failure> {
+    input::read_path(path, "confidence", "correct").map_err(|e| Failure {
+        code: 2,
+        message: format!("{}: {e}", path.display()),
+    })
+}
+
+fn rule(epsilon: f64) -> Result<EndpointRule, Failure> {
+    EndpointRule::new(epsilon).map_err(|e| Failure {
+        code: 2,
+        message: e.to_string(),
+    })
+}
+
+/// Runs `tce fit`.
+pub fn run(args: &FitArgs) -> Result<(), Failure> {
+    let samples = read(&args.file)?;
+    let rule = rule(args.epsilon)?;
+    let fit = fit_model(&samples.scores, &samples.labels, &rule).map_err(|e| Failure {
+        code: 1,
+        message: format!("{}: {e}", args.file.display()),
+    })?;
+    let boot = if args.bootstrap > 0 {
+        let data = GlmData::new(&samples.scores, &samples.labels, &rule).map_err(|e| Failure {
+            code: 1,
+            message: e.to_string(),
+        })?;
+        Some(bootstrap(
+            &samples.scores,
+            &data,
+            &rule,
+            args.bootstrap,
+            args.seed,
+        ))
+    } else {
+        None
+    };
+    if let Some(path) = &args.svg {
+        crate::fit_svg::write(path, &samples.scores, &samples.labels, &fit)
+            .map_err(|message| Failure { code: 1, message })?;
+    }
+    let text = if args.json {
+        let mut json =
+            serde_json::to_string(&to_json(&fit, boot.as_ref())).map_err(|e| Failure {
+                code: 1,
+                message: format!("JSON: {e}"),
+            })?;
+        json.push('\n');
+        json
+    } else {
+        table(&fit, boot.as_ref())
+    };
+    crate::write_stdout(&text)
+}
+
+/// Runs `tce fit-check`: a markdown table, one row per file.
+pub fn run_check(args: &FitCheckArgs) -> Result<(), Failure> {
+    let rule = EndpointRule::default();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| file | n | best GLM | alpha | beta | TCE_2 % | real ECE_bin % | simulated mean % | simulated sd % | z = abs(real − sim) / sd |"
+    );
+    let _ = writeln!(out, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+    for path in &args.files {
+        let samples = read(path)?;
+        let fit = fit_model(&samples.scores, &samples.labels, &rule).map_err(|e| Failure {
+            code: 1,
+            message: format!("{}: {e}", path.display()),
+        })?;
+        let check = compare_ece(
+            &fit.model,
+            &samples.scores,
+            &samples.labels,
+            args.reps,
+            args.seed,
+        )
+        .map_err(|e| Failure {
+            code: 1,
+            message: format!("{}: {e}", path.display()),
+        })?;
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let _ = writeln!(
+            out,
+            "| {name} | {} | {} | {:.4} | {:.5} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} |",
+            check.n,
+            fit.best_glm().spec.name(),
+            fit.model.density.alpha(),
+            fit.model.density.beta(),
+            100.0 * fit.tce_l2,
+            100.0 * check.real,
+            100.0 * check.simulated_mean,
+            100.0 * check.simulated_sd,
+            check.z()
+        );
+    }
+    crate::write_stdout(&out)
+}

@@ -1,0 +1,258 @@
+//! `tce recalibrate`: fit a recalibration map on one file and write another file's rows
+//! with their confidences recalibrated; `tce table1`: the Table 1 experiment.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use tce::fit::{fit_model, EndpointRule};
+use tce::recalibrate::table1::{run, summarize, Estimator, Setting, Summary, PAPER_METHODS};
+use tce::recalibrate::Method;
+use tce::sim::{Beta, Curve, Model};
+
+use crate::input;
+use crate::Failure;
+
+/// The recalibration methods on the command line.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum MethodArg {
+    Histogram,
+    Isotonic,
+    Platt,
+    Temperature,
+}
+
+impl MethodArg {
+    fn method(self) -> Method {
+        match self {
+            MethodArg::Histogram => Method::Histogram,
+            MethodArg::Isotonic => Method::Isotonic,
+            MethodArg::Platt => Method::Platt,
+            MethodArg::Temperature => Method::Temperature,
+        }
+    }
+}
+
+/// Options of `tce recalibrate`.
+#[derive(Args)]
+pub struct RecalibrateArgs {
+    /// The method.
+    #[arg(long, value_enum)]
+    method: MethodArg,
+    /// CSV to fit the map on (`confidence`, `correct`).
+    #[arg(long, value_name = "A.csv")]
+    fit: PathBuf,
+    /// CSV whose confidences are recalibrated; its other columns are copied.
+    #[arg(long, value_name = "B.csv")]
+    apply: PathBuf,
+    /// Output file (default: stdout).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+/// Options of `tce table1`.
+#[derive(Args)]
+pub struct Table1Args {
+    /// Data files whose fitted models are settings (default: none).
+    files: Vec<PathBuf>,
+    /// Repetitions per setting.
+    #[arg(long, default_value_t = 200)]
+    reps: usize,
+    /// Calibration-set size.
+    #[arg(long, default_value_t = 1000)]
+    calibration: usize,
+    /// Test-set size.
+    #[arg(long, default_value_t = 1000)]
+    test: usize,
+    /// Seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+fn failure(code: u8) -> impl Fn(String) -> Failure {
+    move |message| Failure { code, message }
+}
+
+fn read(path: &Path) -> Result<input::Samples, Failure> {
+    input::read_path(path, "confidence", "correct")
+        .map_err(|e| failure(2)(format!("{}: {e}", path.display())))
+}
+
+/// Runs `tce recalibrate`.
+pub fn run_recalibrate(args: &RecalibrateArgs) -> Result<(), Failure> {
+    let fit_rows = read(&args.fit)?;
+    // Validates every row of B (with line numbers) before anything is written.
+    read(&args.apply)?;
+    let map = args
+        .method
+        .method()
+        .fit(&fit_rows.scores, &fit_rows.labels)
+        .map_err(|e| failure(1)(format!("{}: {e}", args.fit.display())))?;
+    let io = |e: &dyn std::fmt::Display| failure(1)(format!("{e}"));
+    let mut reader = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .flexible(true)
+        .from_path(&args.apply)
+        .map_err(|e| io(&e))?;
+    let header = reader.headers().map_err(|e| io(&e))?.clone();
+    let column = header
+        .iter()
+        .position(|h| h == "confidence")
+        .expect("validated above");
+    let sink: Box<dyn std::io::Write> = match &args.out {
+        Some(path) => Box::new(std::fs::File::create(path).map_err(|e| io(&e))?),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut writer = csv::Writer::from_writer(sink);
+    writer.write_record(&header).map_err(|e| io(&e))?;
+    for record in reader.records() {
+        let record = record.map_err(|e| io(&e))?;
+        if record.iter().all(str::is_empty) {
+            continue;
+        }
+        let score: f64 = record[column].parse().expect("validated above");
+        let recalibrated = map.apply(score).to_string();
+        let row: Vec<&str> = record
+            .iter()
+            .enumerate()
+            .map(|(i, field)| {
+                if i == column {
+                    recalibrated.as_str()
+                } else {
+                    field
+                }
+            })
+            .collect();
+        writer.write_record(&row).map_err(|e| io(&e))?;
+    }
+    let mut sink = writer.into_inner().map_err(|e| io(&e.error()))?;
+    match sink.flush() {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(io(&e)),
+        _ => Ok(()),
+    }
+}
+
+fn markdown(summaries: &[Summary]) -> String {
+    let mut out = String::new();
+    let _ = write!(out, "| setting | n cal/test | TCE % before |");
+    for m in Method::ALL {
+        let _ = write!(out, " mean TCE % {m} (best in %) |");
+    }
+    for e in Estimator::ALL {
+        let _ = write!(out, " {} picks best % |", e.name());
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "|---|---|---:|{}",
+        "---:|".repeat(4 + Estimator::ALL.len())
+    );
+    for s in summaries {
+        let _ = write!(
+            out,
+            "| {} | {}/{} | {:.2} |",
+            s.name,
+            s.sizes.0,
+            s.sizes.1,
+            100.0 * s.original_tce
+        );
+        for m in 0..4 {
+            let _ = write!(
+                out,
+                " {:.2} ({:.0}) |",
+                100.0 * s.mean_tce[m],
+                100.0 * s.tce_best[m] as f64 / s.repetitions as f64
+            );
+        }
+        for e in 0..Estimator::ALL.len() {
+            let undefined = if s.undefined[e] > 0 {
+                format!(" ({} undef.)", s.undefined[e])
+            } else {
+                String::new()
+            };
+            let _ = write!(out, " {:.1}{undefined} |", s.agreement_percent(e));
+        }
+        let _ = writeln!(out);
+    }
+    out
+}
+
+/// Runs `tce table1`: the paper's simulator settings, then one per data file.
+pub fn run_table1(args: &Table1Args) -> Result<(), Failure> {
+    let paper = |alpha: f64, beta: f64| {
+        Model::new(
+            Beta::new(alpha, beta).expect("valid"),
+            Curve::polynomial(2.0).expect("valid"),
+        )
+    };
+    let mut settings = vec![
+        Setting {
+            name: "Beta(1.1, 0.1), T = c^2".into(),
+            model: paper(1.1, 0.1),
+            calibration: args.calibration,
+            test: args.test,
+        },
+        Setting {
+            name: "Beta(2.8, 0.05), T = c^2".into(),
+            model: paper(2.8, 0.05),
+            calibration: args.calibration,
+            test: args.test,
+        },
+    ];
+    for path in &args.files {
+        let rows = read(path)?;
+        let fit = fit_model(&rows.scores, &rows.labels, &EndpointRule::default())
+            .map_err(|e| failure(1)(format!("{}: {e}", path.display())))?;
+        let name = path.file_stem().map_or_else(
+            || path.display().to_string(),
+            |s| s.to_string_lossy().into(),
+        );
+        settings.push(Setting {
+            name: format!("fit of {name} ({})", fit.best_glm().spec.name()),
+            model: fit.model,
+            calibration: args.calibration,
+            test: args.test,
+        });
+    }
+    let mut paper = Vec::new();
+    let mut all = Vec::new();
+    for setting in &settings {
+        let outcomes = run(setting, args.reps, args.seed).map_err(|e| failure(1)(e.to_string()))?;
+        let summary = |methods: &[Method]| {
+            summarize(setting, &outcomes, methods).map_err(|e| failure(1)(e.to_string()))
+        };
+        paper.push(summary(&PAPER_METHODS)?);
+        all.push(summary(&Method::ALL)?);
+        eprintln!("tce table1: {} done", setting.name);
+    }
+    let mut text = String::new();
+    for (title, summaries) in [
+        (
+            "The paper's methods (histogram binning, isotonic, temperature scaling)",
+            &paper,
+        ),
+        ("All four methods (with Platt scaling)", &all),
+    ] {
+        let _ = writeln!(text, "### {title}\n");
+        text.push_str(&markdown(summaries));
+        let total: usize = summaries.iter().map(|s| s.repetitions).sum();
+        let _ = writeln!(text);
+        let _ = write!(
+            text,
+            "Pooled over all {} settings ({total} repetitions):",
+            summaries.len()
+        );
+        for (e, estimator) in Estimator::ALL.iter().enumerate() {
+            let agreements: usize = summaries.iter().map(|s| s.agreements[e]).sum();
+            let _ = write!(
+                text,
+                " {} {:.1}%;",
+                estimator.name(),
+                100.0 * agreements as f64 / total as f64
+            );
+        }
+        let _ = writeln!(text, "\n");
+    }
+    crate::write_stdout(&text)
+}

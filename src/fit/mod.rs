@@ -1,0 +1,25 @@
+//! Fitting a synthetic model to real classifier outputs (SPEC §8): a Beta density for the
+//! confidences and a binomial GLM for the calibration curve, so that the bias-by-
+//! construction simulator can reproduce a real model and compute its true calibration
+//! error.
+//!
+//! - [`special`]: digamma and trigamma.
+//! - [`endpoint`]: what scores of exactly 0 or 1 mean to a fit.
+//! - [`beta`]: the Beta maximum-likelihood fit.
+//! - [`glm`]: the twelve GLM calibration curves, AIC, and their simulator curves.
+//! - [`bootstrap`]: seeded bootstrap intervals of the GLM coefficients.
+//! - [`model`]: both fits together as a simulator [`crate::sim::Model`].
+//! - [`check`]: ECE_bin of data simulated from a fit against the real data (Fig. 3c).
+
+pub mod beta;
+pub mod bootstrap;
+pub mod check;
+pub mod endpoint;
+pub mod glm;
+pub mod model;
+pub mod special;
+
+pub use beta::{fit_beta, BetaFit, BetaFitError};
+pub use endpoint::EndpointRule;
+pub use glm::{fit_all, fit_glm, GlmData, GlmError, GlmFit, GlmSpec};
+pub use model::{fit_model, FitError, FittedModel};

@@ -215,11 +215,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
                     ties.sort_unstable_by_key(|slot| slot.order);
                 }
             }
-            let mut hits = 0u32;
-            for slot in slots.iter_mut() {
-                slot.hits_before = hits;
-                hits += u32::from(slot.label());
-            }
+            record_running_hits(slots);
             self.sorted = len;
         }
         SortedSamples {
@@ -248,6 +244,16 @@ impl<S: AsRef<[Slot]> + ?Sized> SortedBuffer<S> {
     /// The number of hits (label 1) held.
     pub fn hits(&self) -> u64 {
         self.hits
+    }
+}
+
+/// Stores in each sorted slot the number of hits before it, so that any range's hits
+/// cost O(1).
+pub(crate) fn record_running_hits(slots: &mut [Slot]) {
+    let mut hits = 0u32;
+    for slot in slots {
+        slot.hits_before = hits;
+        hits += u32::from(slot.label());
     }
 }
 

@@ -7,7 +7,7 @@
 //! them, one `memmove` of 16-byte slots, never a re-sort. Estimates recompute the running
 //! hit counts once after pushes (O(N)), then cost what they cost on a sorted buffer.
 
-use crate::buffer::{Slot, SortedSamples, MAX_CAPACITY};
+use crate::buffer::{record_running_hits, Slot, SortedSamples, MAX_CAPACITY};
 use crate::error::{ConfigError, PushError};
 use crate::sample;
 
@@ -171,11 +171,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
     pub fn samples(&mut self) -> SortedSamples<'_> {
         let slots = &mut self.slots.as_mut()[..self.len];
         if self.stale {
-            let mut hits = 0u32;
-            for slot in slots.iter_mut() {
-                slot.hits_before = hits;
-                hits += u32::from(slot.label());
-            }
+            record_running_hits(slots);
             self.stale = false;
         }
         SortedSamples::new(slots, self.hits)

@@ -49,6 +49,36 @@ fn require(tool: &str) {
     );
 }
 
+/// CMake: the system's, or else (a fresh machine of this project's kind has none) the
+/// binary of PyPI's `cmake` wheel, installed once into the test's own target directory —
+/// nothing outside it changes.
+fn cmake() -> PathBuf {
+    static CMAKE: OnceLock<PathBuf> = OnceLock::new();
+    CMAKE
+        .get_or_init(|| {
+            let on_path = std::env::var_os("PATH").and_then(|paths| {
+                std::env::split_paths(&paths)
+                    .map(|dir| dir.join("cmake"))
+                    .find(|p| p.is_file())
+            });
+            if let Some(found) = on_path {
+                return found;
+            }
+            require("python3");
+            let dir = ffi_target().join("cmake-from-pypi");
+            let binary = dir.join("cmake/data/bin/cmake");
+            if !binary.is_file() {
+                run(Command::new("python3")
+                    .args(["-m", "pip", "install", "--quiet", "--target"])
+                    .arg(&dir)
+                    .arg("cmake"));
+            }
+            assert!(binary.is_file(), "no cmake binary at {}", binary.display());
+            binary
+        })
+        .clone()
+}
+
 fn run(command: &mut Command) -> Output {
     let output = command
         .output()
@@ -521,7 +551,7 @@ fn python_ctypes_example_matches_rust() {
 
 #[test]
 fn install_then_build_examples_with_cmake_and_pkg_config() {
-    require("cmake");
+    let cmake = cmake();
     require("pkg-config");
     require("gcc");
     let lib = lib_dir();
@@ -548,14 +578,14 @@ fn install_then_build_examples_with_cmake_and_pkg_config() {
 
     // CMake: find_package(tce) and the imported targets.
     let build = work.join("cmake-build");
-    run(Command::new("cmake")
+    run(Command::new(&cmake)
         .current_dir(root())
         .args(["-S", "examples/cmake", "-B"])
         .arg(&build)
         .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display()))
         .arg("-DCMAKE_C_FLAGS=-Wall -Wextra -Wpedantic -Werror")
         .arg("-DCMAKE_CXX_FLAGS=-Wall -Wextra -Wpedantic -Werror"));
-    run(Command::new("cmake").arg("--build").arg(&build));
+    run(Command::new(&cmake).arg("--build").arg(&build));
     let data = root().join("data/resnet110_c10_test.csv");
     let out = stdout(&run(Command::new(build.join("estimate")).arg(&data)));
     assert!(out.contains("ece_sweep"), "{out}");

@@ -204,17 +204,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         let len = self.len;
         let slots = &mut self.slots.as_mut()[..len];
         if self.sorted < len {
-            // Sort by score alone, where pdqsort makes short work of the long runs of
-            // equal scores real data has (float32 softmax saturating at 1.0), then put each
-            // run back in arrival order (SPEC §3.2). Breaking every comparison's tie by
-            // arrival instead makes all keys distinct and costs ~25% more on such data.
-            // Scores are in [0, +1] with −0 stored as +0: their bits order like their values.
-            slots.sort_unstable_by_key(|slot| slot.score.to_bits());
-            for ties in slots.chunk_by_mut(|a, b| a.score == b.score) {
-                if ties.len() > 1 {
-                    ties.sort_unstable_by_key(|slot| slot.order);
-                }
-            }
+            sort_by_score_then_arrival(slots);
             record_running_hits(slots);
             self.sorted = len;
         }
@@ -244,6 +234,22 @@ impl<S: AsRef<[Slot]> + ?Sized> SortedBuffer<S> {
     /// The number of hits (label 1) held.
     pub fn hits(&self) -> u64 {
         self.hits
+    }
+}
+
+/// Sorts slots by score, equal scores in arrival order (SPEC §3.2).
+///
+/// Sorts by score alone, where pdqsort makes short work of the long runs of equal scores
+/// real data has (float32 softmax saturating at 1.0), then puts each run back in arrival
+/// order. Breaking every comparison's tie by arrival instead makes all keys distinct and
+/// costs ~25% more on such data. Scores are in [0, +1] with −0 stored as +0: their bits
+/// order like their values.
+pub(crate) fn sort_by_score_then_arrival(slots: &mut [Slot]) {
+    slots.sort_unstable_by_key(|slot| slot.score.to_bits());
+    for ties in slots.chunk_by_mut(|a, b| a.score == b.score) {
+        if ties.len() > 1 {
+            ties.sort_unstable_by_key(|slot| slot.order);
+        }
     }
 }
 

@@ -4,10 +4,15 @@
 //! A push into a full window evicts the oldest sample. Both are found by binary search
 //! (the oldest through a ring of the last N scores), and only the slots between the
 //! evicted and the inserted position move: O(log N + d) with d ≤ N the distance between
-//! them, one `memmove` of 16-byte slots, never a re-sort. Estimates recompute the running
-//! hit counts once after pushes (O(N)), then cost what they cost on a sorted buffer.
+//! them, one `memmove` of 16-byte slots, never a re-sort. While the window fills, pushes
+//! append in O(1) and the first eviction sorts once; a batch long enough to evict more
+//! than ~8·log2 N samples rebuilds the window instead (O(N + m), then one sort).
+//! Estimates recompute the running hit counts once after pushes (O(N)), then cost what
+//! they cost on a sorted buffer.
 
-use crate::buffer::{record_running_hits, Slot, SortedSamples, MAX_CAPACITY};
+use crate::buffer::{
+    record_running_hits, sort_by_score_then_arrival, Slot, SortedSamples, MAX_CAPACITY,
+};
 use crate::error::{ConfigError, PushError};
 use crate::sample;
 
@@ -26,6 +31,9 @@ pub struct SlidingWindow<S, R> {
     /// Arrival numbers in slots are relative to this, to fit their 31 bits.
     base: u64,
     hits: u64,
+    /// The slots are not in sorted order (samples were appended, or a batch replaced
+    /// most of the window): sort before the next eviction or estimate.
+    unsorted: bool,
     /// The running hit counts need recomputing.
     stale: bool,
 }
@@ -50,6 +58,7 @@ impl<const N: usize> SlidingWindow<[Slot; N], [f64; N]> {
             arrivals: 0,
             base: 0,
             hits: 0,
+            unsorted: false,
             stale: false,
         }
     }
@@ -79,6 +88,7 @@ impl<'a> SlidingWindow<&'a mut [Slot], &'a mut [f64]> {
                 arrivals: 0,
                 base: 0,
                 hits: 0,
+                unsorted: false,
                 stale: false,
             }),
         }
@@ -97,8 +107,16 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
     /// Records a batch in order: all of it, or (when any element is bad) none of it.
     pub fn push_batch(&mut self, scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
         sample::check_batch(scores, labels)?;
-        for (&score, &label) in scores.iter().zip(labels) {
-            self.insert(score + 0.0, label);
+        let capacity = self.capacity();
+        // One eviction moves ~N/3 slots; rebuilding the window moves and sorts all N.
+        // Past about 8·log2 N evictions, the rebuild is cheaper.
+        let rebuild_from = 8 * (usize::BITS - capacity.leading_zeros()) as usize;
+        if self.len + scores.len() > capacity && scores.len() >= rebuild_from {
+            self.replace_oldest(scores, labels);
+        } else {
+            for (&score, &label) in scores.iter().zip(labels) {
+                self.insert(score + 0.0, label);
+            }
         }
         Ok(())
     }
@@ -114,15 +132,14 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
             order,
             hits_before: 0,
         };
-        let slots = &mut self.slots.as_mut()[..];
-        let key = score.to_bits();
         if self.len < capacity {
-            // The newest arrival goes after every equal score.
-            let at = slots[..self.len].partition_point(|s| s.score.to_bits() <= key);
-            slots.copy_within(at..self.len, at + 1);
-            slots[at] = new;
+            // Filling up: append, sort once when the first eviction (or estimate) needs it.
+            self.slots.as_mut()[self.len] = new;
             self.len += 1;
+            self.unsorted = true;
         } else {
+            self.ensure_sorted();
+            let slots = &mut self.slots.as_mut()[..];
             let oldest = self.arrivals - capacity as u64;
             let old_key = (
                 self.ring.as_ref()[(oldest % capacity as u64) as usize].to_bits(),
@@ -132,6 +149,8 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
             // The oldest is always present; `unwrap_or_else` keeps this path panic-free.
             let old = found.unwrap_or_else(|at| at.min(capacity - 1));
             self.hits -= u64::from(slots[old].label());
+            // The newest arrival goes after every equal score.
+            let key = score.to_bits();
             let at = slots.partition_point(|s| s.score.to_bits() <= key);
             if at > old {
                 slots.copy_within(old + 1..at, old);
@@ -145,6 +164,57 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
         self.arrivals += 1;
         self.hits += u64::from(label);
         self.stale = true;
+    }
+
+    /// Pushes a long, validated batch at once: drops every held sample it evicts, appends
+    /// the part of the batch that stays, and leaves the sort for later. O(N + m).
+    fn replace_oldest(&mut self, scores: &[f64], labels: &[u8]) {
+        let capacity = self.capacity() as u64;
+        let total = self.arrivals + scores.len() as u64;
+        let keep_from = total.saturating_sub(capacity); // the oldest arrival that stays
+        let mut kept = 0;
+        let mut hits = 0;
+        for i in 0..self.len {
+            let slot = self.slots.as_ref()[i];
+            let arrival = self.base + u64::from(slot.order >> 1);
+            if arrival >= keep_from {
+                // Renumber from the new oldest; the sorted order of survivors stays.
+                let relative = (arrival - keep_from) as u32;
+                self.slots.as_mut()[kept] = Slot {
+                    order: relative << 1 | (slot.order & 1),
+                    ..slot
+                };
+                hits += u64::from(slot.label());
+                kept += 1;
+            }
+        }
+        self.base = keep_from;
+        let first = keep_from.saturating_sub(self.arrivals) as usize; // first batch sample kept
+        for (i, (&score, &label)) in scores.iter().zip(labels).enumerate().skip(first) {
+            let arrival = self.arrivals + i as u64;
+            let order = ((arrival - self.base) as u32) << 1 | u32::from(label);
+            self.slots.as_mut()[kept] = Slot {
+                score: score + 0.0,
+                order,
+                hits_before: 0,
+            };
+            self.ring.as_mut()[(arrival % capacity) as usize] = score + 0.0;
+            hits += u64::from(label);
+            kept += 1;
+        }
+        self.len = kept;
+        self.arrivals = total;
+        self.hits = hits;
+        self.unsorted = true;
+        self.stale = true;
+    }
+
+    fn ensure_sorted(&mut self) {
+        if self.unsorted {
+            sort_by_score_then_arrival(&mut self.slots.as_mut()[..self.len]);
+            self.unsorted = false;
+            self.stale = true;
+        }
     }
 
     /// Renumbers arrivals relative to the oldest held, so they fit 31 bits again (once per
@@ -164,11 +234,13 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
         self.arrivals = 0;
         self.base = 0;
         self.hits = 0;
+        self.unsorted = false;
         self.stale = false;
     }
 
     /// The window's samples, sorted, for the estimators of [`SortedSamples`].
     pub fn samples(&mut self) -> SortedSamples<'_> {
+        self.ensure_sorted();
         let slots = &mut self.slots.as_mut()[..self.len];
         if self.stale {
             record_running_hits(slots);

@@ -295,12 +295,19 @@ mod window {
             data in prop::collection::vec((prop_oneof![0.0..=1.0f64, Just(1.0), Just(0.5), Just(0.0)], 0u8..=1), 1..400),
             window_size in 1usize..60,
             batch in any::<bool>(),
+            chunk in 1usize..120,
         ) {
             let (scores, labels): (Vec<f64>, Vec<u8>) = data.into_iter().unzip();
             let (mut slots, mut ring) = (vec![Slot::EMPTY; window_size], vec![0.0; window_size]);
             let mut window = SlidingWindow::with_storage(&mut slots, &mut ring).unwrap();
             if batch {
-                window.push_batch(&scores, &labels).unwrap();
+                // Batches of every length: short ones push one by one, long ones rebuild.
+                for (s, l) in scores.chunks(chunk).zip(labels.chunks(chunk)) {
+                    window.push_batch(s, l).unwrap();
+                    if chunk % 3 == 0 {
+                        let _ = window.samples();
+                    }
+                }
             } else {
                 for (i, (&s, &l)) in scores.iter().zip(&labels).enumerate() {
                     window.push(s, l).unwrap();

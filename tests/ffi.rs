@@ -406,6 +406,54 @@ fn monitor_example_under_asan_ubsan_and_tsan() {
     assert!(out.contains("report 5"), "{out}");
 }
 
+/// Runs a ThreadSanitizer build. With address-space randomisation off (`setarch -R`):
+/// TSan's fixed shadow mapping fails ("unexpected memory mapping") on kernels with
+/// many ASLR bits (`vm.mmap_rnd_bits` above 28).
+fn tsan(program: &Path) -> Output {
+    require("setarch");
+    Command::new("setarch")
+        .arg(std::env::consts::ARCH)
+        .arg("-R")
+        .arg(program)
+        .current_dir(root())
+        .env("TSAN_OPTIONS", "halt_on_error=1:exitcode=66")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()))
+}
+
+/// Four threads push into one concurrent histogram and into windows and reservoirs of
+/// their own: no race reported, and every result equals its single-threaded twin.
+#[test]
+fn threads_under_tsan() {
+    let program = compile(
+        "threads_tsan",
+        &["ffi-tests/test_threads.c"],
+        Lang::C,
+        &["-fsanitize=thread"],
+    );
+    let output = tsan(&program);
+    let (out, err) = (stdout(&output), String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success() && out.contains(": ok") && !err.contains("ThreadSanitizer"),
+        "{}\n--- stdout\n{out}\n--- stderr\n{err}",
+        output.status
+    );
+    // And ThreadSanitizer is really watching: a deliberate race is reported.
+    let racy = compile(
+        "threads_tsan_race",
+        &["ffi-tests/test_threads.c"],
+        Lang::C,
+        &["-fsanitize=thread", "-DRACE_SELF_TEST"],
+    );
+    let output = tsan(&racy);
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success() && err.contains("WARNING: ThreadSanitizer: data race"),
+        "the deliberate race went unreported ({}):\n{err}",
+        output.status
+    );
+}
+
 #[test]
 fn cpp_wrapper_example_under_asan_and_valgrind() {
     let file = root().join("data/resnet50_birds_test.csv");

@@ -400,10 +400,14 @@ fn monitor_example_under_asan_ubsan_and_tsan() {
         Lang::C,
         &["-fsanitize=thread"],
     );
-    let out = stdout(&run(
-        Command::new(&tsan_build).env("TSAN_OPTIONS", "halt_on_error=1")
-    ));
-    assert!(out.contains("report 5"), "{out}");
+    let output = tsan(&tsan_build);
+    let out = stdout(&output);
+    assert!(
+        output.status.success() && out.contains("report 5"),
+        "{}: {out}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 /// Runs a ThreadSanitizer build. With address-space randomisation off (`setarch -R`):

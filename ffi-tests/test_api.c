@@ -6,7 +6,9 @@
  * -Wall -Wextra -Wpedantic -Werror, and runs both under ASan + UBSan and under valgrind.
  *
  * TCE_STATUS_PANIC cannot be provoked through the API (no known panicking path); the
- * boundary that produces it is tested in Rust (src/ffi/boundary.rs).
+ * boundary that produces it is tested in Rust (src/ffi/boundary.rs). Nor can
+ * TCE_STATUS_STORAGE_MISMATCH: only the Rust API takes a window's slot and ring storage
+ * separately (the C API lays both out itself).
  */
 #include "tce.h"
 #include "tce.h" /* twice: the include guard */
@@ -76,7 +78,8 @@ static void test_version_and_status(void) {
     CHECK(strcmp(tce_status_str(TCE_STATUS_OK), "ok") == 0);
     CHECK(strcmp(tce_status_str(TCE_STATUS_INCONSISTENT + 1), "unknown status") == 0);
     CHECK(strcmp(tce_status_str(0xffffffffu), "unknown status") == 0);
-    seen[TCE_STATUS_PANIC] = 1; /* see the file comment */
+    seen[TCE_STATUS_PANIC] = 1;            /* see the file comment */
+    seen[TCE_STATUS_STORAGE_MISMATCH] = 1; /* likewise */
 }
 
 static void test_options(void) {
@@ -457,6 +460,693 @@ static void test_buffer(void) {
     OK(tce_ew_histogram_push(h, 0.5, 1));
 }
 
+ALIGNED(16) static unsigned char window_memory[4096];
+ALIGNED(16) static unsigned char reservoir_memory[4096];
+ALIGNED(16) static unsigned char reservoir_memory2[4096];
+ALIGNED(16) static unsigned char decay_memory[4096];
+ALIGNED(16) static unsigned char concurrent_memory[4096];
+ALIGNED(16) static unsigned char frame[4096];
+ALIGNED(16) static unsigned char frame2[4096];
+
+/* Sorted-sample estimates of two states are bitwise equal (same samples, same code). */
+static tce_status window_ece_sweep(void *s, const tce_options *o, tce_estimate *e) {
+    return tce_window_ece_sweep((tce_window *)s, o, e);
+}
+static tce_status buffer_ece_sweep(void *s, const tce_options *o, tce_estimate *e) {
+    return tce_sorted_buffer_ece_sweep((tce_sorted_buffer *)s, o, e);
+}
+static int same_estimate(const tce_estimate *a, const tce_estimate *b) {
+    return memcmp(&a->value, &b->value, sizeof(double)) == 0 && a->samples == b->samples && a->bins == b->bins;
+}
+
+/* A buffer holding `n` samples of F/Y starting at `first` (cyclically), for comparisons. */
+static tce_sorted_buffer *buffer_of(size_t first, size_t n) {
+    tce_sorted_buffer *b = NULL;
+    if (tce_sorted_buffer_new(64, &b) != TCE_STATUS_OK) {
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        tce_sorted_buffer_push(b, F[(first + i) % 20], Y[(first + i) % 20]);
+    }
+    return b;
+}
+
+static void test_window(void) {
+    size_t size = 0, align = 0;
+    OK(tce_window_layout(20, &size, &align));
+    CHECK(size >= 20 * 24 && size <= sizeof window_memory && align >= 8 && (align & (align - 1)) == 0);
+    EXPECT(tce_window_layout(0, &size, &align), TCE_STATUS_ZERO_CAPACITY);
+    EXPECT(tce_window_layout((size_t)1 << 30, &size, &align), TCE_STATUS_CAPACITY_TOO_LARGE);
+    EXPECT(tce_window_layout(20, NULL, &align), TCE_STATUS_NULL_POINTER);
+
+    tce_window *w = NULL;
+    memset(window_memory, 0xee, sizeof window_memory);
+    EXPECT(tce_window_init(NULL, 4096, 20, &w), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_window_init(window_memory, 4096, 20, NULL), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_window_init(window_memory, 4096, 0, &w), TCE_STATUS_ZERO_CAPACITY);
+    EXPECT(tce_window_init(window_memory, 4096, (size_t)1 << 30, &w), TCE_STATUS_CAPACITY_TOO_LARGE);
+    EXPECT(tce_window_init(window_memory + 4, 4000, 20, &w), TCE_STATUS_MISALIGNED);
+    EXPECT(tce_window_init(window_memory, size - 1, 20, &w), TCE_STATUS_BUFFER_TOO_SMALL);
+    CHECK(w == NULL && window_memory[0] == 0xee && window_memory[size - 1] == 0xee);
+    OK(tce_window_init(window_memory, size, 20, &w));
+    CHECK(w == (tce_window *)(void *)window_memory);
+
+    size_t len = 9, capacity = 0;
+    uint64_t seen_count = 9, hits = 9;
+    OK(tce_window_len(w, &len));
+    OK(tce_window_capacity(w, &capacity));
+    OK(tce_window_seen(w, &seen_count));
+    OK(tce_window_hits(w, &hits));
+    CHECK(len == 0 && capacity == 20 && seen_count == 0 && hits == 0);
+    EXPECT(tce_window_len(NULL, &len), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_window_capacity(w, NULL), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_window_seen(NULL, &seen_count), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_window_hits(w, NULL), TCE_STATUS_NULL_POINTER);
+
+    tce_options o = tce_options_default();
+    tce_estimate e, expected;
+    EXPECT(tce_window_ece_bin(w, &o, &e), TCE_STATUS_NO_SAMPLES);
+    EXPECT(tce_window_ece_sweep(w, &o, &e), TCE_STATUS_NO_SAMPLES);
+
+    EXPECT(tce_window_push(w, NAN, 0), TCE_STATUS_NON_FINITE_SCORE);
+    EXPECT(tce_window_push(w, -0.5, 0), TCE_STATUS_SCORE_OUT_OF_RANGE);
+    EXPECT(tce_window_push(w, 0.5, 2), TCE_STATUS_INVALID_LABEL);
+    EXPECT(tce_window_push(NULL, 0.5, 1), TCE_STATUS_NULL_POINTER);
+    double bad_scores[3] = {0.5, 0.7, INFINITY};
+    EXPECT(tce_window_push_batch(w, bad_scores, 3, Y, 3), TCE_STATUS_NON_FINITE_SCORE);
+    EXPECT(tce_window_push_batch(w, F, 3, Y, 2), TCE_STATUS_LENGTH_MISMATCH);
+    EXPECT(tce_window_push_batch(w, NULL, 3, Y, 3), TCE_STATUS_NULL_POINTER);
+    OK(tce_window_push_batch(w, NULL, 0, NULL, 0));
+    OK(tce_window_seen(w, &seen_count));
+    CHECK(seen_count == 0);
+
+    /* Full with F: the SPEC §9 values. */
+    OK(tce_window_push_batch(w, F, 12, Y, 12));
+    for (int i = 12; i < 20; i++) {
+        OK(tce_window_push(w, F[i], Y[i]));
+    }
+    OK(tce_window_ece_bin(w, &o, &e));
+    CHECK(close_to(e.value, 0.209971188500) && e.bins == 15 && e.samples == 20);
+    OK(tce_window_ece_debias(w, &o, &e));
+    CHECK(close_to(e.value, 0.108649206164));
+    OK(tce_window_ece_sweep(w, &o, &e));
+    CHECK(close_to(e.value, 0.146112599274) && e.bins == 9);
+    OK(tce_window_mce(w, &o, &e));
+    CHECK(e.value >= 0.209971188500);
+
+    /* 7 more: the window holds F[7..20] then F[0..7], as a buffer of the same does. */
+    OK(tce_window_push_batch(w, F, 7, Y, 7));
+    OK(tce_window_len(w, &len));
+    OK(tce_window_seen(w, &seen_count));
+    OK(tce_window_hits(w, &hits));
+    CHECK(len == 20 && seen_count == 27 && hits == 17);
+    tce_sorted_buffer *b = buffer_of(7, 20);
+    CHECK(b != NULL);
+    for (uint32_t binning = 0; binning < 2; binning++) {
+        o = tce_options_default();
+        o.binning = binning;
+        OK(tce_window_ece_bin(w, &o, &e));
+        OK(tce_sorted_buffer_ece_bin(b, &o, &expected));
+        CHECK(same_estimate(&e, &expected));
+        OK(window_ece_sweep(w, &o, &e));
+        OK(buffer_ece_sweep(b, &o, &expected));
+        CHECK(same_estimate(&e, &expected));
+        tce_bin_stats got[15], want[15];
+        OK(tce_window_bin_stats(w, &o, got, 15));
+        OK(tce_sorted_buffer_bin_stats(b, &o, want, 15));
+        CHECK(memcmp(got, want, sizeof got) == 0);
+    }
+    OK(tce_sorted_buffer_clear(b));
+    tce_sorted_buffer_free(b);
+    o = tce_options_default();
+    o.bins = 0;
+    EXPECT(tce_window_ece_bin(w, &o, &e), TCE_STATUS_ZERO_BINS);
+    o = tce_options_default();
+    o.p = 0.5;
+    EXPECT(tce_window_ece_debias(w, &o, &e), TCE_STATUS_INVALID_NORM);
+    o = tce_options_default();
+    o.ties = 2;
+    EXPECT(tce_window_mce(w, &o, &e), TCE_STATUS_INVALID_ENUM);
+    o = tce_options_default();
+    EXPECT(tce_window_ece_bin(w, NULL, &e), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_window_ece_bin(w, &o, NULL), TCE_STATUS_NULL_POINTER);
+    tce_bin_stats stats[4];
+    o.bins = 5;
+    EXPECT(tce_window_bin_stats(w, &o, stats, 4), TCE_STATUS_BUFFER_TOO_SMALL);
+    EXPECT(tce_window_bin_stats(w, &o, NULL, 4), TCE_STATUS_NULL_POINTER);
+
+    OK(tce_window_clear(w));
+    OK(tce_window_len(w, &len));
+    OK(tce_window_seen(w, &seen_count));
+    CHECK(len == 0 && seen_count == 0);
+    EXPECT(tce_window_clear(NULL), TCE_STATUS_NULL_POINTER);
+
+    /* Heap windows; free is NULL-safe and ignores caller memory and other kinds. */
+    tce_window *heap = NULL, *none = NULL;
+    OK(tce_window_new(3, &heap));
+    OK(tce_window_push_batch(heap, F, 20, Y, 20));
+    OK(tce_window_len(heap, &len));
+    OK(tce_window_hits(heap, &hits));
+    CHECK(len == 3 && hits == 2); /* Y[17..20] = 1, 1, 0 */
+    EXPECT(tce_window_new(0, &none), TCE_STATUS_ZERO_CAPACITY);
+    EXPECT(tce_window_new(3, NULL), TCE_STATUS_NULL_POINTER);
+    CHECK(none == NULL);
+    tce_window_free(NULL);
+    tce_window_free(w); /* caller memory: a no-op */
+    tce_window_free(heap);
+    OK(tce_window_len(w, &len));
+
+    tce_ew_histogram *h = NULL;
+    OK(tce_ew_histogram_init(hist_memory2, sizeof hist_memory2, 4, TCE_CLOSURE_LEFT, &h));
+    EXPECT(tce_window_push((tce_window *)(void *)h, 0.5, 1), TCE_STATUS_WRONG_STATE);
+    EXPECT(tce_window_len((const tce_window *)(const void *)h, &len), TCE_STATUS_WRONG_STATE);
+    memset(garbage, 0x5a, sizeof garbage);
+    EXPECT(tce_window_ece_sweep((tce_window *)(void *)garbage, &o, &e), TCE_STATUS_WRONG_STATE);
+    tce_window_free((tce_window *)(void *)h); /* another kind: a no-op */
+    OK(tce_ew_histogram_push(h, 0.5, 1));
+}
+
+static void test_reservoir(void) {
+    size_t size = 0, align = 0;
+    OK(tce_reservoir_layout(32, &size, &align));
+    CHECK(size >= 32 * 16 && size <= sizeof reservoir_memory && align >= 8);
+    EXPECT(tce_reservoir_layout(0, &size, &align), TCE_STATUS_ZERO_CAPACITY);
+    EXPECT(tce_reservoir_layout((size_t)1 << 31, &size, &align), TCE_STATUS_CAPACITY_TOO_LARGE);
+    EXPECT(tce_reservoir_layout(32, &size, NULL), TCE_STATUS_NULL_POINTER);
+
+    tce_reservoir *r = NULL;
+    memset(reservoir_memory, 0x77, sizeof reservoir_memory);
+    EXPECT(tce_reservoir_init(NULL, 4096, 32, 1, &r), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_reservoir_init(reservoir_memory, 4096, 32, 1, NULL), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_reservoir_init(reservoir_memory, 4096, 0, 1, &r), TCE_STATUS_ZERO_CAPACITY);
+    EXPECT(tce_reservoir_init(reservoir_memory + 4, 4000, 32, 1, &r), TCE_STATUS_MISALIGNED);
+    EXPECT(tce_reservoir_init(reservoir_memory, size - 1, 32, 1, &r), TCE_STATUS_BUFFER_TOO_SMALL);
+    CHECK(r == NULL && reservoir_memory[0] == 0x77);
+    OK(tce_reservoir_init(reservoir_memory, size, 32, 1, &r));
+
+    /* Room for all of F: the reservoir holds exactly the stream, as a buffer does. */
+    tce_options o = tce_options_default();
+    tce_estimate e, expected;
+    EXPECT(tce_reservoir_ece_bin(r, &o, &e), TCE_STATUS_NO_SAMPLES);
+    EXPECT(tce_reservoir_push(r, NAN, 1), TCE_STATUS_NON_FINITE_SCORE);
+    EXPECT(tce_reservoir_push(r, 2.0, 1), TCE_STATUS_SCORE_OUT_OF_RANGE);
+    EXPECT(tce_reservoir_push(r, 0.5, 9), TCE_STATUS_INVALID_LABEL);
+    EXPECT(tce_reservoir_push(NULL, 0.5, 1), TCE_STATUS_NULL_POINTER);
+    uint8_t bad_labels[2] = {1, 5};
+    EXPECT(tce_reservoir_push_batch(r, F, 2, bad_labels, 2), TCE_STATUS_INVALID_LABEL);
+    EXPECT(tce_reservoir_push_batch(r, F, 2, Y, 1), TCE_STATUS_LENGTH_MISMATCH);
+    OK(tce_reservoir_push_batch(r, F, 10, Y, 10));
+    for (int i = 10; i < 20; i++) {
+        OK(tce_reservoir_push(r, F[i], Y[i]));
+    }
+    size_t len = 0, capacity = 0;
+    uint64_t seen_count = 0;
+    OK(tce_reservoir_len(r, &len));
+    OK(tce_reservoir_capacity(r, &capacity));
+    OK(tce_reservoir_seen(r, &seen_count));
+    CHECK(len == 20 && capacity == 32 && seen_count == 20);
+    EXPECT(tce_reservoir_len(NULL, &len), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_reservoir_capacity(r, NULL), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_reservoir_seen(NULL, &seen_count), TCE_STATUS_NULL_POINTER);
+    tce_sorted_buffer *b = buffer_of(0, 20);
+    CHECK(b != NULL);
+    for (uint32_t binning = 0; binning < 2; binning++) {
+        o = tce_options_default();
+        o.binning = binning;
+        OK(tce_reservoir_ece_bin(r, &o, &e));
+        OK(tce_sorted_buffer_ece_bin(b, &o, &expected));
+        CHECK(same_estimate(&e, &expected));
+        OK(tce_reservoir_ece_sweep(r, &o, &e));
+        OK(tce_sorted_buffer_ece_sweep(b, &o, &expected));
+        CHECK(same_estimate(&e, &expected));
+        OK(tce_reservoir_ece_debias(r, &o, &e));
+        OK(tce_sorted_buffer_ece_debias(b, &o, &expected));
+        CHECK(same_estimate(&e, &expected));
+        OK(tce_reservoir_mce(r, &o, &e));
+        OK(tce_sorted_buffer_mce(b, &o, &expected));
+        CHECK(same_estimate(&e, &expected));
+        tce_bin_stats got[15], want[15];
+        OK(tce_reservoir_bin_stats(r, &o, got, 15));
+        OK(tce_sorted_buffer_bin_stats(b, &o, want, 15));
+        CHECK(memcmp(got, want, sizeof got) == 0);
+    }
+    tce_sorted_buffer_free(b);
+    o = tce_options_default();
+    o.bins = 0;
+    EXPECT(tce_reservoir_mce(r, &o, &e), TCE_STATUS_ZERO_BINS);
+    EXPECT(tce_reservoir_bin_stats(r, &o, NULL, 0), TCE_STATUS_NULL_POINTER);
+    o.bins = 15;
+    EXPECT(tce_reservoir_ece_bin(r, &o, NULL), TCE_STATUS_NULL_POINTER);
+
+    /* Smaller than the stream: a uniform sample of `capacity`; merges add what was seen. */
+    tce_reservoir *a = NULL, *c = NULL, *small = NULL, *same_seed = NULL;
+    OK(tce_reservoir_new(8, 7, &a));
+    OK(tce_reservoir_new(8, 9, &c));
+    OK(tce_reservoir_new(8, 7, &same_seed));
+    OK(tce_reservoir_init(reservoir_memory2, sizeof reservoir_memory2, 4, 7, &small));
+    for (int round = 0; round < 3; round++) {
+        OK(tce_reservoir_push_batch(a, F, 20, Y, 20));
+        OK(tce_reservoir_push_batch(same_seed, F, 20, Y, 20));
+    }
+    OK(tce_reservoir_push_batch(c, F, 20, Y, 20));
+    OK(tce_reservoir_len(a, &len));
+    OK(tce_reservoir_seen(a, &seen_count));
+    CHECK(len == 8 && seen_count == 60);
+    tce_estimate e2;
+    OK(tce_reservoir_ece_sweep(a, &o, &e));
+    OK(tce_reservoir_ece_sweep(same_seed, &o, &e2));
+    CHECK(same_estimate(&e, &e2) && e.samples == 8); /* seeded: runs repeat */
+    OK(tce_reservoir_merge(a, c));
+    OK(tce_reservoir_len(a, &len));
+    OK(tce_reservoir_seen(a, &seen_count));
+    CHECK(len == 8 && seen_count == 80);
+    OK(tce_reservoir_seen(c, &seen_count));
+    CHECK(seen_count == 20);
+    EXPECT(tce_reservoir_merge(a, small), TCE_STATUS_CAPACITY_MISMATCH);
+    EXPECT(tce_reservoir_merge(small, a), TCE_STATUS_CAPACITY_MISMATCH);
+    EXPECT(tce_reservoir_merge(a, a), TCE_STATUS_SAME_STATE);
+    EXPECT(tce_reservoir_merge(NULL, a), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_reservoir_merge(a, NULL), TCE_STATUS_NULL_POINTER);
+    OK(tce_reservoir_seen(a, &seen_count));
+    CHECK(seen_count == 80);
+    OK(tce_reservoir_clear(a));
+    OK(tce_reservoir_len(a, &len));
+    OK(tce_reservoir_seen(a, &seen_count));
+    CHECK(len == 0 && seen_count == 0);
+    EXPECT(tce_reservoir_clear(NULL), TCE_STATUS_NULL_POINTER);
+
+    tce_reservoir *none = NULL;
+    EXPECT(tce_reservoir_new(0, 1, &none), TCE_STATUS_ZERO_CAPACITY);
+    EXPECT(tce_reservoir_new(8, 1, NULL), TCE_STATUS_NULL_POINTER);
+    CHECK(none == NULL);
+    tce_reservoir_free(NULL);
+    tce_reservoir_free(small); /* caller memory: a no-op */
+    tce_reservoir_free(a);
+    tce_reservoir_free(c);
+    tce_reservoir_free(same_seed);
+
+    tce_sorted_buffer *buf = NULL;
+    OK(tce_sorted_buffer_init(buffer_memory2, sizeof buffer_memory2, 4, &buf));
+    EXPECT(tce_reservoir_push((tce_reservoir *)(void *)buf, 0.5, 1), TCE_STATUS_WRONG_STATE);
+    EXPECT(tce_reservoir_merge(r, (const tce_reservoir *)(const void *)buf), TCE_STATUS_WRONG_STATE);
+    EXPECT(tce_reservoir_ece_bin((tce_reservoir *)(void *)garbage, &o, &e), TCE_STATUS_WRONG_STATE);
+    tce_reservoir_free((tce_reservoir *)(void *)buf); /* another kind: a no-op */
+    OK(tce_sorted_buffer_push(buf, 0.5, 1));
+}
+
+static void test_decaying_histogram(void) {
+    size_t size = 0, align = 0;
+    OK(tce_decaying_histogram_layout(15, &size, &align));
+    CHECK(size >= 15 * 40 && size <= sizeof decay_memory && align >= 8);
+    EXPECT(tce_decaying_histogram_layout(0, &size, &align), TCE_STATUS_ZERO_BINS);
+    EXPECT(tce_decaying_histogram_layout(SIZE_MAX / 2, &size, &align), TCE_STATUS_CAPACITY_TOO_LARGE);
+    EXPECT(tce_decaying_histogram_layout(15, NULL, &align), TCE_STATUS_NULL_POINTER);
+
+    tce_decaying_histogram *h = NULL;
+    memset(decay_memory, 0x33, sizeof decay_memory);
+    const double bad_half_lives[5] = {0.0, -1.0, NAN, INFINITY, -INFINITY};
+    for (int i = 0; i < 5; i++) {
+        EXPECT(tce_decaying_histogram_init(decay_memory, 4096, 15, TCE_CLOSURE_LEFT, bad_half_lives[i], &h),
+               TCE_STATUS_INVALID_HALF_LIFE);
+    }
+    EXPECT(tce_decaying_histogram_init(NULL, 4096, 15, TCE_CLOSURE_LEFT, 100.0, &h), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_decaying_histogram_init(decay_memory, 4096, 15, TCE_CLOSURE_LEFT, 100.0, NULL), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_decaying_histogram_init(decay_memory, 4096, 0, TCE_CLOSURE_LEFT, 100.0, &h), TCE_STATUS_ZERO_BINS);
+    EXPECT(tce_decaying_histogram_init(decay_memory, 4096, 15, 3, 100.0, &h), TCE_STATUS_INVALID_ENUM);
+    EXPECT(tce_decaying_histogram_init(decay_memory + 4, 4000, 15, TCE_CLOSURE_LEFT, 100.0, &h), TCE_STATUS_MISALIGNED);
+    EXPECT(tce_decaying_histogram_init(decay_memory, size - 1, 15, TCE_CLOSURE_LEFT, 100.0, &h),
+           TCE_STATUS_BUFFER_TOO_SMALL);
+    CHECK(h == NULL && decay_memory[0] == 0x33 && decay_memory[size - 1] == 0x33);
+    /* A half-life far beyond the stream: every weight ~1, so the plain histogram's ECE. */
+    OK(tce_decaying_histogram_init(decay_memory, size, 15, TCE_CLOSURE_LEFT, 1e12, &h));
+
+    size_t bins = 0;
+    uint32_t closure = 9;
+    uint64_t samples = 9;
+    double half_life = 0.0;
+    OK(tce_decaying_histogram_bin_count(h, &bins));
+    OK(tce_decaying_histogram_closure(h, &closure));
+    OK(tce_decaying_histogram_samples(h, &samples));
+    OK(tce_decaying_histogram_half_life(h, &half_life));
+    CHECK(bins == 15 && closure == TCE_CLOSURE_LEFT && samples == 0 && fabs(half_life / 1e12 - 1.0) < 1e-3);
+    EXPECT(tce_decaying_histogram_bin_count(NULL, &bins), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_decaying_histogram_closure(h, NULL), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_decaying_histogram_samples(NULL, &samples), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_decaying_histogram_half_life(h, NULL), TCE_STATUS_NULL_POINTER);
+
+    tce_estimate e;
+    EXPECT(tce_decaying_histogram_ece_bin(h, 2.0, &e), TCE_STATUS_NO_SAMPLES);
+    EXPECT(tce_decaying_histogram_mce(h, &e), TCE_STATUS_NO_SAMPLES);
+    EXPECT(tce_decaying_histogram_ece_debias(h, 2.0, &e), TCE_STATUS_NO_SAMPLES);
+    EXPECT(tce_decaying_histogram_push(h, NAN, 1), TCE_STATUS_NON_FINITE_SCORE);
+    EXPECT(tce_decaying_histogram_push(h, 1.5, 1), TCE_STATUS_SCORE_OUT_OF_RANGE);
+    EXPECT(tce_decaying_histogram_push(h, 0.5, 2), TCE_STATUS_INVALID_LABEL);
+    EXPECT(tce_decaying_histogram_push(NULL, 0.5, 1), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_decaying_histogram_push_batch(h, F, 20, Y, 19), TCE_STATUS_LENGTH_MISMATCH);
+    EXPECT(tce_decaying_histogram_push_batch(h, (const double *)(const void *)((const unsigned char *)F + 1), 3, Y, 3),
+           TCE_STATUS_MISALIGNED);
+    OK(tce_decaying_histogram_push_batch(h, F, 10, Y, 10));
+    for (int i = 10; i < 20; i++) {
+        OK(tce_decaying_histogram_push(h, F[i], Y[i]));
+    }
+    OK(tce_decaying_histogram_samples(h, &samples));
+    CHECK(samples == 20);
+    OK(tce_decaying_histogram_ece_bin(h, 2.0, &e));
+    CHECK(fabs(e.value - 0.136057083608) < 1e-9 && e.samples == 20 && e.bins == 15);
+    EXPECT(tce_decaying_histogram_ece_bin(h, 0.5, &e), TCE_STATUS_INVALID_NORM);
+    EXPECT(tce_decaying_histogram_ece_bin(h, 2.0, NULL), TCE_STATUS_NULL_POINTER);
+    OK(tce_decaying_histogram_mce(h, &e));
+    CHECK(e.value > 0.0 && e.value <= 1.0);
+    OK(tce_decaying_histogram_ece_debias(h, 2.0, &e));
+    CHECK(e.value >= 0.0 && e.value < 0.136057083608);
+    EXPECT(tce_decaying_histogram_ece_debias(h, INFINITY, &e), TCE_STATUS_INVALID_NORM);
+
+    tce_decayed_bin_stats stats[16];
+    EXPECT(tce_decaying_histogram_bin_stats(h, stats, 14), TCE_STATUS_BUFFER_TOO_SMALL);
+    EXPECT(tce_decaying_histogram_bin_stats(h, NULL, 15), TCE_STATUS_NULL_POINTER);
+    OK(tce_decaying_histogram_bin_stats(h, stats, 16));
+    uint64_t total = 0;
+    for (int k = 0; k < 15; k++) {
+        total += stats[k].count;
+        CHECK(stats[k].lower == k / 15.0 && stats[k].upper == (k + 1) / 15.0);
+        if (stats[k].count == 0) {
+            CHECK(isnan(stats[k].mean_score) && isnan(stats[k].accuracy) && stats[k].weight == 0.0);
+        } else {
+            CHECK(fabs(stats[k].weight - (double)stats[k].count) < 1e-9);
+            CHECK(fabs(stats[k].effective_count - (double)stats[k].count) < 1e-9);
+        }
+    }
+    CHECK(total == 20 && stats[14].count == 10);
+
+    /* A short half-life follows the recent samples: 20 misses at 0.9 after 200 hits. */
+    tce_decaying_histogram *fast = NULL, *none = NULL;
+    OK(tce_decaying_histogram_new(10, TCE_CLOSURE_RIGHT, 10.0, &fast));
+    for (int i = 0; i < 200; i++) {
+        OK(tce_decaying_histogram_push(fast, 0.9, 1));
+    }
+    for (int i = 0; i < 20; i++) {
+        OK(tce_decaying_histogram_push(fast, 0.9, 0));
+    }
+    OK(tce_decaying_histogram_ece_bin(fast, 1.0, &e));
+    CHECK(e.value > 0.6 && e.samples == 220); /* accuracy ~ 0.25 by weight, not 0.91 */
+    OK(tce_decaying_histogram_closure(fast, &closure));
+    CHECK(closure == TCE_CLOSURE_RIGHT);
+    OK(tce_decaying_histogram_reset(fast));
+    OK(tce_decaying_histogram_samples(fast, &samples));
+    OK(tce_decaying_histogram_half_life(fast, &half_life));
+    CHECK(samples == 0 && fabs(half_life - 10.0) < 1e-9);
+    EXPECT(tce_decaying_histogram_reset(NULL), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_decaying_histogram_new(10, TCE_CLOSURE_LEFT, 0.0, &none), TCE_STATUS_INVALID_HALF_LIFE);
+    EXPECT(tce_decaying_histogram_new(0, TCE_CLOSURE_LEFT, 10.0, &none), TCE_STATUS_ZERO_BINS);
+    EXPECT(tce_decaying_histogram_new(10, 2, 10.0, &none), TCE_STATUS_INVALID_ENUM);
+    EXPECT(tce_decaying_histogram_new(10, TCE_CLOSURE_LEFT, 10.0, NULL), TCE_STATUS_NULL_POINTER);
+    CHECK(none == NULL);
+    tce_decaying_histogram_free(NULL);
+    tce_decaying_histogram_free(h); /* caller memory: a no-op */
+    tce_decaying_histogram_free(fast);
+    OK(tce_decaying_histogram_samples(h, &samples));
+
+    tce_ew_histogram *plain = NULL;
+    OK(tce_ew_histogram_init(hist_memory2, sizeof hist_memory2, 15, TCE_CLOSURE_LEFT, &plain));
+    EXPECT(tce_decaying_histogram_push((tce_decaying_histogram *)(void *)plain, 0.5, 1), TCE_STATUS_WRONG_STATE);
+    EXPECT(tce_decaying_histogram_ece_bin((const tce_decaying_histogram *)(const void *)garbage, 2.0, &e),
+           TCE_STATUS_WRONG_STATE);
+    EXPECT(tce_ew_histogram_push((tce_ew_histogram *)(void *)h, 0.5, 1), TCE_STATUS_WRONG_STATE);
+}
+
+static void test_concurrent_histogram(void) {
+    size_t size = 0, align = 0;
+    OK(tce_concurrent_histogram_layout(15, &size, &align));
+    CHECK(size >= 15 * 32 && size <= sizeof concurrent_memory && align >= 8);
+    EXPECT(tce_concurrent_histogram_layout(0, &size, &align), TCE_STATUS_ZERO_BINS);
+    EXPECT(tce_concurrent_histogram_layout(SIZE_MAX / 2, &size, &align), TCE_STATUS_CAPACITY_TOO_LARGE);
+    EXPECT(tce_concurrent_histogram_layout(15, &size, NULL), TCE_STATUS_NULL_POINTER);
+
+    tce_concurrent_histogram *c = NULL;
+    memset(concurrent_memory, 0x11, sizeof concurrent_memory);
+    EXPECT(tce_concurrent_histogram_init(NULL, 4096, 15, TCE_CLOSURE_LEFT, &c), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_concurrent_histogram_init(concurrent_memory, 4096, 15, TCE_CLOSURE_LEFT, NULL), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_concurrent_histogram_init(concurrent_memory, 4096, 0, TCE_CLOSURE_LEFT, &c), TCE_STATUS_ZERO_BINS);
+    EXPECT(tce_concurrent_histogram_init(concurrent_memory, 4096, 15, 7, &c), TCE_STATUS_INVALID_ENUM);
+    EXPECT(tce_concurrent_histogram_init(concurrent_memory + 4, 4000, 15, TCE_CLOSURE_LEFT, &c),
+           TCE_STATUS_MISALIGNED);
+    EXPECT(tce_concurrent_histogram_init(concurrent_memory, size - 1, 15, TCE_CLOSURE_LEFT, &c),
+           TCE_STATUS_BUFFER_TOO_SMALL);
+    CHECK(c == NULL && concurrent_memory[0] == 0x11);
+    OK(tce_concurrent_histogram_init(concurrent_memory, size, 15, TCE_CLOSURE_LEFT, &c));
+    size_t bins = 0;
+    uint32_t closure = 9;
+    OK(tce_concurrent_histogram_bin_count(c, &bins));
+    OK(tce_concurrent_histogram_closure(c, &closure));
+    CHECK(bins == 15 && closure == TCE_CLOSURE_LEFT);
+    EXPECT(tce_concurrent_histogram_bin_count(NULL, &bins), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_concurrent_histogram_closure(c, NULL), TCE_STATUS_NULL_POINTER);
+
+    EXPECT(tce_concurrent_histogram_push(c, NAN, 1), TCE_STATUS_NON_FINITE_SCORE);
+    EXPECT(tce_concurrent_histogram_push(c, 3.0, 1), TCE_STATUS_SCORE_OUT_OF_RANGE);
+    EXPECT(tce_concurrent_histogram_push(c, 0.5, 4), TCE_STATUS_INVALID_LABEL);
+    EXPECT(tce_concurrent_histogram_push(NULL, 0.5, 1), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_concurrent_histogram_push_batch(c, F, 20, Y, 21), TCE_STATUS_LENGTH_MISMATCH);
+    EXPECT(tce_concurrent_histogram_push_batch(c, F, 20, NULL, 20), TCE_STATUS_NULL_POINTER);
+    OK(tce_concurrent_histogram_push_batch(c, F, 10, Y, 10));
+    for (int i = 10; i < 20; i++) {
+        OK(tce_concurrent_histogram_push(c, F[i], Y[i]));
+    }
+
+    /* The snapshot equals the plain histogram of the same samples, bit for bit. */
+    tce_ew_histogram *snap = NULL, *plain = NULL, *five = NULL, *right = NULL;
+    OK(tce_ew_histogram_new(15, TCE_CLOSURE_LEFT, &snap));
+    OK(tce_ew_histogram_new(15, TCE_CLOSURE_LEFT, &plain));
+    OK(tce_ew_histogram_new(5, TCE_CLOSURE_LEFT, &five));
+    OK(tce_ew_histogram_new(15, TCE_CLOSURE_RIGHT, &right));
+    OK(tce_ew_histogram_push(snap, 0.5, 1)); /* replaced by the snapshot */
+    OK(tce_ew_histogram_push_batch(plain, F, 20, Y, 20));
+    OK(tce_concurrent_histogram_snapshot(c, snap));
+    tce_bin_stats got[15], want[15];
+    OK(tce_ew_histogram_bin_stats(snap, got, 15));
+    OK(tce_ew_histogram_bin_stats(plain, want, 15));
+    CHECK(memcmp(got, want, sizeof got) == 0);
+    tce_estimate e;
+    OK(tce_ew_histogram_ece_bin(snap, 2.0, &e));
+    CHECK(close_to(e.value, 0.136057083608) && e.samples == 20);
+    EXPECT(tce_concurrent_histogram_snapshot(c, five), TCE_STATUS_BIN_COUNT_MISMATCH);
+    EXPECT(tce_concurrent_histogram_snapshot(c, right), TCE_STATUS_CLOSURE_MISMATCH);
+    EXPECT(tce_concurrent_histogram_snapshot(c, NULL), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_concurrent_histogram_snapshot(NULL, snap), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_concurrent_histogram_snapshot(c, (tce_ew_histogram *)(void *)c), TCE_STATUS_WRONG_STATE);
+
+    OK(tce_concurrent_histogram_reset(c));
+    OK(tce_concurrent_histogram_snapshot(c, snap));
+    uint64_t samples = 9;
+    OK(tce_ew_histogram_samples(snap, &samples));
+    CHECK(samples == 0);
+    EXPECT(tce_concurrent_histogram_reset(NULL), TCE_STATUS_NULL_POINTER);
+
+    tce_concurrent_histogram *heap = NULL, *none = NULL;
+    OK(tce_concurrent_histogram_new(5, TCE_CLOSURE_RIGHT, &heap));
+    OK(tce_concurrent_histogram_push_batch(heap, F, 20, Y, 20));
+    EXPECT(tce_concurrent_histogram_snapshot(heap, right), TCE_STATUS_BIN_COUNT_MISMATCH);
+    EXPECT(tce_concurrent_histogram_new(0, TCE_CLOSURE_LEFT, &none), TCE_STATUS_ZERO_BINS);
+    EXPECT(tce_concurrent_histogram_new(5, 2, &none), TCE_STATUS_INVALID_ENUM);
+    EXPECT(tce_concurrent_histogram_new(5, TCE_CLOSURE_LEFT, NULL), TCE_STATUS_NULL_POINTER);
+    CHECK(none == NULL);
+    tce_concurrent_histogram_free(NULL);
+    tce_concurrent_histogram_free(c); /* caller memory: a no-op */
+    tce_concurrent_histogram_free(heap);
+    tce_concurrent_histogram_free((tce_concurrent_histogram *)(void *)snap); /* another kind: a no-op */
+    OK(tce_concurrent_histogram_bin_count(c, &bins));
+    EXPECT(tce_concurrent_histogram_push((tce_concurrent_histogram *)(void *)snap, 0.5, 1), TCE_STATUS_WRONG_STATE);
+    EXPECT(tce_concurrent_histogram_push((tce_concurrent_histogram *)(void *)garbage, 0.5, 1), TCE_STATUS_WRONG_STATE);
+    tce_ew_histogram_free(snap);
+    tce_ew_histogram_free(plain);
+    tce_ew_histogram_free(five);
+    tce_ew_histogram_free(right);
+}
+
+/* CRC-32 (IEEE 802.3, reflected), to re-sign a frame after editing it. */
+static uint32_t crc32(const unsigned char *bytes, size_t len) {
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < len; i++) {
+        c ^= bytes[i];
+        for (int k = 0; k < 8; k++) {
+            c = (c & 1u) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+        }
+    }
+    return ~c;
+}
+
+static uint32_t read_u32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void write_u32(unsigned char *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) {
+        p[i] = (unsigned char)(v >> (8 * i));
+    }
+}
+
+/* Recomputes the CRC of a frame of `len` bytes (after the payload). */
+static void resign(unsigned char *bytes, size_t len) { write_u32(bytes + len - 4, crc32(bytes, len - 4)); }
+
+static void test_portable(void) {
+    /* Histogram: encode, decode elsewhere, equal bit for bit. */
+    tce_ew_histogram *h = NULL, *copy = NULL, *five = NULL;
+    OK(tce_ew_histogram_new(15, TCE_CLOSURE_RIGHT, &h));
+    OK(tce_ew_histogram_new(15, TCE_CLOSURE_LEFT, &copy));
+    OK(tce_ew_histogram_new(5, TCE_CLOSURE_LEFT, &five));
+    OK(tce_ew_histogram_push_batch(h, F, 20, Y, 20));
+    size_t len = 0, written = 0;
+    OK(tce_ew_histogram_encoded_len(h, &len));
+    CHECK(len == 24 + 32 * 15 && len <= sizeof frame);
+    EXPECT(tce_ew_histogram_encoded_len(NULL, &len), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_ew_histogram_encoded_len(h, NULL), TCE_STATUS_NULL_POINTER);
+    memset(frame, 0xaa, sizeof frame);
+    EXPECT(tce_ew_histogram_encode(h, frame, len - 1, &written), TCE_STATUS_BUFFER_TOO_SMALL);
+    CHECK(frame[0] == 0xaa && written == 0);
+    EXPECT(tce_ew_histogram_encode(h, NULL, len, &written), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_ew_histogram_encode(h, frame, len, NULL), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_ew_histogram_encode(h, frame, len, (size_t *)(void *)(frame2 + 1)), TCE_STATUS_MISALIGNED);
+    EXPECT(tce_ew_histogram_encode(NULL, frame, len, &written), TCE_STATUS_NULL_POINTER);
+    OK(tce_ew_histogram_encode(h, frame, sizeof frame, &written));
+    CHECK(written == len && memcmp(frame, "TCE", 4) == 0 && crc32(frame, len - 4) == read_u32(frame + len - 4));
+    OK(tce_ew_histogram_decode(copy, frame, len));
+    tce_bin_stats got[15], want[15];
+    OK(tce_ew_histogram_bin_stats(copy, got, 15));
+    OK(tce_ew_histogram_bin_stats(h, want, 15));
+    uint32_t closure = 9;
+    OK(tce_ew_histogram_closure(copy, &closure));
+    CHECK(memcmp(got, want, sizeof got) == 0 && closure == TCE_CLOSURE_RIGHT);
+    /* Decoded states merge like any other: a fleet's histograms into one. */
+    OK(tce_ew_histogram_merge(copy, h));
+    uint64_t samples = 0;
+    OK(tce_ew_histogram_samples(copy, &samples));
+    CHECK(samples == 40);
+    OK(tce_ew_histogram_decode(copy, frame, len)); /* back to 20 */
+
+    /* Every way bytes can be wrong; the destination is unchanged each time. */
+    EXPECT(tce_ew_histogram_decode(five, frame, len), TCE_STATUS_BIN_COUNT_MISMATCH);
+    EXPECT(tce_ew_histogram_decode(copy, frame, len - 1), TCE_STATUS_TRUNCATED);
+    EXPECT(tce_ew_histogram_decode(copy, frame, 10), TCE_STATUS_TRUNCATED);
+    EXPECT(tce_ew_histogram_decode(copy, NULL, 0), TCE_STATUS_TRUNCATED);
+    EXPECT(tce_ew_histogram_decode(copy, NULL, len), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_ew_histogram_decode(NULL, frame, len), TCE_STATUS_NULL_POINTER);
+    memcpy(frame2, frame, len);
+    frame2[0] = 'X';
+    EXPECT(tce_ew_histogram_decode(copy, frame2, len), TCE_STATUS_BAD_MAGIC);
+    memcpy(frame2, frame, len);
+    frame2[4] = 2; /* format version 2 */
+    EXPECT(tce_ew_histogram_decode(copy, frame2, len), TCE_STATUS_UNSUPPORTED_VERSION);
+    memcpy(frame2, frame, len);
+    frame2[40] ^= 0x01; /* a flipped bit in a bin */
+    EXPECT(tce_ew_histogram_decode(copy, frame2, len), TCE_STATUS_CHECKSUM);
+    memcpy(frame2, frame, len);
+    /* Bin 14 (offset 12 + 8 + 32·14): more hits than samples, re-signed: well formed, impossible. */
+    size_t bin14 = 12 + 8 + 32 * 14;
+    write_u32(frame2 + bin14 + 8, read_u32(frame2 + bin14) + 1);
+    resign(frame2, len);
+    EXPECT(tce_ew_histogram_decode(copy, frame2, len), TCE_STATUS_INCONSISTENT);
+    memcpy(frame2, frame, len);
+    frame2[12] = 2; /* closure 2, re-signed */
+    resign(frame2, len);
+    EXPECT(tce_ew_histogram_decode(copy, frame2, len), TCE_STATUS_INCONSISTENT);
+    memcpy(frame2, frame, len);
+    frame2[len] = 0; /* a trailing byte */
+    EXPECT(tce_ew_histogram_decode(copy, frame2, len + 1), TCE_STATUS_INCONSISTENT);
+    OK(tce_ew_histogram_bin_stats(copy, got, 15));
+    CHECK(memcmp(got, want, sizeof got) == 0);
+
+    /* Sorted buffer. */
+    tce_sorted_buffer *b = buffer_of(0, 20), *b2 = NULL, *tiny = NULL;
+    OK(tce_sorted_buffer_new(20, &b2));
+    OK(tce_sorted_buffer_new(10, &tiny));
+    tce_options o = tce_options_default();
+    tce_estimate before, after;
+    OK(tce_sorted_buffer_ece_sweep(b, &o, &before)); /* sorted now; encode writes arrival order */
+    OK(tce_sorted_buffer_encoded_len(b, &len));
+    CHECK(len == 20 + 9 * 20);
+    EXPECT(tce_sorted_buffer_encoded_len(NULL, &len), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_sorted_buffer_encode(b, frame, len - 1, &written), TCE_STATUS_BUFFER_TOO_SMALL);
+    EXPECT(tce_sorted_buffer_encode(b, NULL, len, &written), TCE_STATUS_NULL_POINTER);
+    OK(tce_sorted_buffer_encode(b, frame, sizeof frame, &written));
+    CHECK(written == len);
+    OK(tce_sorted_buffer_decode(b2, frame, len));
+    OK(tce_sorted_buffer_ece_sweep(b2, &o, &after));
+    CHECK(same_estimate(&before, &after));
+    OK(tce_sorted_buffer_ece_sweep(b, &o, &after));
+    CHECK(same_estimate(&before, &after));
+    EXPECT(tce_sorted_buffer_decode(tiny, frame, len), TCE_STATUS_BUFFER_FULL);
+    EXPECT(tce_sorted_buffer_decode(b2, frame, len - 3), TCE_STATUS_TRUNCATED);
+    EXPECT(tce_sorted_buffer_decode(NULL, frame, len), TCE_STATUS_NULL_POINTER);
+    memcpy(frame2, frame, len);
+    frame2[12 + 4 + 9 * 3] = 0xff; /* sample 3's score becomes NaN-ish bits; re-signed */
+    frame2[12 + 4 + 9 * 3 + 7] = 0xff;
+    resign(frame2, len);
+    EXPECT(tce_sorted_buffer_decode(b2, frame2, len), TCE_STATUS_INCONSISTENT);
+    /* A histogram's bytes are not a buffer. */
+    OK(tce_ew_histogram_encode(h, frame2, sizeof frame2, &written));
+    EXPECT(tce_sorted_buffer_decode(b2, frame2, written), TCE_STATUS_WRONG_KIND);
+    EXPECT(tce_ew_histogram_decode(copy, frame, len), TCE_STATUS_WRONG_KIND);
+    size_t held = 0;
+    OK(tce_sorted_buffer_len(b2, &held));
+    CHECK(held == 20);
+
+    /* Reservoir: the random state travels too, so the copy goes on identically. */
+    tce_reservoir *r = NULL, *r2 = NULL, *r4 = NULL, *total = NULL;
+    OK(tce_reservoir_new(8, 3, &r));
+    OK(tce_reservoir_new(8, 99, &r2));
+    OK(tce_reservoir_new(4, 3, &r4));
+    OK(tce_reservoir_new(8, 5, &total));
+    OK(tce_reservoir_push_batch(r, F, 20, Y, 20));
+    OK(tce_reservoir_encoded_len(r, &len));
+    CHECK(len == 64 + 9 * 8);
+    EXPECT(tce_reservoir_encoded_len(r, NULL), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_reservoir_encode(r, frame, len - 1, &written), TCE_STATUS_BUFFER_TOO_SMALL);
+    EXPECT(tce_reservoir_encode(NULL, frame, len, &written), TCE_STATUS_NULL_POINTER);
+    OK(tce_reservoir_encode(r, frame, sizeof frame, &written));
+    CHECK(written == len);
+    OK(tce_reservoir_decode(r2, frame, len));
+    OK(tce_reservoir_push_batch(r, F, 20, Y, 20));
+    OK(tce_reservoir_push_batch(r2, F, 20, Y, 20));
+    size_t len2 = 0;
+    OK(tce_reservoir_encode(r, frame, sizeof frame, &len));
+    OK(tce_reservoir_encode(r2, frame2, sizeof frame2, &len2));
+    CHECK(len == len2 && memcmp(frame, frame2, len) == 0);
+    EXPECT(tce_reservoir_decode(r4, frame, len), TCE_STATUS_CAPACITY_MISMATCH);
+    EXPECT(tce_reservoir_decode(r2, frame, len - 1), TCE_STATUS_TRUNCATED);
+    EXPECT(tce_reservoir_decode(NULL, frame, len), TCE_STATUS_NULL_POINTER);
+    memcpy(frame2, frame, len);
+    frame2[12 + 4] += 1; /* samples seen off by one: fine; then held > seen: inconsistent */
+    resign(frame2, len);
+    OK(tce_reservoir_decode(r2, frame2, len));
+    memset(frame2 + 12 + 4, 0, 8);
+    frame2[12 + 4] = 3; /* seen 3, but 8 held */
+    resign(frame2, len);
+    EXPECT(tce_reservoir_decode(r2, frame2, len), TCE_STATUS_INCONSISTENT);
+    EXPECT(tce_reservoir_decode(r2, frame2, len - 1), TCE_STATUS_TRUNCATED);
+    uint64_t seen_count = 0;
+    OK(tce_reservoir_seen(r2, &seen_count));
+    CHECK(seen_count == 41);
+    /* A fleet: decode each device's bytes into a scratch reservoir, merge into a total. */
+    OK(tce_reservoir_decode(r2, frame, len));
+    OK(tce_reservoir_merge(total, r2));
+    OK(tce_reservoir_merge(total, r2));
+    OK(tce_reservoir_seen(total, &seen_count));
+    CHECK(seen_count == 80);
+    OK(tce_ew_histogram_encode(h, frame2, sizeof frame2, &written));
+    EXPECT(tce_reservoir_decode(r2, frame2, written), TCE_STATUS_WRONG_KIND);
+
+    tce_ew_histogram_free(h);
+    tce_ew_histogram_free(copy);
+    tce_ew_histogram_free(five);
+    tce_sorted_buffer_free(b);
+    tce_sorted_buffer_free(b2);
+    tce_sorted_buffer_free(tiny);
+    tce_reservoir_free(r);
+    tce_reservoir_free(r2);
+    tce_reservoir_free(r4);
+    tce_reservoir_free(total);
+}
+
 static void test_one_call(void) {
     size_t size = 0, align = 0;
     OK(tce_scratch_layout(20, &size, &align));
@@ -589,7 +1279,12 @@ int main(void) {
     test_buffer();
     test_one_call();
     test_top_label();
-    for (uint32_t s = 0; s <= TCE_STATUS_PANIC; s++) {
+    test_window();
+    test_reservoir();
+    test_decaying_histogram();
+    test_concurrent_histogram();
+    test_portable();
+    for (uint32_t s = 0; s <= TCE_STATUS_INCONSISTENT; s++) {
         if (!seen[s]) {
             fprintf(stderr, "status %u (%s) never returned by the test\n", (unsigned)s, tce_status_str(s));
             failed++;

@@ -151,7 +151,9 @@ enum tce_status
    */
   TCE_STATUS_INVALID_HALF_LIFE = 27,
   /**
-   * A sliding window's slot and ring storage differ in length.
+   * A sliding window's slot and ring storage differ in length. Only the Rust API,
+   * which takes the two separately, can return it: the C API lays both out itself
+   * (`tce_window_layout`), so no C call returns it.
    */
   TCE_STATUS_STORAGE_MISMATCH = 28,
   /**
@@ -323,6 +325,27 @@ typedef uint32_t tce_row_kind;
 #endif // __cplusplus
 
 /**
+ * An equal-width histogram that many threads push into at once, without locks: the
+ * **one thread-safe state** of the API. `tce_concurrent_histogram_push`,
+ * `tce_concurrent_histogram_push_batch`, `tce_concurrent_histogram_snapshot` and the
+ * reading functions may run concurrently on the same handle, from any number of
+ * threads; initialisation must happen before any thread uses the handle, and
+ * `tce_concurrent_histogram_free` after the last. Opaque; lives in caller memory
+ * (`tce_concurrent_histogram_layout`, `tce_concurrent_histogram_init`) or on the heap
+ * (`tce_concurrent_histogram_new`, with `std`). Only on targets with 64-bit atomics.
+ */
+typedef struct tce_concurrent_histogram tce_concurrent_histogram;
+
+/**
+ * An equal-width histogram with exponential forgetting: a sample's weight halves every
+ * `half_life` samples pushed after it. Not exact (weights are doubles) and not
+ * mergeable. Opaque; lives in caller memory (`tce_decaying_histogram_layout`,
+ * `tce_decaying_histogram_init`) or on the heap (`tce_decaying_histogram_new`, with
+ * `std`).
+ */
+typedef struct tce_decaying_histogram tce_decaying_histogram;
+
+/**
  * An equal-width histogram: B bins fixed at initialisation, O(1) per sample, exact merge.
  * Opaque; lives in caller memory (`tce_ew_histogram_layout`, `tce_ew_histogram_init`) or
  * on the heap (`tce_ew_histogram_new`, with `std`).
@@ -330,11 +353,27 @@ typedef uint32_t tce_row_kind;
 typedef struct tce_ew_histogram tce_ew_histogram;
 
 /**
+ * A reservoir: a uniform random sample of at most `capacity` of the samples pushed
+ * (Vitter's Algorithm R), seeded so that runs repeat. Opaque; lives in caller memory
+ * (`tce_reservoir_layout`, `tce_reservoir_init`) or on the heap (`tce_reservoir_new`,
+ * with `std`).
+ */
+typedef struct tce_reservoir tce_reservoir;
+
+/**
  * A buffer of (score, label) samples of fixed capacity, sorted lazily when an estimate
  * needs it. Opaque; lives in caller memory (`tce_sorted_buffer_layout`,
  * `tce_sorted_buffer_init`) or on the heap (`tce_sorted_buffer_new`, with `std`).
  */
 typedef struct tce_sorted_buffer tce_sorted_buffer;
+
+/**
+ * A sliding window over the last N samples of a stream (a push into a full window
+ * evicts the oldest), sorted for equal-mass bins and the sweep. Opaque; lives in caller
+ * memory (`tce_window_layout`, `tce_window_init`) or on the heap (`tce_window_new`,
+ * with `std`).
+ */
+typedef struct tce_window tce_window;
 
 /**
  * Options of the estimators over a sorted buffer or over arrays. Start from
@@ -424,6 +463,42 @@ typedef struct tce_bin_stats {
    */
   double accuracy;
 } tce_bin_stats;
+
+/**
+ * The statistics of one bin of a decaying histogram, for reliability diagrams. Weights
+ * are relative to the next sample's (which would add 1). An empty bin (`count` 0)
+ * reports `mean_score`, `accuracy` and `effective_count` as NaN.
+ */
+typedef struct tce_decayed_bin_stats {
+  /**
+   * Lower edge k/B.
+   */
+  double lower;
+  /**
+   * Upper edge (k+1)/B.
+   */
+  double upper;
+  /**
+   * Samples pushed into the bin (not decayed).
+   */
+  uint64_t count;
+  /**
+   * The bin's decayed weight Σw.
+   */
+  double weight;
+  /**
+   * Weighted mean score; NaN if the bin is empty.
+   */
+  double mean_score;
+  /**
+   * Weighted accuracy; NaN if the bin is empty.
+   */
+  double accuracy;
+  /**
+   * Kish's effective sample size (Σw)²/Σw²; NaN if the bin is empty.
+   */
+  double effective_count;
+} tce_decayed_bin_stats;
 
 #ifdef __cplusplus
 extern "C" {
@@ -827,6 +902,817 @@ tce_status tce_sorted_buffer_bin_stats(struct tce_sorted_buffer *b,
                                        const struct tce_options *options,
                                        struct tce_bin_stats *out,
                                        size_t out_len);
+
+/**
+ * The size and alignment of caller memory for a window of `capacity` samples (about
+ * 24 bytes a sample).
+ *
+ * Errors: `ZERO_CAPACITY`; `CAPACITY_TOO_LARGE` (above 2^30 − 1 samples, or the size
+ * overflows); `NULL_POINTER`, `MISALIGNED`.
+ *
+ * # Safety
+ * `size` and `align` must be NULL or valid for writes.
+ */
+tce_status tce_window_layout(size_t capacity, size_t *size, size_t *align);
+
+/**
+ * Initialises an empty window of `capacity` samples in `memory[0..memory_len]` (at
+ * least the size and alignment of `tce_window_layout`) and writes its handle to `*out`.
+ * The memory stays the caller's: it must outlive the handle; nothing to free.
+ *
+ * Errors: `NULL_POINTER`, `ZERO_CAPACITY`, `CAPACITY_TOO_LARGE`, `MISALIGNED`,
+ * `BUFFER_TOO_SMALL`. On error the memory is untouched.
+ *
+ * # Safety
+ * `memory` must be NULL or writable for `memory_len` bytes; `out` NULL or valid for a
+ * write.
+ */
+tce_status tce_window_init(void *memory,
+                           size_t memory_len,
+                           size_t capacity,
+                           struct tce_window **out);
+
+/**
+ * Allocates an empty window of `capacity` samples on the heap; release it with
+ * `tce_window_free`. Only in builds with the `std` feature.
+ *
+ * Errors: `NULL_POINTER`, `ZERO_CAPACITY`, `CAPACITY_TOO_LARGE`, `ALLOCATION_FAILED`.
+ *
+ * # Safety
+ * `out` must be NULL or valid for a write.
+ */
+tce_status tce_window_new(size_t capacity, struct tce_window **out);
+
+/**
+ * Releases a window from `tce_window_new`. NULL is a no-op, and so is a window in
+ * caller memory or a handle of another kind. Only in builds with the `std` feature.
+ *
+ * # Safety
+ * `w` must be NULL or a valid handle, not used afterwards (a double free is undefined).
+ */
+void tce_window_free(struct tce_window *w);
+
+/**
+ * Records one sample; a full window evicts its oldest.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`,
+ * `INVALID_LABEL`; nothing changes then.
+ *
+ * # Safety
+ * `w` must be NULL or a valid handle.
+ */
+tce_status tce_window_push(struct tce_window *w, double score, uint8_t label);
+
+/**
+ * Records a batch in order: all of it, or (a bad element) none of it. A batch longer
+ * than the window leaves its last N samples.
+ *
+ * Errors: as `tce_window_push`, and `LENGTH_MISMATCH`, `MISALIGNED`.
+ *
+ * # Safety
+ * `w` NULL or a valid handle; `scores` / `labels` NULL or readable for their lengths.
+ */
+tce_status tce_window_push_batch(struct tce_window *w,
+                                 const double *scores,
+                                 size_t scores_len,
+                                 const uint8_t *labels,
+                                 size_t labels_len);
+
+/**
+ * Forgets every sample; the capacity stays.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`.
+ *
+ * # Safety
+ * `w` must be NULL or a valid handle.
+ */
+tce_status tce_window_clear(struct tce_window *w);
+
+/**
+ * The number of samples held (at most the capacity).
+ *
+ * # Safety
+ * `w` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_window_len(const struct tce_window *w, size_t *out);
+
+/**
+ * The window's size N.
+ *
+ * # Safety
+ * `w` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_window_capacity(const struct tce_window *w, size_t *out);
+
+/**
+ * The number of samples pushed since initialisation or the last clear, evicted ones
+ * included.
+ *
+ * # Safety
+ * `w` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_window_seen(const struct tce_window *w, uint64_t *out);
+
+/**
+ * The number of hits (label 1) in the window.
+ *
+ * # Safety
+ * `w` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_window_hits(const struct tce_window *w, uint64_t *out);
+
+/**
+ * ECE_bin of the window's samples, as `tce_sorted_buffer_ece_bin` (the estimators take
+ * a mutable handle: they refresh the running hit counts after pushes).
+ *
+ * Errors: `NULL_POINTER`, `MISALIGNED`, `WRONG_STATE`, `INVALID_ENUM`, `INVALID_NORM`,
+ * `ZERO_BINS`, `NO_SAMPLES`.
+ *
+ * # Safety
+ * `w` NULL or a valid handle; `options` NULL or readable; `out` NULL or writable.
+ */
+tce_status tce_window_ece_bin(struct tce_window *w,
+                              const struct tce_options *options,
+                              struct tce_estimate *out);
+
+/**
+ * The maximum calibration error of the window's samples, as `tce_sorted_buffer_mce`.
+ *
+ * Errors: as `tce_window_ece_bin`.
+ *
+ * # Safety
+ * `w` NULL or a valid handle; `options` NULL or readable; `out` NULL or writable.
+ */
+tce_status tce_window_mce(struct tce_window *w,
+                          const struct tce_options *options,
+                          struct tce_estimate *out);
+
+/**
+ * ECE_debias of the window's samples, as `tce_sorted_buffer_ece_debias`.
+ *
+ * Errors: as `tce_window_ece_bin`.
+ *
+ * # Safety
+ * `w` NULL or a valid handle; `options` NULL or readable; `out` NULL or writable.
+ */
+tce_status tce_window_ece_debias(struct tce_window *w,
+                                 const struct tce_options *options,
+                                 struct tce_estimate *out);
+
+/**
+ * ECE_sweep of the window's samples, as `tce_sorted_buffer_ece_sweep` (`out->bins` is
+ * b*).
+ *
+ * Errors: as `tce_window_ece_bin`.
+ *
+ * # Safety
+ * `w` NULL or a valid handle; `options` NULL or readable; `out` NULL or writable.
+ */
+tce_status tce_window_ece_sweep(struct tce_window *w,
+                                const struct tce_options *options,
+                                struct tce_estimate *out);
+
+/**
+ * The statistics of the `options->bins` bins of `options->binning` over the window's
+ * samples, as `tce_sorted_buffer_bin_stats`.
+ *
+ * Errors: `NULL_POINTER`, `MISALIGNED`, `WRONG_STATE`, `INVALID_ENUM`, `INVALID_NORM`,
+ * `ZERO_BINS`, `BUFFER_TOO_SMALL` (`out_len` below `options->bins`: nothing written).
+ *
+ * # Safety
+ * `w` NULL or a valid handle; `options` NULL or readable; `out` NULL or writable for
+ * `out_len` elements.
+ */
+tce_status tce_window_bin_stats(struct tce_window *w,
+                                const struct tce_options *options,
+                                struct tce_bin_stats *out,
+                                size_t out_len);
+
+/**
+ * The size and alignment of caller memory for a reservoir of `capacity` samples (about
+ * 16 bytes a sample).
+ *
+ * Errors: `ZERO_CAPACITY`; `CAPACITY_TOO_LARGE` (above 2^31 − 1 samples, or the size
+ * overflows); `NULL_POINTER`, `MISALIGNED`.
+ *
+ * # Safety
+ * `size` and `align` must be NULL or valid for writes.
+ */
+tce_status tce_reservoir_layout(size_t capacity, size_t *size, size_t *align);
+
+/**
+ * Initialises an empty reservoir of `capacity` samples in `memory[0..memory_len]` (at
+ * least the size and alignment of `tce_reservoir_layout`), whose random choices are
+ * seeded with `seed`, and writes its handle to `*out`. The memory stays the caller's:
+ * it must outlive the handle; nothing to free.
+ *
+ * Errors: `NULL_POINTER`, `ZERO_CAPACITY`, `CAPACITY_TOO_LARGE`, `MISALIGNED`,
+ * `BUFFER_TOO_SMALL`. On error the memory is untouched.
+ *
+ * # Safety
+ * `memory` must be NULL or writable for `memory_len` bytes; `out` NULL or valid for a
+ * write.
+ */
+tce_status tce_reservoir_init(void *memory,
+                              size_t memory_len,
+                              size_t capacity,
+                              uint64_t seed,
+                              struct tce_reservoir **out);
+
+/**
+ * Allocates an empty reservoir of `capacity` samples, seeded with `seed`, on the heap;
+ * release it with `tce_reservoir_free`. Only in builds with the `std` feature.
+ *
+ * Errors: `NULL_POINTER`, `ZERO_CAPACITY`, `CAPACITY_TOO_LARGE`, `ALLOCATION_FAILED`.
+ *
+ * # Safety
+ * `out` must be NULL or valid for a write.
+ */
+tce_status tce_reservoir_new(size_t capacity, uint64_t seed, struct tce_reservoir **out);
+
+/**
+ * Releases a reservoir from `tce_reservoir_new`. NULL is a no-op, and so is a reservoir
+ * in caller memory or a handle of another kind. Only in builds with the `std` feature.
+ *
+ * # Safety
+ * `r` must be NULL or a valid handle, not used afterwards (a double free is undefined).
+ */
+void tce_reservoir_free(struct tce_reservoir *r);
+
+/**
+ * Offers one sample: kept with probability capacity / seen, replacing a uniformly
+ * chosen held one.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`,
+ * `INVALID_LABEL`; nothing changes then.
+ *
+ * # Safety
+ * `r` must be NULL or a valid handle.
+ */
+tce_status tce_reservoir_push(struct tce_reservoir *r, double score, uint8_t label);
+
+/**
+ * Offers a batch in order: all of it, or (a bad element) none of it.
+ *
+ * Errors: as `tce_reservoir_push`, and `LENGTH_MISMATCH`, `MISALIGNED`.
+ *
+ * # Safety
+ * `r` NULL or a valid handle; `scores` / `labels` NULL or readable for their lengths.
+ */
+tce_status tce_reservoir_push_batch(struct tce_reservoir *r,
+                                    const double *scores,
+                                    size_t scores_len,
+                                    const uint8_t *labels,
+                                    size_t labels_len);
+
+/**
+ * Merges `other` into `r`: afterwards `r` is a uniform sample of both streams and its
+ * `seen` their sum (uses `r`'s random state). `other` is not changed.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `CAPACITY_MISMATCH` (reservoirs merge only at
+ * equal capacity), `SAME_STATE`; nothing changes then.
+ *
+ * # Safety
+ * `r` and `other` NULL or valid handles of states that do not overlap.
+ */
+tce_status tce_reservoir_merge(struct tce_reservoir *r, const struct tce_reservoir *other);
+
+/**
+ * Forgets every sample (the random state goes on); the capacity stays.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`.
+ *
+ * # Safety
+ * `r` must be NULL or a valid handle.
+ */
+tce_status tce_reservoir_clear(struct tce_reservoir *r);
+
+/**
+ * The number of samples held: min(capacity, seen).
+ *
+ * # Safety
+ * `r` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_reservoir_len(const struct tce_reservoir *r, size_t *out);
+
+/**
+ * The most samples the reservoir holds.
+ *
+ * # Safety
+ * `r` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_reservoir_capacity(const struct tce_reservoir *r, size_t *out);
+
+/**
+ * The number of samples offered since initialisation or the last clear (merged ones
+ * included): what the held samples represent.
+ *
+ * # Safety
+ * `r` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_reservoir_seen(const struct tce_reservoir *r, uint64_t *out);
+
+/**
+ * ECE_bin of the held samples, as `tce_sorted_buffer_ece_bin` (`out->samples` is the
+ * number held, not the number seen).
+ *
+ * Errors: `NULL_POINTER`, `MISALIGNED`, `WRONG_STATE`, `INVALID_ENUM`, `INVALID_NORM`,
+ * `ZERO_BINS`, `NO_SAMPLES`.
+ *
+ * # Safety
+ * `r` NULL or a valid handle; `options` NULL or readable; `out` NULL or writable.
+ */
+tce_status tce_reservoir_ece_bin(struct tce_reservoir *r,
+                                 const struct tce_options *options,
+                                 struct tce_estimate *out);
+
+/**
+ * The maximum calibration error of the held samples, as `tce_sorted_buffer_mce`.
+ *
+ * Errors: as `tce_reservoir_ece_bin`.
+ *
+ * # Safety
+ * `r` NULL or a valid handle; `options` NULL or readable; `out` NULL or writable.
+ */
+tce_status tce_reservoir_mce(struct tce_reservoir *r,
+                             const struct tce_options *options,
+                             struct tce_estimate *out);
+
+/**
+ * ECE_debias of the held samples, as `tce_sorted_buffer_ece_debias`.
+ *
+ * Errors: as `tce_reservoir_ece_bin`.
+ *
+ * # Safety
+ * `r` NULL or a valid handle; `options` NULL or readable; `out` NULL or writable.
+ */
+tce_status tce_reservoir_ece_debias(struct tce_reservoir *r,
+                                    const struct tce_options *options,
+                                    struct tce_estimate *out);
+
+/**
+ * ECE_sweep of the held samples, as `tce_sorted_buffer_ece_sweep` (`out->bins` is b*).
+ *
+ * Errors: as `tce_reservoir_ece_bin`.
+ *
+ * # Safety
+ * `r` NULL or a valid handle; `options` NULL or readable; `out` NULL or writable.
+ */
+tce_status tce_reservoir_ece_sweep(struct tce_reservoir *r,
+                                   const struct tce_options *options,
+                                   struct tce_estimate *out);
+
+/**
+ * The statistics of the `options->bins` bins of `options->binning` over the held
+ * samples, as `tce_sorted_buffer_bin_stats`.
+ *
+ * Errors: `NULL_POINTER`, `MISALIGNED`, `WRONG_STATE`, `INVALID_ENUM`, `INVALID_NORM`,
+ * `ZERO_BINS`, `BUFFER_TOO_SMALL` (`out_len` below `options->bins`: nothing written).
+ *
+ * # Safety
+ * `r` NULL or a valid handle; `options` NULL or readable; `out` NULL or writable for
+ * `out_len` elements.
+ */
+tce_status tce_reservoir_bin_stats(struct tce_reservoir *r,
+                                   const struct tce_options *options,
+                                   struct tce_bin_stats *out,
+                                   size_t out_len);
+
+/**
+ * The size and alignment of caller memory for a decaying histogram of `bins` bins.
+ *
+ * Errors: `ZERO_BINS`; `CAPACITY_TOO_LARGE` if the size overflows; `NULL_POINTER`,
+ * `MISALIGNED`.
+ *
+ * # Safety
+ * `size` and `align` must be NULL or valid for writes.
+ */
+tce_status tce_decaying_histogram_layout(size_t bins, size_t *size, size_t *align);
+
+/**
+ * Initialises an empty decaying histogram of `bins` bins closed as `closure` (a
+ * `tce_closure` value), whose samples' weight halves every `half_life` samples (finite,
+ * above 0), in `memory[0..memory_len]` (at least the size and alignment of
+ * `tce_decaying_histogram_layout`), and writes its handle to `*out`. The memory stays
+ * the caller's; nothing to free.
+ *
+ * Errors: `NULL_POINTER`, `ZERO_BINS`, `INVALID_ENUM`, `INVALID_HALF_LIFE`,
+ * `MISALIGNED`, `BUFFER_TOO_SMALL`, `CAPACITY_TOO_LARGE`. On error the memory is
+ * untouched.
+ *
+ * # Safety
+ * `memory` must be NULL or writable for `memory_len` bytes; `out` NULL or valid for a
+ * write.
+ */
+tce_status tce_decaying_histogram_init(void *memory,
+                                       size_t memory_len,
+                                       size_t bins,
+                                       uint32_t closure,
+                                       double half_life,
+                                       struct tce_decaying_histogram **out);
+
+/**
+ * Allocates an empty decaying histogram on the heap (arguments as
+ * `tce_decaying_histogram_init`); release it with `tce_decaying_histogram_free`. Only
+ * in builds with the `std` feature.
+ *
+ * Errors: `NULL_POINTER`, `ZERO_BINS`, `INVALID_ENUM`, `INVALID_HALF_LIFE`,
+ * `CAPACITY_TOO_LARGE`, `ALLOCATION_FAILED`.
+ *
+ * # Safety
+ * `out` must be NULL or valid for a write.
+ */
+tce_status tce_decaying_histogram_new(size_t bins,
+                                      uint32_t closure,
+                                      double half_life,
+                                      struct tce_decaying_histogram **out);
+
+/**
+ * Releases a decaying histogram from `tce_decaying_histogram_new`. NULL is a no-op, and
+ * so is one in caller memory or a handle of another kind. Only in builds with the `std`
+ * feature.
+ *
+ * # Safety
+ * `h` must be NULL or a valid handle, not used afterwards (a double free is undefined).
+ */
+void tce_decaying_histogram_free(struct tce_decaying_histogram *h);
+
+/**
+ * Records one sample.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`,
+ * `INVALID_LABEL`; nothing is recorded then.
+ *
+ * # Safety
+ * `h` must be NULL or a valid handle.
+ */
+tce_status tce_decaying_histogram_push(struct tce_decaying_histogram *h,
+                                       double score,
+                                       uint8_t label);
+
+/**
+ * Records a batch in order: all of it, or (a bad element) none of it.
+ *
+ * Errors: as `tce_decaying_histogram_push`, and `LENGTH_MISMATCH`, `MISALIGNED`.
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `scores` / `labels` NULL or readable for their lengths.
+ */
+tce_status tce_decaying_histogram_push_batch(struct tce_decaying_histogram *h,
+                                             const double *scores,
+                                             size_t scores_len,
+                                             const uint8_t *labels,
+                                             size_t labels_len);
+
+/**
+ * Forgets every sample; bins, closure and half-life stay.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`.
+ *
+ * # Safety
+ * `h` must be NULL or a valid handle.
+ */
+tce_status tce_decaying_histogram_reset(struct tce_decaying_histogram *h);
+
+/**
+ * The number of bins B.
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_decaying_histogram_bin_count(const struct tce_decaying_histogram *h, size_t *out);
+
+/**
+ * The closure of the bins, a `tce_closure` value.
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_decaying_histogram_closure(const struct tce_decaying_histogram *h, uint32_t *out);
+
+/**
+ * The half-life in samples (as given, up to rounding).
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_decaying_histogram_half_life(const struct tce_decaying_histogram *h, double *out);
+
+/**
+ * The number of samples pushed since initialisation or the last reset (not decayed;
+ * the estimates report it as `samples`).
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_decaying_histogram_samples(const struct tce_decaying_histogram *h, uint64_t *out);
+
+/**
+ * ECE_bin with every sample weighted by its decay, norm exponent `p`.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `INVALID_NORM`, `NO_SAMPLES`.
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_decaying_histogram_ece_bin(const struct tce_decaying_histogram *h,
+                                          double p,
+                                          struct tce_estimate *out);
+
+/**
+ * The maximum calibration error over the non-empty bins.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `NO_SAMPLES`.
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_decaying_histogram_mce(const struct tce_decaying_histogram *h,
+                                      struct tce_estimate *out);
+
+/**
+ * ECE_debias with Kish's effective sample size per bin, norm exponent `p`.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `INVALID_NORM`, `NO_SAMPLES`.
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_decaying_histogram_ece_debias(const struct tce_decaying_histogram *h,
+                                             double p,
+                                             struct tce_estimate *out);
+
+/**
+ * Writes the statistics of every bin, bin 0 first, to `out[0..B]`.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `BUFFER_TOO_SMALL` (`out_len`
+ * below the bin count: nothing written).
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `out` NULL or writable for `out_len` elements.
+ */
+tce_status tce_decaying_histogram_bin_stats(const struct tce_decaying_histogram *h,
+                                            struct tce_decayed_bin_stats *out,
+                                            size_t out_len);
+
+/**
+ * The size and alignment of caller memory for a concurrent histogram of `bins` bins
+ * (32 bytes a bin).
+ *
+ * Errors: `ZERO_BINS`; `CAPACITY_TOO_LARGE` if the size overflows; `NULL_POINTER`,
+ * `MISALIGNED`.
+ *
+ * # Safety
+ * `size` and `align` must be NULL or valid for writes.
+ */
+tce_status tce_concurrent_histogram_layout(size_t bins, size_t *size, size_t *align);
+
+/**
+ * Initialises an empty concurrent histogram of `bins` bins closed as `closure` in
+ * `memory[0..memory_len]` (at least the size and alignment of
+ * `tce_concurrent_histogram_layout`), and writes its handle to `*out`. Not thread-safe
+ * itself: publish the handle to other threads after this returns (e.g. before creating
+ * them).
+ *
+ * Errors: `NULL_POINTER`, `ZERO_BINS`, `INVALID_ENUM`, `MISALIGNED`, `BUFFER_TOO_SMALL`,
+ * `CAPACITY_TOO_LARGE`. On error the memory is untouched.
+ *
+ * # Safety
+ * `memory` must be NULL or writable for `memory_len` bytes, used by no other thread
+ * meanwhile; `out` NULL or valid for a write.
+ */
+tce_status tce_concurrent_histogram_init(void *memory,
+                                         size_t memory_len,
+                                         size_t bins,
+                                         uint32_t closure,
+                                         struct tce_concurrent_histogram **out);
+
+/**
+ * Allocates an empty concurrent histogram on the heap; release it with
+ * `tce_concurrent_histogram_free` once no thread uses it. Only in builds with `std`.
+ *
+ * Errors: `NULL_POINTER`, `ZERO_BINS`, `INVALID_ENUM`, `CAPACITY_TOO_LARGE`,
+ * `ALLOCATION_FAILED`.
+ *
+ * # Safety
+ * `out` must be NULL or valid for a write.
+ */
+tce_status tce_concurrent_histogram_new(size_t bins,
+                                        uint32_t closure,
+                                        struct tce_concurrent_histogram **out);
+
+/**
+ * Releases a concurrent histogram from `tce_concurrent_histogram_new`, after every
+ * thread is done with it. NULL is a no-op, and so is one in caller memory or a handle
+ * of another kind. Only in builds with `std`.
+ *
+ * # Safety
+ * `h` must be NULL or a valid handle that no other thread uses any more, not used
+ * afterwards (a double free is undefined).
+ */
+void tce_concurrent_histogram_free(struct tce_concurrent_histogram *h);
+
+/**
+ * Records one sample. **Thread-safe**: any number of threads may push into the same
+ * handle at once.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`,
+ * `INVALID_LABEL`; nothing is recorded then.
+ *
+ * # Safety
+ * `h` must be NULL or a valid handle.
+ */
+tce_status tce_concurrent_histogram_push(struct tce_concurrent_histogram *h,
+                                         double score,
+                                         uint8_t label);
+
+/**
+ * Records a batch: all of it, or (a bad element) none of it. **Thread-safe**, like
+ * `tce_concurrent_histogram_push` (the samples of concurrent batches interleave; each
+ * is counted once).
+ *
+ * Errors: as `tce_concurrent_histogram_push`, and `LENGTH_MISMATCH`, `MISALIGNED`.
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `scores` / `labels` NULL or readable for their lengths.
+ */
+tce_status tce_concurrent_histogram_push_batch(struct tce_concurrent_histogram *h,
+                                               const double *scores,
+                                               size_t scores_len,
+                                               const uint8_t *labels,
+                                               size_t labels_len);
+
+/**
+ * Copies the current counts into the equal-width histogram `into` (same bin count and
+ * closure), replacing its contents; the estimators (`tce_ew_histogram_ece_bin`, ...)
+ * then read `into`. **Thread-safe** with respect to pushes: taken while threads push,
+ * a snapshot may miss, or partly show, the pushes in flight; taken after they are done
+ * (joined), it equals, bit for bit, a histogram fed the same samples in one thread.
+ * `into` is an ordinary state: only one thread at a time may use it.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `BIN_COUNT_MISMATCH`, `CLOSURE_MISMATCH`;
+ * `into` is unchanged then.
+ *
+ * # Safety
+ * `h` and `into` NULL or valid handles; nothing else accesses `into` meanwhile.
+ */
+tce_status tce_concurrent_histogram_snapshot(const struct tce_concurrent_histogram *h,
+                                             struct tce_ew_histogram *into);
+
+/**
+ * Forgets every sample; bins and closure stay. Pushes racing with a reset may be
+ * partly kept.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`.
+ *
+ * # Safety
+ * `h` must be NULL or a valid handle.
+ */
+tce_status tce_concurrent_histogram_reset(struct tce_concurrent_histogram *h);
+
+/**
+ * The number of bins B.
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_concurrent_histogram_bin_count(const struct tce_concurrent_histogram *h,
+                                              size_t *out);
+
+/**
+ * The closure of the bins, a `tce_closure` value.
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_concurrent_histogram_closure(const struct tce_concurrent_histogram *h,
+                                            uint32_t *out);
+
+/**
+ * The number of bytes `tce_ew_histogram_encode` writes: 24 + 32 per bin.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`.
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_ew_histogram_encoded_len(const struct tce_ew_histogram *h, size_t *out);
+
+/**
+ * Serialises the histogram (closure and exact bin sums) into `out[0..out_len]` and
+ * writes the number of bytes to `*written`.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `BUFFER_TOO_SMALL` (`out_len`
+ * below `tce_ew_histogram_encoded_len`: nothing written).
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `out` NULL or writable for `out_len` bytes, not
+ * overlapping the state; `written` NULL or valid for a write.
+ */
+tce_status tce_ew_histogram_encode(const struct tce_ew_histogram *h,
+                                   uint8_t *out,
+                                   size_t out_len,
+                                   size_t *written);
+
+/**
+ * Replaces the contents of `h` (its closure and bins) with the state in
+ * `bytes[0..bytes_len]`, which must have as many bins. Checks everything first.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `TRUNCATED`, `BAD_MAGIC`,
+ * `UNSUPPORTED_VERSION`, `CHECKSUM`, `WRONG_KIND`, `INCONSISTENT`,
+ * `BIN_COUNT_MISMATCH`; `h` is unchanged then.
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `bytes` NULL or readable for `bytes_len` bytes, not
+ * overlapping the state.
+ */
+tce_status tce_ew_histogram_decode(struct tce_ew_histogram *h,
+                                   const uint8_t *bytes,
+                                   size_t bytes_len);
+
+/**
+ * The number of bytes `tce_sorted_buffer_encode` writes now: 20 + 9 per sample.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`.
+ *
+ * # Safety
+ * `b` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_sorted_buffer_encoded_len(const struct tce_sorted_buffer *b, size_t *out);
+
+/**
+ * Serialises the buffer's samples, in arrival order, into `out[0..out_len]` and writes
+ * the number of bytes to `*written`. Takes a mutable handle: it puts the samples in
+ * arrival order in place (the next estimate sorts them again; results are unaffected).
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `BUFFER_TOO_SMALL` (nothing
+ * written).
+ *
+ * # Safety
+ * `b` NULL or a valid handle; `out` NULL or writable for `out_len` bytes, not
+ * overlapping the state; `written` NULL or valid for a write.
+ */
+tce_status tce_sorted_buffer_encode(struct tce_sorted_buffer *b,
+                                    uint8_t *out,
+                                    size_t out_len,
+                                    size_t *written);
+
+/**
+ * Replaces the samples of `b` with those in `bytes[0..bytes_len]` (in their arrival
+ * order). Checks everything first.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `TRUNCATED`, `BAD_MAGIC`,
+ * `UNSUPPORTED_VERSION`, `CHECKSUM`, `WRONG_KIND`, `INCONSISTENT`, `BUFFER_FULL` (more
+ * samples than the capacity of `b`); `b` is unchanged then.
+ *
+ * # Safety
+ * `b` NULL or a valid handle; `bytes` NULL or readable for `bytes_len` bytes, not
+ * overlapping the state.
+ */
+tce_status tce_sorted_buffer_decode(struct tce_sorted_buffer *b,
+                                    const uint8_t *bytes,
+                                    size_t bytes_len);
+
+/**
+ * The number of bytes `tce_reservoir_encode` writes now: 64 + 9 per held sample.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`.
+ *
+ * # Safety
+ * `r` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_reservoir_encoded_len(const struct tce_reservoir *r, size_t *out);
+
+/**
+ * Serialises the reservoir (capacity, samples seen, random state, held samples in
+ * arrival order) into `out[0..out_len]` and writes the number of bytes to `*written`.
+ * Takes a mutable handle, as `tce_sorted_buffer_encode`.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `BUFFER_TOO_SMALL` (nothing
+ * written).
+ *
+ * # Safety
+ * `r` NULL or a valid handle; `out` NULL or writable for `out_len` bytes, not
+ * overlapping the state; `written` NULL or valid for a write.
+ */
+tce_status tce_reservoir_encode(struct tce_reservoir *r,
+                                uint8_t *out,
+                                size_t out_len,
+                                size_t *written);
+
+/**
+ * Replaces the state of `r` (samples, samples seen, random state) with the one in
+ * `bytes[0..bytes_len]`, which must have the same capacity. Checks everything first.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `TRUNCATED`, `BAD_MAGIC`,
+ * `UNSUPPORTED_VERSION`, `CHECKSUM`, `WRONG_KIND`, `INCONSISTENT`,
+ * `CAPACITY_MISMATCH`; `r` is unchanged then.
+ *
+ * # Safety
+ * `r` NULL or a valid handle; `bytes` NULL or readable for `bytes_len` bytes, not
+ * overlapping the state.
+ */
+tce_status tce_reservoir_decode(struct tce_reservoir *r, const uint8_t *bytes, size_t bytes_len);
 
 /**
  * The size and alignment of the scratch memory the one-call functions need for `n`

@@ -107,6 +107,17 @@ impl<'a> ConcurrentHistogram<&'a [AtomicBin]> {
     }
 }
 
+#[cfg(feature = "ffi")]
+impl ConcurrentHistogram<[AtomicBin]> {
+    /// Empties the histogram and sets its closure. For the C ABI (`src/ffi/concurrent.rs`),
+    /// which lays this view over caller memory it has zeroed (zero bytes are empty bins
+    /// closed on the left) before any thread can see it.
+    pub(crate) fn reinitialise(&mut self, closure: Closure) {
+        self.closure = closure;
+        self.reset();
+    }
+}
+
 impl<S: AsRef<[AtomicBin]> + ?Sized> ConcurrentHistogram<S> {
     /// Records one sample; callable from many threads at once.
     #[inline]

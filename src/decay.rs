@@ -172,6 +172,28 @@ impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S>
     }
 }
 
+#[cfg(feature = "ffi")]
+impl DecayingHistogram<[DecayedBin]> {
+    /// Empties the histogram and sets its closure and half-life (checked first: on error
+    /// nothing changes). For the C ABI (`src/ffi/decay.rs`), which lays this view over
+    /// caller memory it has zeroed (zero bytes are empty bins, closure left, but λ = 0).
+    pub(crate) fn reinitialise(
+        &mut self,
+        closure: Closure,
+        half_life: f64,
+    ) -> Result<(), ConfigError> {
+        self.retain = retain_per_push(half_life)?;
+        self.closure = closure;
+        self.reset();
+        Ok(())
+    }
+
+    /// Which side of each bin is closed.
+    pub(crate) fn closure(&self) -> Closure {
+        self.closure
+    }
+}
+
 impl<S: AsRef<[DecayedBin]> + ?Sized> DecayingHistogram<S> {
     /// The bins, bin 0 first.
     pub fn bins(&self) -> &[DecayedBin] {

@@ -375,12 +375,14 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     }
 }
 
-impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
+impl<S: AsRef<[Slot]>> Reservoir<S> {
     /// The number of bytes [`Reservoir::encode`] writes.
     pub fn encoded_len(&self) -> usize {
         HEADER + RESERVOIR_HEADER + 4 + SAMPLE_BYTES * self.len() + TRAILER
     }
+}
 
+impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
     /// Writes the reservoir (capacity, samples seen, random state and held samples in
     /// arrival order) into `out`; returns the bytes written.
     pub fn encode(&mut self, out: &mut [u8]) -> Result<usize, EncodeError> {

@@ -212,6 +212,27 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
     }
 }
 
+#[cfg(feature = "ffi")]
+impl<S> Reservoir<S> {
+    /// The same reservoir (length, hits, samples seen, random state) over other storage.
+    /// For the C ABI (`src/ffi/reservoir.rs`), which keeps the bookkeeping in a header and
+    /// the slots after it in caller memory, and re-attaches them on every call. `storage`
+    /// must be the storage the reservoir was used with (or a copy of it).
+    pub(crate) fn with_storage_of<T>(self, storage: T) -> Reservoir<T> {
+        Reservoir {
+            buffer: SortedBuffer {
+                len: self.buffer.len,
+                sorted: self.buffer.sorted,
+                hits: self.buffer.hits,
+                slots: storage,
+            },
+            seen: self.seen,
+            rng: self.rng,
+            next_arrival: self.next_arrival,
+        }
+    }
+}
+
 impl<S: AsRef<[Slot]>> Reservoir<S> {
     /// The number of samples held: min(capacity, seen).
     pub fn len(&self) -> usize {

@@ -250,6 +250,26 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
     }
 }
 
+#[cfg(feature = "ffi")]
+impl<S, R> SlidingWindow<S, R> {
+    /// The same window (its bookkeeping: length, arrivals, hits) over other storage. For
+    /// the C ABI (`src/ffi/window.rs`), which keeps the bookkeeping in a header and the
+    /// slots and ring after it in caller memory, and re-attaches that storage on every
+    /// call. `slots` and `ring` must be the storage the window was used with (or a copy
+    /// of it), of the same length.
+    pub(crate) fn with_storage_of<S2, R2>(self, slots: S2, ring: R2) -> SlidingWindow<S2, R2> {
+        SlidingWindow {
+            slots,
+            ring,
+            len: self.len,
+            arrivals: self.arrivals,
+            base: self.base,
+            hits: self.hits,
+            stale: self.stale,
+        }
+    }
+}
+
 impl<S: AsRef<[Slot]>, R> SlidingWindow<S, R> {
     /// The number of samples held (at most the capacity).
     pub fn len(&self) -> usize {

@@ -430,10 +430,370 @@ fn monitor_example_under_asan_ubsan_and_tsan() {
         Lang::C,
         &["-fsanitize=thread"],
     );
-    let out = stdout(&run(
-        Command::new(&tsan_build).env("TSAN_OPTIONS", "halt_on_error=1")
-    ));
-    assert!(out.contains("report 5"), "{out}");
+    let output = tsan(&tsan_build);
+    let out = stdout(&output);
+    assert!(
+        output.status.success() && out.contains("report 5"),
+        "{}: {out}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Runs a ThreadSanitizer build. With address-space randomisation off (`setarch -R`):
+/// TSan's fixed shadow mapping fails ("unexpected memory mapping") on kernels with
+/// many ASLR bits (`vm.mmap_rnd_bits` above 28).
+fn tsan(program: &Path) -> Output {
+    require("setarch");
+    Command::new("setarch")
+        .arg(std::env::consts::ARCH)
+        .arg("-R")
+        .arg(program)
+        .current_dir(root())
+        .env("TSAN_OPTIONS", "halt_on_error=1:exitcode=66")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()))
+}
+
+/// Four threads push into one concurrent histogram and into windows and reservoirs of
+/// their own: no race reported, and every result equals its single-threaded twin.
+#[test]
+fn threads_under_tsan() {
+    let program = compile(
+        "threads_tsan",
+        &["ffi-tests/test_threads.c"],
+        Lang::C,
+        &["-fsanitize=thread"],
+    );
+    let output = tsan(&program);
+    let (out, err) = (stdout(&output), String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success() && out.contains(": ok") && !err.contains("ThreadSanitizer"),
+        "{}\n--- stdout\n{out}\n--- stderr\n{err}",
+        output.status
+    );
+    // And ThreadSanitizer is really watching: a deliberate race is reported.
+    let racy = compile(
+        "threads_tsan_race",
+        &["ffi-tests/test_threads.c"],
+        Lang::C,
+        &["-fsanitize=thread", "-DRACE_SELF_TEST"],
+    );
+    let output = tsan(&racy);
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success() && err.contains("WARNING: ThreadSanitizer: data race"),
+        "the deliberate race went unreported ({}):\n{err}",
+        output.status
+    );
+}
+
+/// One sample line of the Prometheus text exposition format.
+#[derive(Debug)]
+struct PromSample {
+    name: String,
+    labels: BTreeMap<String, String>,
+    value: f64,
+}
+
+/// A strict parser of the Prometheus text exposition format (version 0.0.4), as
+/// node-exporter's textfile collector reads it, restricted to what an exporter of
+/// gauges and counters should write: every line is `# HELP name text`, `# TYPE name
+/// type` or a sample `name{label="value",...} value`; each family has one HELP and one
+/// TYPE (gauge or counter) before its samples, which are contiguous; counters end in
+/// `_total`; no series twice; the text ends with a newline. Returns the families' types
+/// and the samples.
+fn parse_exposition(text: &str) -> (BTreeMap<String, String>, Vec<PromSample>) {
+    fn is_name(s: &str, colon: bool) -> bool {
+        let mut chars = s.chars();
+        let ok_first = |c: char| c.is_ascii_alphabetic() || c == '_' || (colon && c == ':');
+        chars.next().is_some_and(ok_first)
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || (colon && c == ':'))
+    }
+    fn value(s: &str) -> f64 {
+        match s {
+            "NaN" => f64::NAN,
+            "+Inf" => f64::INFINITY,
+            "-Inf" => f64::NEG_INFINITY,
+            _ => {
+                assert!(
+                    s.bytes()
+                        .all(|b| b.is_ascii_digit() || b".eE+-".contains(&b)),
+                    "bad value {s:?}"
+                );
+                s.parse().unwrap_or_else(|_| panic!("bad value {s:?}"))
+            }
+        }
+    }
+    assert!(
+        text.ends_with('\n'),
+        "the exposition must end with a newline"
+    );
+    let (mut types, mut helps) = (BTreeMap::new(), BTreeMap::<String, String>::new());
+    let (mut samples, mut series) = (Vec::new(), std::collections::BTreeSet::new());
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        assert!(!line.is_empty(), "empty line");
+        if let Some(rest) = line.strip_prefix("# ") {
+            let (keyword, rest) = rest.split_once(' ').expect("comment keyword");
+            let (name, arg) = rest.split_once(' ').expect("metric name and argument");
+            assert!(is_name(name, true), "bad metric name {name:?}");
+            assert!(
+                !samples.iter().any(|s: &PromSample| s.name == name),
+                "{keyword} of {name} after its samples"
+            );
+            match keyword {
+                "HELP" => {
+                    assert!(!arg.is_empty(), "empty HELP for {name}");
+                    let mut escaped = arg.chars();
+                    while let Some(c) = escaped.next() {
+                        if c == '\\' {
+                            assert!(matches!(escaped.next(), Some('\\' | 'n')), "bad escape");
+                        }
+                    }
+                    assert!(
+                        helps.insert(name.into(), arg.into()).is_none(),
+                        "two HELP for {name}"
+                    );
+                }
+                "TYPE" => {
+                    assert!(matches!(arg, "gauge" | "counter"), "type {arg:?} of {name}");
+                    if arg == "counter" {
+                        assert!(name.ends_with("_total"), "counter {name} without _total");
+                    }
+                    assert!(
+                        types.insert(name.into(), arg.into()).is_none(),
+                        "two TYPE for {name}"
+                    );
+                }
+                _ => panic!("unexpected comment {line:?}"),
+            }
+            // HELP and TYPE come once per family, so samples following the latest are
+            // contiguous.
+            current = Some(name.into());
+            continue;
+        }
+        assert!(!line.starts_with('#'), "bad comment {line:?}");
+        let name_end = line.find(['{', ' ']).expect("sample without value");
+        let name = &line[..name_end];
+        assert!(is_name(name, true), "bad metric name {name:?}");
+        assert!(types.contains_key(name), "sample of {name} without TYPE");
+        assert!(helps.contains_key(name), "sample of {name} without HELP");
+        assert_eq!(
+            current.as_deref(),
+            Some(name),
+            "samples of {name} not contiguous"
+        );
+        let mut rest = &line[name_end..];
+        let mut labels = BTreeMap::new();
+        if let Some(body) = rest.strip_prefix('{') {
+            let mut chars = body.char_indices().peekable();
+            let close = loop {
+                let (start, c) = chars.next().expect("unterminated labels");
+                if c == '}' {
+                    break start;
+                }
+                let mut key = String::from(c);
+                for (_, c) in chars.by_ref() {
+                    if c == '=' {
+                        break;
+                    }
+                    key.push(c);
+                }
+                assert!(
+                    is_name(&key, false) && !key.starts_with("__"),
+                    "bad label {key:?}"
+                );
+                assert_eq!(
+                    chars.next().map(|(_, c)| c),
+                    Some('"'),
+                    "label value not quoted"
+                );
+                let mut val = String::new();
+                loop {
+                    match chars.next().expect("unterminated label value").1 {
+                        '"' => break,
+                        '\\' => match chars.next().expect("escape").1 {
+                            '\\' => val.push('\\'),
+                            '"' => val.push('"'),
+                            'n' => val.push('\n'),
+                            other => panic!("bad escape \\{other}"),
+                        },
+                        c => val.push(c),
+                    }
+                }
+                assert!(
+                    labels.insert(key.clone(), val).is_none(),
+                    "label {key} twice"
+                );
+                match chars.next().expect("unterminated labels") {
+                    (_, ',') => {}
+                    (at, '}') => break at,
+                    (_, c) => panic!("unexpected {c:?} in labels"),
+                }
+            };
+            rest = &body[close + 1..];
+        }
+        let value_text = rest.strip_prefix(' ').expect("one space before the value");
+        assert!(
+            !value_text.contains(' '),
+            "timestamps are not expected: {line:?}"
+        );
+        let sample = PromSample {
+            name: name.into(),
+            labels,
+            value: value(value_text),
+        };
+        assert!(
+            series.insert(format!("{}{:?}", sample.name, sample.labels)),
+            "series twice: {line:?}"
+        );
+        samples.push(sample);
+    }
+    (types, samples)
+}
+
+fn prom_value(samples: &[PromSample], name: &str, labels: &[(&str, &str)]) -> f64 {
+    let wanted: BTreeMap<String, String> = labels
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    samples
+        .iter()
+        .find(|s| s.name == name && s.labels == wanted)
+        .unwrap_or_else(|| panic!("no {name}{wanted:?}"))
+        .value
+}
+
+#[test]
+fn prometheus_exporter_writes_exact_metrics_atomically() {
+    let program = compile(
+        "prometheus_exporter_asan",
+        &["examples/prometheus_exporter.c"],
+        Lang::C,
+        &SANITIZERS,
+    );
+    let data = root().join("data/resnet110_c10_test.csv");
+    let dir = bin_dir().join("exporter");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = dir.join("tce.prom");
+    std::fs::write(&target, "stale\n").unwrap();
+    asan(
+        &program,
+        &["-o", target.to_str().unwrap(), data.to_str().unwrap()],
+    );
+    let text = std::fs::read_to_string(&target).unwrap();
+    assert!(
+        !dir.join("tce.prom.tmp").exists(),
+        "temporary file left behind"
+    );
+    // The same bytes from stdin to stdout.
+    let piped = run(Command::new(&program)
+        .stdin(std::fs::File::open(&data).unwrap())
+        .env("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=1"));
+    assert_eq!(stdout(&piped), text);
+
+    let (types, samples) = parse_exposition(&text);
+    assert_eq!(types["tce_samples_total"], "counter");
+    assert_eq!(types["tce_ece_sweep"], "gauge");
+
+    // The Rust API on the same rows: all of them in a histogram, the last 4096 in a window.
+    let (scores, labels) = read_csv(&data);
+    let n = scores.len();
+    assert_eq!(prom_value(&samples, "tce_samples_total", &[]), n as f64);
+    assert_eq!(prom_value(&samples, "tce_rejected_samples_total", &[]), 0.0);
+    let mut h = Histogram::<[BinStats; 15]>::new(Closure::Left);
+    h.push_batch(&scores, &labels).unwrap();
+    let mut window = Box::new(tce::InlineWindow::<4096>::new());
+    window.push_batch(&scores, &labels).unwrap();
+    assert_eq!(prom_value(&samples, "tce_window_samples", &[]), 4096.0);
+    let sorted = window.samples();
+    let all = [("scope", "all"), ("binning", "equal_width"), ("bins", "15")];
+    let win = [
+        ("scope", "window"),
+        ("binning", "equal_mass"),
+        ("bins", "15"),
+    ];
+    let sweep = sorted
+        .ece_sweep(Binning::EQUAL_MASS, Norm::L2, SweepOptions::default())
+        .unwrap();
+    let expected = [
+        ("tce_ece_bin", &all[..], h.ece_bin(Norm::L2).unwrap().value),
+        (
+            "tce_ece_debias",
+            &all[..],
+            h.ece_debias(Norm::L2).unwrap().value,
+        ),
+        ("tce_mce", &all[..], h.mce().unwrap().value),
+        (
+            "tce_ece_bin",
+            &win[..],
+            sorted
+                .ece_bin(Binning::EQUAL_MASS, 15, Norm::L2)
+                .unwrap()
+                .value,
+        ),
+        (
+            "tce_ece_debias",
+            &win[..],
+            sorted
+                .ece_debias(Binning::EQUAL_MASS, 15, Norm::L2)
+                .unwrap()
+                .value,
+        ),
+        ("tce_ece_sweep", &win[..2], sweep.value),
+        ("tce_sweep_bins", &win[..2], sweep.bins as f64),
+    ];
+    for (name, labels, rust) in expected {
+        let exported = prom_value(&samples, name, labels);
+        assert!(
+            (exported - rust).abs() <= 1e-12,
+            "{name}{labels:?}: exported {exported}, Rust {rust}"
+        );
+    }
+    for (k, bin) in h.bins().iter().enumerate() {
+        let k_text = k.to_string();
+        let labels = [("bin", k_text.as_str()), ("le", &format_g(h.edges(k).1))];
+        assert_eq!(
+            prom_value(&samples, "tce_bin_samples", &labels),
+            bin.count() as f64
+        );
+        let accuracy = prom_value(&samples, "tce_bin_accuracy", &labels);
+        match bin.accuracy() {
+            Some(a) => assert!((accuracy - a).abs() <= 1e-12),
+            None => assert!(accuracy.is_nan()),
+        }
+    }
+    let total: f64 = samples
+        .iter()
+        .filter(|s| s.name == "tce_bin_samples")
+        .map(|s| s.value)
+        .sum();
+    assert_eq!(total, n as f64);
+
+    // The parser is strict: it refuses what a scraper would.
+    for bad in [
+        "tce_x 1\n",                                                                // no TYPE
+        "# TYPE tce_x gauge\n# HELP tce_x h\ntce_x{a=\"1\"} 1\ntce_x{a=\"1\"} 2\n", // series twice
+        "# HELP tce_x h\n# TYPE tce_x counter\ntce_x 1\n", // counter without _total
+        "# HELP tce_x h\n# TYPE tce_x gauge\ntce_x{a=1} 1\n", // unquoted label
+        "# HELP tce_x h\n# TYPE tce_x gauge\ntce_x 1",     // no final newline
+    ] {
+        let outcome = std::panic::catch_unwind(|| parse_exposition(bad));
+        assert!(outcome.is_err(), "accepted {bad:?}");
+    }
+}
+
+/// C's `%g` for the bin edges (6 significant digits, trailing zeros removed).
+fn format_g(x: f64) -> String {
+    let digits = 6 - 1 - x.abs().log10().floor() as i32;
+    let text = format!("{:.*}", digits.max(0) as usize, x);
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
 }
 
 #[test]

@@ -3,14 +3,13 @@
 
 use core::ffi::c_void;
 
-use super::boundary::ffi_boundary;
-use super::raw::{array, array_mut, Out};
+use super::boundary::{ffi_boundary, Outcome};
+use super::raw::{array, Out};
+use super::sorted::{self, Estimator};
 use super::state::{self, BufferKind, State};
 use super::status::tce_status;
-use super::types::{options, tce_bin_stats, tce_estimate, tce_options, Options};
-use crate::binning::Binning;
-use crate::buffer::{SortedBuffer, SortedSamples};
-use crate::error::EstimateError;
+use super::types::{tce_bin_stats, tce_estimate, tce_options};
+use crate::buffer::SortedBuffer;
 
 /// A buffer of (score, label) samples of fixed capacity, sorted lazily when an estimate
 /// needs it. Opaque; lives in caller memory (`tce_sorted_buffer_layout`,
@@ -21,14 +20,16 @@ pub struct tce_sorted_buffer {
 
 /// # Safety
 /// A valid handle or NULL.
-unsafe fn get<'a>(b: *const tce_sorted_buffer) -> Result<&'a SortedBuffer, tce_status> {
+pub(super) unsafe fn get<'a>(b: *const tce_sorted_buffer) -> Result<&'a SortedBuffer, tce_status> {
     // SAFETY: forwarded contract.
     unsafe { state::get::<BufferKind>(b.cast()) }.map(|s: &State<SortedBuffer>| &s.view)
 }
 
 /// # Safety
 /// A valid handle or NULL, not accessed elsewhere meanwhile.
-unsafe fn get_mut<'a>(b: *mut tce_sorted_buffer) -> Result<&'a mut SortedBuffer, tce_status> {
+pub(super) unsafe fn get_mut<'a>(
+    b: *mut tce_sorted_buffer,
+) -> Result<&'a mut SortedBuffer, tce_status> {
     // SAFETY: forwarded contract.
     unsafe { state::get_mut::<BufferKind>(b.cast()) }.map(|s: &mut State<SortedBuffer>| &mut s.view)
 }
@@ -253,28 +254,11 @@ pub unsafe extern "C" fn tce_sorted_buffer_hits(
     })
 }
 
-/// What an estimator of the sorted samples computes.
-pub(crate) enum Estimator {
-    EceBin,
-    Mce,
-    EceDebias,
-    EceSweep,
-}
-
-impl Estimator {
-    pub(crate) fn run(
-        &self,
-        sorted: &SortedSamples<'_>,
-        o: &Options,
-    ) -> Result<tce_estimate, tce_status> {
-        let estimate = match self {
-            Self::EceBin => sorted.ece_bin(o.binning, o.bins, o.norm),
-            Self::Mce => sorted.mce(o.binning, o.bins),
-            Self::EceDebias => sorted.ece_debias(o.binning, o.bins, o.norm),
-            Self::EceSweep => sorted.ece_sweep(o.binning, o.norm, o.sweep),
-        };
-        Ok(estimate?.into())
-    }
+/// # Safety
+/// `b` NULL or a valid handle, not accessed elsewhere meanwhile.
+unsafe fn with_samples(b: *mut tce_sorted_buffer, f: sorted::UseSamples<'_>) -> Outcome {
+    // SAFETY: forwarded contract.
+    f(unsafe { get_mut(b)? }.sorted())
 }
 
 /// # Safety
@@ -285,12 +269,8 @@ unsafe fn estimate(
     options: *const tce_options,
     out: *mut tce_estimate,
 ) -> tce_status {
-    ffi_boundary!({
-        // SAFETY: forwarded contract.
-        let (b, options, out) = unsafe { (get_mut(b)?, self::options(options)?, Out::new(out)?) };
-        out.write(estimator.run(&b.sorted(), &options)?);
-        Ok(())
-    })
+    // SAFETY: forwarded contract.
+    unsafe { sorted::estimate(estimator, b, with_samples, options, out) }
 }
 
 /// ECE_bin with `options->bins` bins of `options->binning`, norm `options->p`.
@@ -366,44 +346,6 @@ pub unsafe extern "C" fn tce_sorted_buffer_ece_sweep(
     unsafe { estimate(Estimator::EceSweep, b, options, out) }
 }
 
-/// The statistics of the `bins` bins of `binning` over the sorted samples, into `out`.
-pub(crate) fn bin_stats(
-    sorted: &SortedSamples<'_>,
-    binning: Binning,
-    bins: usize,
-    out: &mut [tce_bin_stats],
-) -> Result<(), tce_status> {
-    if bins == 0 {
-        return Err(EstimateError::ZeroBins.into());
-    }
-    if out.len() < bins {
-        return Err(tce_status::BufferTooSmall);
-    }
-    // Bins cover consecutive sorted positions, so each bin's smallest and largest
-    // scores are the first and last of its run.
-    let mut scores = sorted.iter().map(|(score, _)| score);
-    for (k, (slot, stats)) in out.iter_mut().zip(sorted.bins(binning, bins)).enumerate() {
-        *slot = match binning {
-            Binning::EqualWidth(_) => tce_bin_stats::equal_width(&stats, k, bins),
-            Binning::EqualMass(_) => {
-                let count = stats.count() as usize;
-                let lower = if count > 0 {
-                    scores.next().unwrap_or(f64::NAN)
-                } else {
-                    f64::NAN
-                };
-                let upper = if count > 1 {
-                    scores.nth(count - 2).unwrap_or(f64::NAN)
-                } else {
-                    lower
-                };
-                tce_bin_stats::new(&stats, (lower, upper))
-            }
-        };
-    }
-    Ok(())
-}
-
 /// Writes the statistics of the `options->bins` bins of `options->binning` to
 /// `out[0..bins]` (for reliability diagrams; for the sweep's bins, pass b* as `bins`).
 /// Equal-width bins report edges k/B and (k+1)/B; equal-mass bins, which have no fixed
@@ -423,14 +365,6 @@ pub unsafe extern "C" fn tce_sorted_buffer_bin_stats(
     out: *mut tce_bin_stats,
     out_len: usize,
 ) -> tce_status {
-    ffi_boundary!({
-        // SAFETY: forwarded contract.
-        let (b, options) = unsafe { (get_mut(b)?, self::options(options)?) };
-        if out.is_null() {
-            return Err(tce_status::NullPointer);
-        }
-        // SAFETY: forwarded contract.
-        let out = unsafe { array_mut(out, out_len)? };
-        bin_stats(&b.sorted(), options.binning, options.bins, out)
-    })
+    // SAFETY: forwarded contract.
+    unsafe { sorted::bin_stats(b, with_samples, options, out, out_len) }
 }

@@ -20,14 +20,16 @@ type HistogramState = State<Histogram>;
 
 /// # Safety
 /// See the module rules: a valid handle or NULL.
-unsafe fn get<'a>(h: *const tce_ew_histogram) -> Result<&'a Histogram, tce_status> {
+pub(super) unsafe fn get<'a>(h: *const tce_ew_histogram) -> Result<&'a Histogram, tce_status> {
     // SAFETY: forwarded contract.
     unsafe { state::get::<HistogramKind>(h.cast()) }.map(|s: &HistogramState| &s.view)
 }
 
 /// # Safety
 /// See the module rules: a valid handle or NULL, not accessed elsewhere meanwhile.
-unsafe fn get_mut<'a>(h: *mut tce_ew_histogram) -> Result<&'a mut Histogram, tce_status> {
+pub(super) unsafe fn get_mut<'a>(
+    h: *mut tce_ew_histogram,
+) -> Result<&'a mut Histogram, tce_status> {
     // SAFETY: forwarded contract.
     unsafe { state::get_mut::<HistogramKind>(h.cast()) }.map(|s: &mut HistogramState| &mut s.view)
 }

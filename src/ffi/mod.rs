@@ -9,12 +9,15 @@
 //!   misaligned buffers, full buffers, handles of the wrong kind and enum values out of
 //!   range are named statuses, not undefined behaviour.
 //!
-//! States (the equal-width histogram, the sorted buffer) live in memory the C program
-//! provides (`tce_*_layout` then `tce_*_init`) or, with `std`, on the heap
-//! (`tce_*_new` / `tce_*_free`). A state is a small header (a magic number naming its
-//! kind, its size) followed by the core's unsized view (`Histogram<[BinStats]>`,
-//! `SortedBuffer<[Slot]>`), which both core types lay out `#[repr(C)]` with their storage
-//! last for exactly this purpose.
+//! States (the equal-width, decaying and concurrent histograms, the sorted buffer, the
+//! sliding window, the reservoir) live in memory the C program provides (`tce_*_layout`
+//! then `tce_*_init`) or, with `std`, on the heap (`tce_*_new` / `tce_*_free`). A state is
+//! a small header (a magic number naming its kind, its size) followed by the core's view
+//! of it: the unsized `Histogram<[BinStats]>`, `SortedBuffer<[Slot]>`,
+//! `DecayingHistogram<[DecayedBin]>` and `ConcurrentHistogram<[AtomicBin]>`, which the
+//! core lays out `#[repr(C)]` with their storage last for exactly this purpose, or the
+//! bookkeeping of a `SlidingWindow` / `Reservoir` with their storage after it (see
+//! `state.rs`).
 //!
 //! All `unsafe` code of the crate is in this module.
 
@@ -28,6 +31,7 @@ mod boundary;
 #[cfg(all(feature = "panic-handler", not(feature = "std")))]
 mod panic_handler;
 mod raw;
+mod sorted;
 mod state;
 
 // The exported API, in the order the header presents it (cbindgen follows these).
@@ -39,16 +43,33 @@ mod histogram;
 
 mod buffer;
 
+mod window;
+
+mod reservoir;
+
+mod decay;
+
+#[cfg(target_has_atomic = "64")]
+mod concurrent;
+
+mod portable;
+
 mod oneshot;
 
 mod toplabel;
 
 pub use buffer::*;
+#[cfg(target_has_atomic = "64")]
+pub use concurrent::*;
+pub use decay::*;
 pub use histogram::*;
 pub use oneshot::*;
+pub use portable::*;
+pub use reservoir::*;
 pub use status::*;
 pub use toplabel::*;
 pub use types::*;
+pub use window::*;
 
 /// The library version, `MAJOR.MINOR.PATCH` as in Cargo.toml (and in the header's
 /// `TCE_VERSION_MAJOR`, `TCE_VERSION_MINOR` and `TCE_VERSION_PATCH` macros), as a static

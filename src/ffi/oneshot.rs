@@ -4,8 +4,8 @@
 use core::ffi::c_void;
 
 use super::boundary::ffi_boundary;
-use super::buffer::{bin_stats, Estimator};
 use super::raw::{array, array_mut, Out};
+use super::sorted::{write_bin_stats, Estimator};
 use super::state::{self, BufferKind};
 use super::status::tce_status;
 use super::types::{options, tce_bin_stats, tce_estimate, tce_options};
@@ -306,7 +306,7 @@ pub unsafe extern "C" fn tce_reliability_bins(
             options,
             scratch,
             scratch_len,
-            |sorted, o| bin_stats(sorted, o.binning, o.bins, out),
+            |sorted, o| write_bin_stats(sorted, o.binning, o.bins, out),
         )
     }
 }

@@ -1,22 +1,36 @@
-//! How a state is laid over raw memory: a header, then the core's unsized view.
+//! How a state is laid over raw memory: a header, then the core's view of the state.
 //!
 //! ```text
-//! State<V> (#[repr(C)]):  magic: u64 | flags: u64 | len: usize | V = Histogram<[BinStats]>
-//!                                                                  or SortedBuffer<[Slot]>
+//! State<V> (#[repr(C)]):  magic: u64 | flags: u64 | len: usize | V
 //! ```
 //!
+//! Two shapes of view:
+//!
+//! * **inline storage**: `V` is the core's unsized view, storage last
+//!   (`Histogram<[BinStats]>`, `SortedBuffer<[Slot]>`, `DecayingHistogram<[DecayedBin]>`,
+//!   `ConcurrentHistogram<[AtomicBin]>`); `len` (bins or capacity) rebuilds the slice
+//!   metadata from the thin pointer C holds;
+//! * **detached storage**: `V` is the core type's bookkeeping over [`Detached`] storage
+//!   (`SlidingWindow<Detached, Detached>`, `Reservoir<Detached>`), sized, and the storage
+//!   follows it in the same memory (`len` units). Every call re-attaches that storage,
+//!   computed from the handle (never from a stored pointer, so a copied or forged state
+//!   cannot point elsewhere).
+//!
 //! The magic number names the kind of state, so a handle of the wrong kind, or memory
-//! never initialised, is `TCE_STATUS_WRONG_STATE` rather than undefined behaviour; `len`
-//! (bins or capacity) rebuilds the slice metadata of the view from the thin pointer C
-//! holds.
+//! never initialised, is `TCE_STATUS_WRONG_STATE` rather than undefined behaviour.
 
 use core::mem::{align_of, size_of};
 
 use super::raw::is_aligned;
 use super::status::tce_status;
 use crate::buffer::{Slot, SortedBuffer, MAX_CAPACITY};
+#[cfg(target_has_atomic = "64")]
+use crate::concurrent::{AtomicBin, ConcurrentHistogram};
+use crate::decay::{DecayedBin, DecayingHistogram};
 use crate::histogram::Histogram;
+use crate::reservoir::Reservoir;
 use crate::stats::BinStats;
+use crate::window::{SlidingWindow, MAX_WINDOW};
 
 /// Header and view of a state.
 #[repr(C)]
@@ -27,75 +41,184 @@ pub(crate) struct State<V: ?Sized> {
     pub(crate) view: V,
 }
 
+impl<V: ?Sized> State<V> {
+    /// The number of storage units (bins or capacity).
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+}
+
+/// The storage of a detached view: none in the view itself (it follows the view in
+/// memory, see the module docs).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Detached;
+
 /// `flags` bit: the state was allocated by `tce_*_new` and is released by `tce_*_free`.
 const HEAP: u64 = 1;
 
 /// A kind of state.
 pub(crate) trait Kind {
-    /// The unit of the view's storage.
-    type Elem;
-    /// The unsized view laid over the memory.
+    /// The view laid over the memory after the header.
     type View: ?Sized;
-    /// The state with an empty inline storage: its size is the offset of the storage.
+    /// The state without storage: its size is the offset of the storage, its alignment
+    /// the state's.
     type Empty;
     /// Names the kind in the first 8 bytes of the state.
     const MAGIC: u64;
+    /// Bytes per storage unit (inside an unsized view, or after a detached one).
+    const UNIT: usize;
     /// Checks the number of storage units.
     fn check_len(len: usize) -> Result<(), tce_status>;
-    /// Attaches the slice metadata.
-    fn cast(raw: *mut [Self::Elem]) -> *mut State<Self::View>;
+    /// The state at `handle` with `len` units (attaches slice metadata if unsized).
+    fn cast(handle: *mut u8, len: usize) -> *mut State<Self::View>;
+}
+
+/// A kind whose view is unsized with its storage last.
+macro_rules! inline_kind {
+    ($kind:ident, $elem:ty, $view:ty, $empty:ty, $magic:literal, $check:expr) => {
+        impl Kind for $kind {
+            type View = $view;
+            type Empty = State<$empty>;
+            const MAGIC: u64 = u64::from_le_bytes(*$magic);
+            const UNIT: usize = size_of::<$elem>();
+            fn check_len(len: usize) -> Result<(), tce_status> {
+                $check(len)
+            }
+            fn cast(handle: *mut u8, len: usize) -> *mut State<$view> {
+                core::ptr::slice_from_raw_parts_mut(handle.cast::<$elem>(), len)
+                    as *mut State<$view>
+            }
+        }
+        // The storage starts at `size_of::<Empty>()` only if nothing in the header is
+        // aligned more strictly than the storage unit (then the empty state has no tail
+        // padding).
+        const _: () = assert!(align_of::<State<$empty>>() == align_of::<$elem>());
+    };
+}
+
+/// A kind whose view is sized, its storage (`$unit` bytes per unit) after it.
+macro_rules! detached_kind {
+    ($kind:ident, $view:ty, $unit:expr, $magic:literal, $check:expr) => {
+        impl Kind for $kind {
+            type View = $view;
+            type Empty = State<$view>;
+            const MAGIC: u64 = u64::from_le_bytes(*$magic);
+            const UNIT: usize = $unit;
+            fn check_len(len: usize) -> Result<(), tce_status> {
+                $check(len)
+            }
+            fn cast(handle: *mut u8, _len: usize) -> *mut State<$view> {
+                handle.cast()
+            }
+        }
+    };
+}
+
+fn at_least_one_bin(len: usize) -> Result<(), tce_status> {
+    if len == 0 {
+        return Err(tce_status::ZeroBins);
+    }
+    Ok(())
+}
+
+fn capacity_up_to(max: usize) -> impl Fn(usize) -> Result<(), tce_status> {
+    move |len| match len {
+        0 => Err(tce_status::ZeroCapacity),
+        len if len > max => Err(tce_status::CapacityTooLarge),
+        _ => Ok(()),
+    }
 }
 
 /// The equal-width histogram.
 pub(crate) enum HistogramKind {}
-
-impl Kind for HistogramKind {
-    type Elem = BinStats;
-    type View = Histogram<[BinStats]>;
-    type Empty = State<Histogram<[BinStats; 0]>>;
-    const MAGIC: u64 = u64::from_le_bytes(*b"tce_hist");
-    fn check_len(len: usize) -> Result<(), tce_status> {
-        if len == 0 {
-            return Err(tce_status::ZeroBins);
-        }
-        Ok(())
-    }
-    fn cast(raw: *mut [BinStats]) -> *mut State<Histogram<[BinStats]>> {
-        raw as *mut State<Histogram<[BinStats]>>
-    }
-}
+inline_kind!(
+    HistogramKind,
+    BinStats,
+    Histogram<[BinStats]>,
+    Histogram<[BinStats; 0]>,
+    b"tce_hist",
+    at_least_one_bin
+);
 
 /// The sorted buffer.
 pub(crate) enum BufferKind {}
+inline_kind!(
+    BufferKind,
+    Slot,
+    SortedBuffer<[Slot]>,
+    SortedBuffer<[Slot; 0]>,
+    b"tce_sbuf",
+    capacity_up_to(MAX_CAPACITY)
+);
 
-impl Kind for BufferKind {
-    type Elem = Slot;
-    type View = SortedBuffer<[Slot]>;
-    type Empty = State<SortedBuffer<[Slot; 0]>>;
-    const MAGIC: u64 = u64::from_le_bytes(*b"tce_sbuf");
-    fn check_len(len: usize) -> Result<(), tce_status> {
-        match len {
-            0 => Err(tce_status::ZeroCapacity),
-            len if len > MAX_CAPACITY => Err(tce_status::CapacityTooLarge),
-            _ => Ok(()),
-        }
-    }
-    fn cast(raw: *mut [Slot]) -> *mut State<SortedBuffer<[Slot]>> {
-        raw as *mut State<SortedBuffer<[Slot]>>
-    }
+/// The decaying histogram.
+pub(crate) enum DecayKind {}
+inline_kind!(
+    DecayKind,
+    DecayedBin,
+    DecayingHistogram<[DecayedBin]>,
+    DecayingHistogram<[DecayedBin; 0]>,
+    b"tce_dcay",
+    at_least_one_bin
+);
+
+/// The concurrent histogram.
+#[cfg(target_has_atomic = "64")]
+pub(crate) enum ConcurrentKind {}
+#[cfg(target_has_atomic = "64")]
+inline_kind!(
+    ConcurrentKind,
+    AtomicBin,
+    ConcurrentHistogram<[AtomicBin]>,
+    ConcurrentHistogram<[AtomicBin; 0]>,
+    b"tce_conc",
+    at_least_one_bin
+);
+
+/// The sliding window: `len` slots, then a ring of `len` scores.
+pub(crate) enum WindowKind {}
+detached_kind!(
+    WindowKind,
+    SlidingWindow<Detached, Detached>,
+    size_of::<Slot>() + size_of::<f64>(),
+    b"tce_wind",
+    capacity_up_to(MAX_WINDOW)
+);
+
+/// The reservoir: `len` slots.
+pub(crate) enum ReservoirKind {}
+detached_kind!(
+    ReservoirKind,
+    Reservoir<Detached>,
+    size_of::<Slot>(),
+    b"tce_resv",
+    capacity_up_to(MAX_CAPACITY)
+);
+
+// Detached storage starts right after the view, aligned for it: slots (then the
+// window's ring of f64) need no more alignment than the view has, and the view's size
+// is a multiple of its alignment.
+const _: () = assert!(align_of::<<WindowKind as Kind>::Empty>() >= align_of::<Slot>());
+const _: () = assert!(align_of::<<ReservoirKind as Kind>::Empty>() >= align_of::<Slot>());
+const _: () = assert!(size_of::<Slot>() % align_of::<f64>() == 0);
+
+/// The storage after a detached state at `handle` with `len` units: its first unit.
+///
+/// # Safety
+/// `handle` must point to a state of kind `K` (checked by [`get`] or [`get_mut`]), with
+/// provenance over the whole state.
+pub(crate) unsafe fn detached_storage<K: Kind>(handle: *const u8) -> *mut u8 {
+    // SAFETY: the state is `layout::<K>(len)` bytes long, of which the view takes the
+    // first `size_of::<K::Empty>()` (the caller's contract).
+    unsafe { handle.cast_mut().add(size_of::<K::Empty>()) }
 }
-
-// The storage starts at `size_of::<Empty>()` only if nothing in the header is aligned
-// more strictly than the storage unit (then the empty state has no tail padding).
-const _: () = assert!(align_of::<<HistogramKind as Kind>::Empty>() == align_of::<BinStats>());
-const _: () = assert!(align_of::<<BufferKind as Kind>::Empty>() == align_of::<Slot>());
 
 /// Size and alignment of a state with `len` storage units.
 pub(crate) fn layout<K: Kind>(len: usize) -> Result<(usize, usize), tce_status> {
     K::check_len(len)?;
     let align = align_of::<K::Empty>();
     let size = len
-        .checked_mul(size_of::<K::Elem>())
+        .checked_mul(K::UNIT)
         .and_then(|storage| storage.checked_add(size_of::<K::Empty>()))
         .and_then(|size| size.checked_next_multiple_of(align))
         .filter(|&size| size <= isize::MAX as usize)
@@ -123,10 +246,7 @@ unsafe fn checked<K: Kind>(handle: *const u8) -> Result<*mut State<K::View>, tce
     if magic != K::MAGIC || K::check_len(len).is_err() {
         return Err(tce_status::WrongState);
     }
-    Ok(K::cast(core::ptr::slice_from_raw_parts_mut(
-        handle.cast_mut().cast::<K::Elem>(),
-        len,
-    )))
+    Ok(K::cast(handle.cast_mut(), len))
 }
 
 /// The state behind a `const` handle.
@@ -151,8 +271,9 @@ pub(crate) unsafe fn get_mut<'a, K: Kind>(
 }
 
 /// Lays an empty state of kind `K` with `len` units over `memory[..memory_len]`: zeroes
-/// it (all-zero bytes are an empty view of both kinds, see `Histogram::reinitialise` and
-/// `Slot::EMPTY`) and writes the header. Nothing is written unless every check passes.
+/// it (all-zero bytes are a valid value of every view: integers, floats, `Closure::Left`,
+/// see `Histogram::reinitialise` and `Slot::EMPTY`; the caller then sets what zero does
+/// not express, such as a closure or a half-life) and writes the header. Nothing is written unless every check passes.
 ///
 /// # Safety
 /// A non-NULL `memory` must be writable for `memory_len` bytes, not accessed otherwise
@@ -175,15 +296,13 @@ pub(crate) unsafe fn init<'a, K: Kind>(
     }
     // SAFETY: `memory` is writable for `memory_len ≥ size` bytes (contract, check).
     unsafe { memory.write_bytes(0, size) };
-    let state = K::cast(core::ptr::slice_from_raw_parts_mut(
-        memory.cast::<K::Elem>(),
-        len,
-    ));
+    let state = K::cast(memory, len);
     // SAFETY: aligned (checked), `size` bytes long, which is the size of a state of `len`
     // units (same layout computation as the compiler's for `#[repr(C)]`, asserted in the
-    // tests), and zeroed, which is a valid value of every field. Exclusive (contract).
+    // tests; for a detached kind the view is a prefix of it), and zeroed, which is a
+    // valid value of every field. Exclusive (contract).
     let state = unsafe { &mut *state };
-    debug_assert_eq!(core::mem::size_of_val(state), size);
+    debug_assert!(core::mem::size_of_val(state) <= size);
     state.magic = K::MAGIC;
     state.flags = if heap { HEAP } else { 0 };
     state.len = len;
@@ -258,6 +377,38 @@ mod tests {
             assert_eq!(core::mem::size_of_val(state), size);
             assert_eq!(state.view.capacity(), len);
         }
+        for len in [1usize, 2, 3, 15, 100] {
+            let (size, _) = layout::<DecayKind>(len).unwrap();
+            // SAFETY: as above.
+            let state =
+                unsafe { init::<DecayKind>(memory.0.as_mut_ptr(), 4096, len, false) }.unwrap();
+            assert_eq!(core::mem::size_of_val(state), size);
+            assert_eq!(state.view.bin_count(), len);
+            #[cfg(target_has_atomic = "64")]
+            {
+                let (size, _) = layout::<ConcurrentKind>(len).unwrap();
+                // SAFETY: as above.
+                let state =
+                    unsafe { init::<ConcurrentKind>(memory.0.as_mut_ptr(), 4096, len, false) }
+                        .unwrap();
+                assert_eq!(core::mem::size_of_val(state), size);
+                assert_eq!(state.view.bin_count(), len);
+            }
+            // Detached kinds: the view, then the storage.
+            let (size, align) = layout::<WindowKind>(len).unwrap();
+            assert_eq!(
+                align,
+                align_of::<State<SlidingWindow<Detached, Detached>>>()
+            );
+            assert_eq!(size, size_of::<<WindowKind as Kind>::Empty>() + 24 * len);
+            let (size, _) = layout::<ReservoirKind>(len).unwrap();
+            assert_eq!(size, size_of::<<ReservoirKind as Kind>::Empty>() + 16 * len);
+        }
+        assert_eq!(layout::<WindowKind>(0), Err(tce_status::ZeroCapacity));
+        assert_eq!(
+            layout::<WindowKind>(MAX_WINDOW + 1),
+            Err(tce_status::CapacityTooLarge)
+        );
         assert_eq!(layout::<HistogramKind>(0), Err(tce_status::ZeroBins));
         assert_eq!(layout::<BufferKind>(0), Err(tce_status::ZeroCapacity));
         assert_eq!(

@@ -72,7 +72,9 @@ pub enum tce_status {
     Panic = 26,
     /// A decaying histogram's half-life must be finite and above 0.
     InvalidHalfLife = 27,
-    /// A sliding window's slot and ring storage differ in length.
+    /// A sliding window's slot and ring storage differ in length. Only the Rust API,
+    /// which takes the two separately, can return it: the C API lays both out itself
+    /// (`tce_window_layout`), so no C call returns it.
     StorageMismatch = 28,
     /// Reservoirs of different capacities cannot be merged or decoded into each other.
     CapacityMismatch = 29,

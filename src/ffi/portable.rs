@@ -1,0 +1,238 @@
+//! Portable state: `tce_<state>_encoded_len`, `tce_<state>_encode` and
+//! `tce_<state>_decode` for the equal-width histogram, the sorted buffer and the
+//! reservoir. The bytes are exactly those of the Rust API's `encode` (a versioned,
+//! little-endian frame with a CRC-32; see `src/portable.rs`), so states move between
+//! devices, languages and library builds of the same format version. Decoding replaces
+//! the contents of an existing, initialised state of the same shape; to combine a fleet's
+//! states, decode each into a scratch state and merge it (`tce_*_merge`).
+
+use super::boundary::ffi_boundary;
+use super::buffer::{self, tce_sorted_buffer};
+use super::histogram::{self, tce_ew_histogram};
+use super::raw::{array, array_mut, Out};
+use super::reservoir::{self, tce_reservoir};
+use super::status::tce_status;
+
+/// Writes `encode`'s bytes to `out[..out_len]` and their number to `*written`; checks
+/// `out` and `written` first.
+///
+/// # Safety
+/// `out` NULL or writable for `out_len` bytes; `written` NULL or valid for a write.
+unsafe fn encode_into(
+    out: *mut u8,
+    out_len: usize,
+    written: *mut usize,
+    encode: impl FnOnce(&mut [u8]) -> Result<usize, tce_status>,
+) -> Result<(), tce_status> {
+    if out.is_null() {
+        return Err(tce_status::NullPointer);
+    }
+    // SAFETY: the caller's contract.
+    let (out, written) = unsafe { (array_mut(out, out_len)?, Out::new(written)?) };
+    written.write(encode(out)?);
+    Ok(())
+}
+
+/// The number of bytes `tce_ew_histogram_encode` writes: 24 + 32 per bin.
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`.
+///
+/// # Safety
+/// `h` NULL or a valid handle; `out` NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tce_ew_histogram_encoded_len(
+    h: *const tce_ew_histogram,
+    out: *mut usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let (h, out) = unsafe { (histogram::get(h)?, Out::new(out)?) };
+        out.write(h.encoded_len());
+        Ok(())
+    })
+}
+
+/// Serialises the histogram (closure and exact bin sums) into `out[0..out_len]` and
+/// writes the number of bytes to `*written`.
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `BUFFER_TOO_SMALL` (`out_len`
+/// below `tce_ew_histogram_encoded_len`: nothing written).
+///
+/// # Safety
+/// `h` NULL or a valid handle; `out` NULL or writable for `out_len` bytes, not
+/// overlapping the state; `written` NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tce_ew_histogram_encode(
+    h: *const tce_ew_histogram,
+    out: *mut u8,
+    out_len: usize,
+    written: *mut usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let h = unsafe { histogram::get(h)? };
+        // SAFETY: the caller's contract.
+        unsafe { encode_into(out, out_len, written, |out| Ok(h.encode(out)?)) }
+    })
+}
+
+/// Replaces the contents of `h` (its closure and bins) with the state in
+/// `bytes[0..bytes_len]`, which must have as many bins. Checks everything first.
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `TRUNCATED`, `BAD_MAGIC`,
+/// `UNSUPPORTED_VERSION`, `CHECKSUM`, `WRONG_KIND`, `INCONSISTENT`,
+/// `BIN_COUNT_MISMATCH`; `h` is unchanged then.
+///
+/// # Safety
+/// `h` NULL or a valid handle; `bytes` NULL or readable for `bytes_len` bytes, not
+/// overlapping the state.
+#[no_mangle]
+pub unsafe extern "C" fn tce_ew_histogram_decode(
+    h: *mut tce_ew_histogram,
+    bytes: *const u8,
+    bytes_len: usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let (h, bytes) = unsafe { (histogram::get_mut(h)?, array(bytes, bytes_len)?) };
+        Ok(h.decode(bytes)?)
+    })
+}
+
+/// The number of bytes `tce_sorted_buffer_encode` writes now: 20 + 9 per sample.
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`.
+///
+/// # Safety
+/// `b` NULL or a valid handle; `out` NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tce_sorted_buffer_encoded_len(
+    b: *const tce_sorted_buffer,
+    out: *mut usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let (b, out) = unsafe { (buffer::get(b)?, Out::new(out)?) };
+        out.write(b.encoded_len());
+        Ok(())
+    })
+}
+
+/// Serialises the buffer's samples, in arrival order, into `out[0..out_len]` and writes
+/// the number of bytes to `*written`. Takes a mutable handle: it puts the samples in
+/// arrival order in place (the next estimate sorts them again; results are unaffected).
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `BUFFER_TOO_SMALL` (nothing
+/// written).
+///
+/// # Safety
+/// `b` NULL or a valid handle; `out` NULL or writable for `out_len` bytes, not
+/// overlapping the state; `written` NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tce_sorted_buffer_encode(
+    b: *mut tce_sorted_buffer,
+    out: *mut u8,
+    out_len: usize,
+    written: *mut usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let b = unsafe { buffer::get_mut(b)? };
+        // SAFETY: the caller's contract.
+        unsafe { encode_into(out, out_len, written, |out| Ok(b.encode(out)?)) }
+    })
+}
+
+/// Replaces the samples of `b` with those in `bytes[0..bytes_len]` (in their arrival
+/// order). Checks everything first.
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `TRUNCATED`, `BAD_MAGIC`,
+/// `UNSUPPORTED_VERSION`, `CHECKSUM`, `WRONG_KIND`, `INCONSISTENT`, `BUFFER_FULL` (more
+/// samples than the capacity of `b`); `b` is unchanged then.
+///
+/// # Safety
+/// `b` NULL or a valid handle; `bytes` NULL or readable for `bytes_len` bytes, not
+/// overlapping the state.
+#[no_mangle]
+pub unsafe extern "C" fn tce_sorted_buffer_decode(
+    b: *mut tce_sorted_buffer,
+    bytes: *const u8,
+    bytes_len: usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let (b, bytes) = unsafe { (buffer::get_mut(b)?, array(bytes, bytes_len)?) };
+        Ok(b.decode(bytes)?)
+    })
+}
+
+/// The number of bytes `tce_reservoir_encode` writes now: 64 + 9 per held sample.
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`.
+///
+/// # Safety
+/// `r` NULL or a valid handle; `out` NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tce_reservoir_encoded_len(
+    r: *const tce_reservoir,
+    out: *mut usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let out = unsafe { Out::new(out)? };
+        // SAFETY: the caller's contract.
+        out.write(unsafe { reservoir::with_ref(r, |r| r.encoded_len())? });
+        Ok(())
+    })
+}
+
+/// Serialises the reservoir (capacity, samples seen, random state, held samples in
+/// arrival order) into `out[0..out_len]` and writes the number of bytes to `*written`.
+/// Takes a mutable handle, as `tce_sorted_buffer_encode`.
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `BUFFER_TOO_SMALL` (nothing
+/// written).
+///
+/// # Safety
+/// `r` NULL or a valid handle; `out` NULL or writable for `out_len` bytes, not
+/// overlapping the state; `written` NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tce_reservoir_encode(
+    r: *mut tce_reservoir,
+    out: *mut u8,
+    out_len: usize,
+    written: *mut usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        unsafe {
+            reservoir::with_mut(r, |r| {
+                encode_into(out, out_len, written, |out| Ok(r.encode(out)?))
+            })
+        }
+    })
+}
+
+/// Replaces the state of `r` (samples, samples seen, random state) with the one in
+/// `bytes[0..bytes_len]`, which must have the same capacity. Checks everything first.
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `TRUNCATED`, `BAD_MAGIC`,
+/// `UNSUPPORTED_VERSION`, `CHECKSUM`, `WRONG_KIND`, `INCONSISTENT`,
+/// `CAPACITY_MISMATCH`; `r` is unchanged then.
+///
+/// # Safety
+/// `r` NULL or a valid handle; `bytes` NULL or readable for `bytes_len` bytes, not
+/// overlapping the state.
+#[no_mangle]
+pub unsafe extern "C" fn tce_reservoir_decode(
+    r: *mut tce_reservoir,
+    bytes: *const u8,
+    bytes_len: usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let bytes = unsafe { array(bytes, bytes_len)? };
+        // SAFETY: the caller's contract.
+        unsafe { reservoir::with_mut(r, |r| Ok(r.decode(bytes)?)) }
+    })
+}

@@ -1,0 +1,139 @@
+//! What the sorted buffer, the sliding window and the reservoir share: the estimators
+//! and bin statistics of [`SortedSamples`], behind one code path. Each state provides a
+//! [`WithSamples`] function that checks its handle and lends its sorted samples.
+
+use super::boundary::{ffi_boundary, Outcome};
+use super::raw::{array_mut, Out};
+use super::status::tce_status;
+use super::types::{options, tce_bin_stats, tce_estimate, tce_options, Options};
+use crate::binning::Binning;
+use crate::buffer::SortedSamples;
+use crate::error::EstimateError;
+
+/// What a state's [`WithSamples`] calls with its sorted samples.
+pub(crate) type UseSamples<'f> = &'f mut dyn FnMut(SortedSamples<'_>) -> Outcome;
+
+/// Checks a handle `H` and calls the function with the state's sorted samples.
+///
+/// # Safety
+/// The handle must be NULL or valid (the state's own contract).
+pub(crate) type WithSamples<H> = unsafe fn(H, UseSamples<'_>) -> Outcome;
+
+/// What an estimator of the sorted samples computes.
+pub(crate) enum Estimator {
+    EceBin,
+    Mce,
+    EceDebias,
+    EceSweep,
+}
+
+impl Estimator {
+    pub(crate) fn run(
+        &self,
+        sorted: &SortedSamples<'_>,
+        o: &Options,
+    ) -> Result<tce_estimate, tce_status> {
+        let estimate = match self {
+            Self::EceBin => sorted.ece_bin(o.binning, o.bins, o.norm),
+            Self::Mce => sorted.mce(o.binning, o.bins),
+            Self::EceDebias => sorted.ece_debias(o.binning, o.bins, o.norm),
+            Self::EceSweep => sorted.ece_sweep(o.binning, o.norm, o.sweep),
+        };
+        Ok(estimate?.into())
+    }
+}
+
+/// The body of `tce_<state>_{ece_bin,mce,ece_debias,ece_sweep}`.
+///
+/// # Safety
+/// `handle` as `with` requires; `options` NULL or readable; `out` NULL or writable.
+pub(crate) unsafe fn estimate<H>(
+    estimator: Estimator,
+    handle: H,
+    with: WithSamples<H>,
+    options: *const tce_options,
+    out: *mut tce_estimate,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: forwarded contract.
+        let (options, out) = unsafe { (self::options(options)?, Out::new(out)?) };
+        let mut out = Some(out);
+        // SAFETY: forwarded contract.
+        unsafe {
+            with(handle, &mut |sorted| {
+                let estimate = estimator.run(&sorted, &options)?;
+                if let Some(out) = out.take() {
+                    out.write(estimate);
+                }
+                Ok(())
+            })
+        }
+    })
+}
+
+/// The body of `tce_<state>_bin_stats`.
+///
+/// # Safety
+/// `handle` as `with` requires; `options` NULL or readable; `out` NULL or writable for
+/// `out_len` elements, not overlapping the state.
+pub(crate) unsafe fn bin_stats<H>(
+    handle: H,
+    with: WithSamples<H>,
+    options: *const tce_options,
+    out: *mut tce_bin_stats,
+    out_len: usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: forwarded contract.
+        let options = unsafe { self::options(options)? };
+        if out.is_null() {
+            return Err(tce_status::NullPointer);
+        }
+        // SAFETY: forwarded contract.
+        let out = unsafe { array_mut(out, out_len)? };
+        // SAFETY: forwarded contract.
+        unsafe {
+            with(handle, &mut |sorted| {
+                write_bin_stats(&sorted, options.binning, options.bins, out)
+            })
+        }
+    })
+}
+
+/// The statistics of the `bins` bins of `binning` over the sorted samples, into `out`.
+pub(crate) fn write_bin_stats(
+    sorted: &SortedSamples<'_>,
+    binning: Binning,
+    bins: usize,
+    out: &mut [tce_bin_stats],
+) -> Result<(), tce_status> {
+    if bins == 0 {
+        return Err(EstimateError::ZeroBins.into());
+    }
+    if out.len() < bins {
+        return Err(tce_status::BufferTooSmall);
+    }
+    // Bins cover consecutive sorted positions, so each bin's smallest and largest
+    // scores are the first and last of its run.
+    let mut scores = sorted.iter().map(|(score, _)| score);
+    for (k, (slot, stats)) in out.iter_mut().zip(sorted.bins(binning, bins)).enumerate() {
+        *slot = match binning {
+            Binning::EqualWidth(_) => tce_bin_stats::equal_width(&stats, k, bins),
+            Binning::EqualMass(_) => {
+                let count = stats.count() as usize;
+                let lower = if count > 0 {
+                    scores.next().unwrap_or(f64::NAN)
+                } else {
+                    f64::NAN
+                };
+                let upper = if count > 1 {
+                    scores.nth(count - 2).unwrap_or(f64::NAN)
+                } else {
+                    lower
+                };
+                tce_bin_stats::new(&stats, (lower, upper))
+            }
+        };
+    }
+    Ok(())
+}

@@ -265,6 +265,7 @@ impl<S, R> SlidingWindow<S, R> {
             arrivals: self.arrivals,
             base: self.base,
             hits: self.hits,
+            unsorted: self.unsorted,
             stale: self.stale,
         }
     }

@@ -215,7 +215,15 @@ fn bad_options_exit_2_with_a_clear_message() {
 #[test]
 fn paper_writes_every_figure_and_the_findings() {
     let dir = scratch("paper");
-    let out = tce(&["paper", "--out", dir.to_str().unwrap(), "--reps", "3"]);
+    let out = tce(&[
+        "paper",
+        "--out",
+        dir.to_str().unwrap(),
+        "--reps",
+        "3",
+        "--table1-reps",
+        "2",
+    ]);
     assert!(
         out.status.success(),
         "{}",
@@ -232,6 +240,7 @@ fn paper_writes_every_figure_and_the_findings() {
         "figure4.svg",
         "figure4.csv",
         "findings.md",
+        "table1.md",
     ] {
         let size = std::fs::metadata(dir.join(name))
             .map(|m| m.len())
@@ -241,5 +250,13 @@ fn paper_writes_every_figure_and_the_findings() {
     let findings = std::fs::read_to_string(dir.join("findings.md")).unwrap();
     for heading in ["## (a)", "## (b)", "## (c)", "## (d)"] {
         assert!(findings.contains(heading), "{findings}");
+    }
+    let table1 = std::fs::read_to_string(dir.join("table1.md")).unwrap();
+    for row in [
+        "Beta(1.1, 0.1), T = c^2",
+        "fit of resnet110_c10_test",
+        "EM ECE_sweep",
+    ] {
+        assert!(table1.contains(row), "{table1}");
     }
 }

@@ -19,6 +19,7 @@ use tce::sim::{Beta, Curve, EstimatorSpec, Grid, Model, Simulation};
 use tce::{Norm, SweepOptions};
 
 use crate::plot::{self, Guide, HistogramPanel, LinePanel, Series, XScale};
+use crate::recalibrate::{table1_markdown, Table1Args};
 use crate::simulate::{
     bias_heat_maps, cell_record, draw_failure, run_with_progress, series_against_n, series_name,
     significant, write_csv, CELL_COLUMNS,
@@ -37,6 +38,12 @@ pub struct PaperArgs {
     /// Seed of the data sets.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Repetitions per setting of the Table 1 experiment (0 skips it).
+    #[arg(long, default_value_t = 200)]
+    table1_reps: usize,
+    /// Directory of the real outputs (`*.csv`) whose fits are Table 1 settings.
+    #[arg(long, value_name = "DIR", default_value = "data")]
+    data: PathBuf,
 }
 
 /// The paper's fixed bin count.
@@ -92,6 +99,41 @@ impl Context {
 /// findings.
 type Figure = fn(&Context, &mut Findings) -> Result<(), Failure>;
 
+/// Table 1 by construction (SPEC §8), with the paper's simulator settings and the fit of
+/// every `*.csv` in `args.data`, written to table1.md.
+fn table1(args: &PaperArgs) -> Result<(), Failure> {
+    let io = |e: std::io::Error| Failure {
+        code: 1,
+        message: format!("{}: {e}", args.data.display()),
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&args.data)
+        .map_err(io)?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "csv"))
+        .collect();
+    files.sort();
+    let table1_args = Table1Args {
+        files,
+        reps: args.table1_reps,
+        calibration: 1000,
+        test: 1000,
+        seed: 0,
+    };
+    let text = format!(
+        "# Table 1 by construction\n\nMade by `tce paper` ({} repetitions per setting, \
+         calibration and test sets of 1000, seed 0; the same as `tce table1 --reps {} \
+         --seed 0 {}/*.csv`).\n\n{}",
+        args.table1_reps,
+        args.table1_reps,
+        args.data.display(),
+        table1_markdown(&table1_args)?
+    );
+    std::fs::write(args.out.join("table1.md"), text).map_err(|e| Failure {
+        code: 1,
+        message: format!("table1.md: {e}"),
+    })
+}
+
 /// Runs `tce paper`.
 pub fn run(args: &PaperArgs) -> Result<(), Failure> {
     if args.reps == 0 {
@@ -122,6 +164,14 @@ pub fn run(args: &PaperArgs) -> Result<(), Failure> {
         step(&context, &mut findings)?;
         eprintln!(
             "tce paper: {name} in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    if args.table1_reps > 0 {
+        let started = Instant::now();
+        table1(args)?;
+        eprintln!(
+            "tce paper: table 1 in {:.1} s",
             started.elapsed().as_secs_f64()
         );
     }

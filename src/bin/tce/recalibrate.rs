@@ -55,19 +55,19 @@ pub struct RecalibrateArgs {
 #[derive(Args)]
 pub struct Table1Args {
     /// Data files whose fitted models are settings (default: none).
-    files: Vec<PathBuf>,
+    pub files: Vec<PathBuf>,
     /// Repetitions per setting.
     #[arg(long, default_value_t = 200)]
-    reps: usize,
+    pub reps: usize,
     /// Calibration-set size.
     #[arg(long, default_value_t = 1000)]
-    calibration: usize,
+    pub calibration: usize,
     /// Test-set size.
     #[arg(long, default_value_t = 1000)]
-    test: usize,
+    pub test: usize,
     /// Seed.
     #[arg(long, default_value_t = 0)]
-    seed: u64,
+    pub seed: u64,
 }
 
 fn failure(code: u8) -> impl Fn(String) -> Failure {
@@ -180,6 +180,12 @@ fn markdown(summaries: &[Summary]) -> String {
 
 /// Runs `tce table1`: the paper's simulator settings, then one per data file.
 pub fn run_table1(args: &Table1Args) -> Result<(), Failure> {
+    crate::write_stdout(&table1_markdown(args)?)
+}
+
+/// The Table 1 experiment as markdown: the tables `tce table1` prints and `tce paper`
+/// writes to table1.md.
+pub fn table1_markdown(args: &Table1Args) -> Result<String, Failure> {
     let paper = |alpha: f64, beta: f64| {
         Model::new(
             Beta::new(alpha, beta).expect("valid"),
@@ -254,5 +260,5 @@ pub fn run_table1(args: &Table1Args) -> Result<(), Failure> {
         }
         let _ = writeln!(text, "\n");
     }
-    crate::write_stdout(&text)
+    Ok(text)
 }

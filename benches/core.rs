@@ -333,6 +333,19 @@ fn bench_equal_width_sweep(c: &mut Criterion) {
 // ---------------------------------------------------------------------------------------
 // Self-timed ratios
 
+/// Counts and hits per equal-width bin, no score sums: the floor under any histogram push.
+fn count_only(scores: &[f64], labels: &[u8]) -> [[(u64, u64); BINS]; 4] {
+    let mut lanes = [[(0u64, 0u64); BINS]; 4];
+    for (s, l) in scores.chunks_exact(4).zip(labels.chunks_exact(4)) {
+        for (lane, bins) in lanes.iter_mut().enumerate() {
+            let bin = &mut bins[Closure::Left.bin_index(s[lane], BINS)];
+            bin.0 += 1;
+            bin.1 += u64::from(l[lane]);
+        }
+    }
+    lanes
+}
+
 fn median(mut times: Vec<Duration>) -> Duration {
     times.sort_unstable();
     times[times.len() / 2]
@@ -386,6 +399,28 @@ fn ratios() {
         },
     );
     row("EW push_batch 1e6 vs sum loop", base, cand, 2.0);
+    // What any histogram pays before summing scores: the bin index and a count and hit
+    // update per sample, with the same four-lane trick as the core (reference only).
+    let (base, cand) = interleaved(
+        || {
+            time_fresh!(1, (), |_x| sum_scores_and_hits(
+                black_box(&s.scores),
+                black_box(&s.labels)
+            ))
+        },
+        || {
+            time_fresh!(1, (), |_x| count_only(
+                black_box(&s.scores),
+                black_box(&s.labels)
+            ))
+        },
+    );
+    println!(
+        "| floor: counting into 15 bins without score sums, vs sum loop | {} | {} | {:.2}× | (reference) |",
+        ms(base),
+        ms(cand),
+        cand.as_secs_f64() / base.as_secs_f64()
+    );
 
     let mut figures = Vec::new();
     for data in [Data::Realistic, Data::Ties] {

@@ -297,6 +297,12 @@ pub fn run(args: &FitArgs) -> Result<(), Failure> {
 
 /// Runs `tce fit-check`: a markdown table, one row per file.
 pub fn run_check(args: &FitCheckArgs) -> Result<(), Failure> {
+    if args.reps == 0 {
+        return Err(Failure {
+            code: 2,
+            message: "the number of repetitions must be at least 1".to_owned(),
+        });
+    }
     let rule = EndpointRule::default();
     let mut out = String::new();
     let _ = writeln!(

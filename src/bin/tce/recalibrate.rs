@@ -105,7 +105,13 @@ pub fn run_recalibrate(args: &RecalibrateArgs) -> Result<(), Failure> {
         None => Box::new(std::io::stdout().lock()),
     };
     let mut writer = csv::Writer::from_writer(sink);
-    writer.write_record(&header).map_err(|e| io(&e))?;
+    // A closed stdout (`tce recalibrate … | head`) ends the output quietly, as in
+    // `crate::write_stdout`.
+    let closed = |e: &csv::Error| matches!(e.kind(), csv::ErrorKind::Io(e) if e.kind() == std::io::ErrorKind::BrokenPipe);
+    match writer.write_record(&header) {
+        Err(e) if closed(&e) => return Ok(()),
+        result => result.map_err(|e| io(&e))?,
+    }
     for record in reader.records() {
         let record = record.map_err(|e| io(&e))?;
         if record.iter().all(str::is_empty) {
@@ -124,9 +130,15 @@ pub fn run_recalibrate(args: &RecalibrateArgs) -> Result<(), Failure> {
                 }
             })
             .collect();
-        writer.write_record(&row).map_err(|e| io(&e))?;
+        match writer.write_record(&row) {
+            Err(e) if closed(&e) => return Ok(()),
+            result => result.map_err(|e| io(&e))?,
+        }
     }
-    let mut sink = writer.into_inner().map_err(|e| io(&e.error()))?;
+    let mut sink = match writer.into_inner() {
+        Err(e) if e.error().kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+        result => result.map_err(|e| io(&e.error()))?,
+    };
     match sink.flush() {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(io(&e)),
         _ => Ok(()),
@@ -180,6 +192,15 @@ fn markdown(summaries: &[Summary]) -> String {
 
 /// Runs `tce table1`: the paper's simulator settings, then one per data file.
 pub fn run_table1(args: &Table1Args) -> Result<(), Failure> {
+    for (value, what) in [
+        (args.reps, "the number of repetitions"),
+        (args.calibration, "the calibration-set size"),
+        (args.test, "the test-set size"),
+    ] {
+        if value == 0 {
+            return Err(failure(2)(format!("{what} must be at least 1")));
+        }
+    }
     crate::write_stdout(&table1_markdown(args)?)
 }
 

@@ -188,7 +188,6 @@ impl DecayingHistogram<[DecayedBin]> {
         self.reset();
         Ok(())
     }
-
 }
 
 impl<S: AsRef<[DecayedBin]> + ?Sized> DecayingHistogram<S> {

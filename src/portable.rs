@@ -300,7 +300,9 @@ fn read_samples(
 /// Whether `payload` is exactly `head` bytes and `count` units of `unit` bytes (without
 /// overflow on 32-bit targets).
 fn holds(payload: &[u8], head: usize, unit: usize, count: usize) -> bool {
-    unit.checked_mul(count).and_then(|body| body.checked_add(head)) == Some(payload.len())
+    unit.checked_mul(count)
+        .and_then(|body| body.checked_add(head))
+        == Some(payload.len())
 }
 
 fn f64_at(bytes: &[u8], at: usize) -> f64 {

@@ -365,8 +365,13 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
             BinStats::from_parts(u64_at(chunk, 0), u64_at(chunk, 8), sum)
         };
         let bins = payload[8..].chunks_exact(BIN_BYTES);
-        if bins.clone().any(|chunk| parse(chunk).is_none()) {
-            return Err(DecodeError::Inconsistent);
+        let mut samples = 0u64;
+        for chunk in bins.clone() {
+            let bin = parse(chunk).ok_or(DecodeError::Inconsistent)?;
+            // The estimates sum the counts.
+            samples = samples
+                .checked_add(bin.count())
+                .ok_or(DecodeError::Inconsistent)?;
         }
         for (bin, chunk) in self.bins_mut().iter_mut().zip(bins) {
             *bin = parse(chunk).unwrap_or(BinStats::EMPTY);

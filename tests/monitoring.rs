@@ -130,6 +130,13 @@ fn impossible_contents_are_refused_even_with_a_valid_checksum() {
         target.decode(&too_many_hits),
         Err(DecodeError::Inconsistent)
     );
+    // Counts that sum beyond u64 (the estimates sum them): bins 0 and 1 at 2^63 each.
+    let mut overflowing = bytes.clone();
+    for k in 0..2 {
+        overflowing[12 + 8 + 32 * k..][..8].copy_from_slice(&(1u64 << 63).to_le_bytes());
+    }
+    resign(&mut overflowing);
+    assert_eq!(target.decode(&overflowing), Err(DecodeError::Inconsistent));
     // A buffer sample with score 2.0.
     let mut buffer = InlineBuffer::<4>::new();
     buffer.push(0.5, 1).unwrap();

@@ -617,7 +617,9 @@ impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S>
         // 1); the next weight grows from 1 by 1/λ per push and is brought back to 1 once
         // above 2^200.
         let (retain, next_weight) = (f64_at(payload, 8), f64_at(payload, 16));
-        if !(retain > 0.0 && retain <= 1.0) || !(1.0..=RESCALE_ABOVE).contains(&next_weight) {
+        let possible =
+            retain > 0.0 && retain <= 1.0 && (1.0..=RESCALE_ABOVE).contains(&next_weight);
+        if !possible {
             return Err(DecodeError::Inconsistent);
         }
         let bins = payload[DECAYING_HEADER..].chunks_exact(DECAYED_BIN_BYTES);

@@ -553,7 +553,8 @@ mod window {
         let mut target = InlineWindow::<4>::new();
         target.push(0.5, 1).unwrap();
         let before = window_state(&mut target);
-        let edits: [(&str, fn(&mut Vec<u8>)); 7] = [
+        type Edit = (&'static str, fn(&mut Vec<u8>));
+        let edits: [Edit; 7] = [
             ("seen 3, but 4 held", |b| {
                 b[16..24].copy_from_slice(&3u64.to_le_bytes())
             }),

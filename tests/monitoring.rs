@@ -220,6 +220,10 @@ proptest! {
         let _ = h.decode(&bytes);
         let mut b = InlineBuffer::<64>::new();
         let _ = b.decode(&bytes);
+        let mut w = tce::InlineWindow::<64>::new();
+        let _ = w.decode(&bytes);
+        let mut d = tce::DecayingHistogram::<[tce::DecayedBin; 15]>::new(Closure::Left, 10.0).unwrap();
+        let _ = d.decode(&bytes);
     }
 }
 

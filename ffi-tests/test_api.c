@@ -1135,6 +1135,104 @@ static void test_portable(void) {
     OK(tce_ew_histogram_encode(h, frame2, sizeof frame2, &written));
     EXPECT(tce_reservoir_decode(r2, frame2, written), TCE_STATUS_WRONG_KIND);
 
+    /* Sliding window: the copy evicts and estimates as the original would. */
+    tce_window *w = NULL, *w2 = NULL, *w5 = NULL;
+    OK(tce_window_new(8, &w));
+    OK(tce_window_new(8, &w2));
+    OK(tce_window_new(5, &w5));
+    OK(tce_window_push_batch(w, F, 13, Y, 13));
+    OK(tce_window_ece_sweep(w, &o, &before)); /* sorted now; encode writes arrival order */
+    OK(tce_window_encoded_len(w, &len));
+    CHECK(len == 32 + 9 * 8);
+    EXPECT(tce_window_encoded_len(NULL, &len), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_window_encoded_len(w, NULL), TCE_STATUS_NULL_POINTER);
+    written = 0;
+    EXPECT(tce_window_encode(w, frame, len - 1, &written), TCE_STATUS_BUFFER_TOO_SMALL);
+    CHECK(written == 0);
+    EXPECT(tce_window_encode(w, NULL, len, &written), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_window_encode(NULL, frame, len, &written), TCE_STATUS_NULL_POINTER);
+    OK(tce_window_encode(w, frame, sizeof frame, &written));
+    CHECK(written == len && frame[6] == 4 && read_u32(frame + 12) == 8 && frame[16] == 13);
+    OK(tce_window_push(w2, 0.5, 1)); /* replaced whole */
+    OK(tce_window_decode(w2, frame, len));
+    OK(tce_window_ece_sweep(w2, &o, &after));
+    CHECK(same_estimate(&before, &after));
+    OK(tce_window_push_batch(w, F + 13, 7, Y + 13, 7));
+    OK(tce_window_push_batch(w2, F + 13, 7, Y + 13, 7));
+    OK(tce_window_encode(w, frame, sizeof frame, &len));
+    OK(tce_window_encode(w2, frame2, sizeof frame2, &len2));
+    CHECK(len == len2 && memcmp(frame, frame2, len) == 0);
+    OK(tce_window_seen(w2, &seen_count));
+    CHECK(seen_count == 20);
+    EXPECT(tce_window_decode(w5, frame, len), TCE_STATUS_CAPACITY_MISMATCH);
+    EXPECT(tce_window_decode(w2, frame, len - 1), TCE_STATUS_TRUNCATED);
+    EXPECT(tce_window_decode(w2, NULL, len), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_window_decode(NULL, frame, len), TCE_STATUS_NULL_POINTER);
+    memcpy(frame2, frame, len);
+    frame2[16] = 3; /* seen 3, but 8 held; re-signed */
+    resign(frame2, len);
+    EXPECT(tce_window_decode(w2, frame2, len), TCE_STATUS_INCONSISTENT);
+    memcpy(frame2, frame, len);
+    frame2[40] ^= 0x10; /* a flipped bit in a sample */
+    EXPECT(tce_window_decode(w2, frame2, len), TCE_STATUS_CHECKSUM);
+    EXPECT(tce_reservoir_decode(r2, frame, len), TCE_STATUS_WRONG_KIND);
+    OK(tce_window_seen(w2, &seen_count));
+    CHECK(seen_count == 20);
+
+    /* Decaying histogram: equal bit for bit, and it goes on as the original would. */
+    tce_decaying_histogram *d = NULL, *d2 = NULL, *d5 = NULL;
+    OK(tce_decaying_histogram_new(15, TCE_CLOSURE_RIGHT, 6.0, &d));
+    OK(tce_decaying_histogram_new(15, TCE_CLOSURE_LEFT, 100.0, &d2));
+    OK(tce_decaying_histogram_new(5, TCE_CLOSURE_LEFT, 6.0, &d5));
+    OK(tce_decaying_histogram_push_batch(d, F, 20, Y, 20));
+    OK(tce_decaying_histogram_encoded_len(d, &len));
+    CHECK(len == 40 + 40 * 15);
+    EXPECT(tce_decaying_histogram_encoded_len(NULL, &len), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_decaying_histogram_encoded_len(d, NULL), TCE_STATUS_NULL_POINTER);
+    written = 0;
+    EXPECT(tce_decaying_histogram_encode(d, frame, len - 1, &written), TCE_STATUS_BUFFER_TOO_SMALL);
+    CHECK(written == 0);
+    EXPECT(tce_decaying_histogram_encode(d, frame, len, NULL), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_decaying_histogram_encode(NULL, frame, len, &written), TCE_STATUS_NULL_POINTER);
+    OK(tce_decaying_histogram_encode(d, frame, sizeof frame, &written));
+    CHECK(written == len && frame[6] == 5 && frame[12] == 1 && read_u32(frame + 16) == 15);
+    OK(tce_decaying_histogram_decode(d2, frame, len));
+    tce_decayed_bin_stats dgot[15], dwant[15];
+    OK(tce_decaying_histogram_bin_stats(d2, dgot, 15));
+    OK(tce_decaying_histogram_bin_stats(d, dwant, 15));
+    double half_life = 0.0;
+    OK(tce_decaying_histogram_closure(d2, &closure));
+    OK(tce_decaying_histogram_half_life(d2, &half_life));
+    CHECK(closure == TCE_CLOSURE_RIGHT && fabs(half_life - 6.0) < 1e-9);
+    for (int k = 0; k < 15; k++) {
+        CHECK(dgot[k].count == dwant[k].count && dgot[k].weight == dwant[k].weight);
+    }
+    OK(tce_decaying_histogram_push_batch(d, F, 20, Y, 20));
+    OK(tce_decaying_histogram_push_batch(d2, F, 20, Y, 20));
+    OK(tce_decaying_histogram_encode(d, frame, sizeof frame, &len));
+    OK(tce_decaying_histogram_encode(d2, frame2, sizeof frame2, &len2));
+    CHECK(len == len2 && memcmp(frame, frame2, len) == 0);
+    EXPECT(tce_decaying_histogram_decode(d5, frame, len), TCE_STATUS_BIN_COUNT_MISMATCH);
+    EXPECT(tce_decaying_histogram_decode(d2, frame, len - 1), TCE_STATUS_TRUNCATED);
+    EXPECT(tce_decaying_histogram_decode(d2, NULL, len), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_decaying_histogram_decode(NULL, frame, len), TCE_STATUS_NULL_POINTER);
+    memcpy(frame2, frame, len);
+    memset(frame2 + 20, 0, 8); /* lambda 0, re-signed */
+    resign(frame2, len);
+    EXPECT(tce_decaying_histogram_decode(d2, frame2, len), TCE_STATUS_INCONSISTENT);
+    EXPECT(tce_ew_histogram_decode(copy, frame, len), TCE_STATUS_WRONG_KIND);
+    OK(tce_ew_histogram_encode(h, frame2, sizeof frame2, &written));
+    EXPECT(tce_decaying_histogram_decode(d2, frame2, written), TCE_STATUS_WRONG_KIND);
+    OK(tce_decaying_histogram_bin_stats(d2, dgot, 15));
+    OK(tce_decaying_histogram_bin_stats(d, dwant, 15));
+    CHECK(dgot[14].count == dwant[14].count && dgot[14].weight == dwant[14].weight);
+
+    tce_window_free(w);
+    tce_window_free(w2);
+    tce_window_free(w5);
+    tce_decaying_histogram_free(d);
+    tce_decaying_histogram_free(d2);
+    tce_decaying_histogram_free(d5);
     tce_ew_histogram_free(h);
     tce_ew_histogram_free(copy);
     tce_ew_histogram_free(five);

@@ -157,7 +157,8 @@ enum tce_status
    */
   TCE_STATUS_STORAGE_MISMATCH = 28,
   /**
-   * Reservoirs of different capacities cannot be merged or decoded into each other.
+   * Reservoirs of different capacities cannot be merged or decoded into each other, nor
+   * windows of different sizes decoded into each other.
    */
   TCE_STATUS_CAPACITY_MISMATCH = 29,
   /**
@@ -1713,6 +1714,89 @@ tce_status tce_reservoir_encode(struct tce_reservoir *r,
  * overlapping the state.
  */
 tce_status tce_reservoir_decode(struct tce_reservoir *r, const uint8_t *bytes, size_t bytes_len);
+
+/**
+ * The number of bytes `tce_window_encode` writes now: 32 + 9 per held sample.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`.
+ *
+ * # Safety
+ * `w` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_window_encoded_len(const struct tce_window *w, size_t *out);
+
+/**
+ * Serialises the window (its size, samples seen, held samples in arrival order) into
+ * `out[0..out_len]` and writes the number of bytes to `*written`. Takes a mutable
+ * handle, as `tce_sorted_buffer_encode`.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `BUFFER_TOO_SMALL` (nothing
+ * written).
+ *
+ * # Safety
+ * `w` NULL or a valid handle; `out` NULL or writable for `out_len` bytes, not
+ * overlapping the state; `written` NULL or valid for a write.
+ */
+tce_status tce_window_encode(struct tce_window *w, uint8_t *out, size_t out_len, size_t *written);
+
+/**
+ * Replaces the state of `w` (held samples, samples seen) with the one in
+ * `bytes[0..bytes_len]`, which must have the same window size: `w` then evicts and
+ * estimates exactly as the encoded window would. Checks everything first.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `TRUNCATED`, `BAD_MAGIC`,
+ * `UNSUPPORTED_VERSION`, `CHECKSUM`, `WRONG_KIND`, `INCONSISTENT`,
+ * `CAPACITY_MISMATCH`, `BUFFER_FULL`; `w` is unchanged then.
+ *
+ * # Safety
+ * `w` NULL or a valid handle; `bytes` NULL or readable for `bytes_len` bytes, not
+ * overlapping the state.
+ */
+tce_status tce_window_decode(struct tce_window *w, const uint8_t *bytes, size_t bytes_len);
+
+/**
+ * The number of bytes `tce_decaying_histogram_encode` writes: 40 + 40 per bin.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`.
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_decaying_histogram_encoded_len(const struct tce_decaying_histogram *h, size_t *out);
+
+/**
+ * Serialises the decaying histogram (closure, decay factor, next weight and every
+ * bin's count and weights, bit for bit) into `out[0..out_len]` and writes the number of
+ * bytes to `*written`.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `BUFFER_TOO_SMALL` (`out_len`
+ * below `tce_decaying_histogram_encoded_len`: nothing written).
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `out` NULL or writable for `out_len` bytes, not
+ * overlapping the state; `written` NULL or valid for a write.
+ */
+tce_status tce_decaying_histogram_encode(const struct tce_decaying_histogram *h,
+                                         uint8_t *out,
+                                         size_t out_len,
+                                         size_t *written);
+
+/**
+ * Replaces the state of `h` (closure, half-life, weights) with the one in
+ * `bytes[0..bytes_len]`, which must have as many bins: `h` then goes on exactly as the
+ * encoded histogram would. Checks everything first.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `TRUNCATED`, `BAD_MAGIC`,
+ * `UNSUPPORTED_VERSION`, `CHECKSUM`, `WRONG_KIND`, `INCONSISTENT`,
+ * `BIN_COUNT_MISMATCH`; `h` is unchanged then.
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `bytes` NULL or readable for `bytes_len` bytes, not
+ * overlapping the state.
+ */
+tce_status tce_decaying_histogram_decode(struct tce_decaying_histogram *h,
+                                         const uint8_t *bytes,
+                                         size_t bytes_len);
 
 /**
  * The size and alignment of the scratch memory the one-call functions need for `n`

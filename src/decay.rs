@@ -19,11 +19,11 @@ use crate::sample;
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C)]
 pub struct DecayedBin {
-    count: u64,
-    weight: f64,
-    hit_weight: f64,
-    score_weight: f64,
-    weight_squared: f64,
+    pub(crate) count: u64,
+    pub(crate) weight: f64,
+    pub(crate) hit_weight: f64,
+    pub(crate) score_weight: f64,
+    pub(crate) weight_squared: f64,
 }
 
 impl DecayedBin {
@@ -76,18 +76,19 @@ impl BinSummary for DecayedBin {
 }
 
 /// Above this a new sample's weight is brought back to 1, scaling every bin with it.
-const RESCALE_ABOVE: f64 = 1.606_938_044_258_990_3e60; // 2^200
+pub(crate) const RESCALE_ABOVE: f64 = 1.606_938_044_258_990_3e60; // 2^200
 
 /// An equal-width histogram whose samples fade with a half-life, over storage `S`.
 #[derive(Clone, Debug, PartialEq)]
 #[repr(C)]
 pub struct DecayingHistogram<S: ?Sized = [DecayedBin]> {
-    closure: Closure,
-    /// λ: what a weight keeps per push.
-    retain: f64,
-    /// The weight the next sample gets.
-    next_weight: f64,
-    bins: S,
+    pub(crate) closure: Closure,
+    /// λ: what a weight keeps per push, in (0, 1] for half-lives above ~1/1075 (1 when
+    /// the half-life is so long that 2^(−1/half_life) rounds to 1: no decay).
+    pub(crate) retain: f64,
+    /// The weight the next sample gets, in [1, 2^200].
+    pub(crate) next_weight: f64,
+    pub(crate) bins: S,
 }
 
 /// λ = 2^(−1/half_life) for a half-life in samples (finite, > 0).
@@ -187,14 +188,14 @@ impl DecayingHistogram<[DecayedBin]> {
         self.reset();
         Ok(())
     }
+}
 
+impl<S: AsRef<[DecayedBin]> + ?Sized> DecayingHistogram<S> {
     /// Which side of each bin is closed.
     pub(crate) fn closure(&self) -> Closure {
         self.closure
     }
-}
 
-impl<S: AsRef<[DecayedBin]> + ?Sized> DecayingHistogram<S> {
     /// The bins, bin 0 first.
     pub fn bins(&self) -> &[DecayedBin] {
         self.bins.as_ref()

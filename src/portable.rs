@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | 0 | 4 | magic `b"TCE\0"` |
 //! | 4 | 2 | format version, [`FORMAT_VERSION`] |
-//! | 6 | 2 | kind: 1 equal-width histogram, 2 sorted buffer, 3 reservoir |
+//! | 6 | 2 | kind: 1 equal-width histogram, 2 sorted buffer, 3 reservoir, 4 sliding window, 5 decaying histogram |
 //! | 8 | 4 | payload length L |
 //! | 12 | L | payload |
 //! | 12 + L | 4 | CRC-32 (IEEE 802.3) of bytes 0 .. 12 + L |
@@ -17,7 +17,14 @@
 //! point), so 8 + 32·B bytes. Buffer payload: sample count n (u32), then each sample in
 //! arrival order as its score's bits (u64) and label (u8), so 4 + 9·n bytes. Reservoir
 //! payload: capacity (u32), samples seen (u64), the generator's state (4 × u64), then the
-//! held samples as a buffer payload, so 48 + 9·n bytes.
+//! held samples as a buffer payload, so 48 + 9·n bytes. Sliding-window payload: window
+//! size N (u32), samples seen (u64), then the held samples (the last min(N, seen)) in
+//! arrival order as a buffer payload, so 16 + 9·n bytes. Decaying-histogram payload:
+//! closure (u8), 3 zero bytes, bin count B (u32), the retain factor λ and the next
+//! sample's weight (f64 bits each), then per bin count (u64) and weight, hit weight,
+//! score weight and squared weight (f64 bits each), so 24 + 40·B bytes. Scores are never
+//! −0 (states store +0) and every f64 is written by its IEEE-754 bits, so a decoded state
+//! encodes back to the very same bytes.
 //!
 //! Decoding checks everything before it changes the destination: a truncated, corrupted
 //! (CRC), wrong-version, wrong-kind or inconsistent frame is a named [`DecodeError`] and
@@ -27,11 +34,13 @@ use core::fmt;
 
 use crate::binning::Closure;
 use crate::buffer::{Slot, SortedBuffer};
+use crate::decay::{DecayedBin, DecayingHistogram, RESCALE_ABOVE};
 use crate::error::PushError;
 use crate::histogram::Histogram;
 use crate::reservoir::Reservoir;
 use crate::rng::Xoshiro256PlusPlus;
 use crate::stats::BinStats;
+use crate::window::SlidingWindow;
 
 /// The format version this library writes and reads.
 pub const FORMAT_VERSION: u16 = 1;
@@ -41,8 +50,18 @@ const TRAILER: usize = 4;
 const KIND_HISTOGRAM: u16 = 1;
 const KIND_BUFFER: u16 = 2;
 const KIND_RESERVOIR: u16 = 3;
+const KIND_WINDOW: u16 = 4;
+const KIND_DECAYING: u16 = 5;
 /// Capacity, samples seen and the generator's state, before the reservoir's samples.
 const RESERVOIR_HEADER: usize = 4 + 8 + 32;
+/// Window size and samples seen, before the window's samples.
+const WINDOW_HEADER: usize = 4 + 8;
+/// Closure, padding, bin count, λ and next weight, before the decaying bins.
+const DECAYING_HEADER: usize = 4 + 4 + 8 + 8;
+const DECAYED_BIN_BYTES: usize = 8 + 4 * 8;
+/// Rounding slack allowed when a decaying bin's hit or score weight is compared with its
+/// weight (the recording code keeps them ≤ the weight exactly; this is only a margin).
+const WEIGHT_SLACK: f64 = 1e-12;
 const BIN_BYTES: usize = 32;
 const SAMPLE_BYTES: usize = 9;
 
@@ -85,7 +104,7 @@ pub enum DecodeError {
         /// Bins in the bytes.
         found: usize,
     },
-    /// A reservoir state of another capacity (reservoirs merge only at equal capacity).
+    /// A reservoir or sliding-window state of another capacity than the destination's.
     CapacityMismatch {
         /// Capacity of the destination.
         expected: usize,
@@ -136,7 +155,7 @@ impl fmt::Display for DecodeError {
             Self::CapacityMismatch { expected, found } => {
                 write!(
                     f,
-                    "reservoir state of capacity {found}, the destination has {expected}"
+                    "state of capacity {found}, the destination has {expected}"
                 )
             }
         }
@@ -257,7 +276,7 @@ fn read_samples(
         return Err(DecodeError::Inconsistent);
     }
     let found = u32_at(payload, 0) as usize;
-    if payload.len() != 4 + SAMPLE_BYTES * found {
+    if !holds(payload, 4, SAMPLE_BYTES, found) {
         return Err(DecodeError::Inconsistent);
     }
     if found > capacity {
@@ -269,8 +288,25 @@ fn read_samples(
     for (index, (score, label)) in samples.clone().enumerate() {
         crate::sample::check(score, label, index)
             .map_err(|_: PushError| DecodeError::Inconsistent)?;
+        // States store −0 as +0 (their sort orders scores by their bits), so no encoder
+        // writes it.
+        if score.to_bits() == (-0.0f64).to_bits() {
+            return Err(DecodeError::Inconsistent);
+        }
     }
     Ok(samples)
+}
+
+/// Whether `payload` is exactly `head` bytes and `count` units of `unit` bytes (without
+/// overflow on 32-bit targets).
+fn holds(payload: &[u8], head: usize, unit: usize, count: usize) -> bool {
+    unit.checked_mul(count)
+        .and_then(|body| body.checked_add(head))
+        == Some(payload.len())
+}
+
+fn f64_at(bytes: &[u8], at: usize) -> f64 {
+    f64::from_bits(u64_at(bytes, at))
 }
 
 impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
@@ -315,7 +351,7 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
             _ => return Err(DecodeError::Inconsistent),
         };
         let found = u32_at(payload, 4) as usize;
-        if payload.len() != 8 + BIN_BYTES * found {
+        if !holds(payload, 8, BIN_BYTES, found) {
             return Err(DecodeError::Inconsistent);
         }
         if found != self.bin_count() {
@@ -329,8 +365,13 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
             BinStats::from_parts(u64_at(chunk, 0), u64_at(chunk, 8), sum)
         };
         let bins = payload[8..].chunks_exact(BIN_BYTES);
-        if bins.clone().any(|chunk| parse(chunk).is_none()) {
-            return Err(DecodeError::Inconsistent);
+        let mut samples = 0u64;
+        for chunk in bins.clone() {
+            let bin = parse(chunk).ok_or(DecodeError::Inconsistent)?;
+            // The estimates sum the counts.
+            samples = samples
+                .checked_add(bin.count())
+                .ok_or(DecodeError::Inconsistent)?;
         }
         for (bin, chunk) in self.bins_mut().iter_mut().zip(bins) {
             *bin = parse(chunk).unwrap_or(BinStats::EMPTY);
@@ -429,6 +470,173 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
             return Err(DecodeError::Inconsistent);
         }
         self.restore(seen, rng, samples);
+        Ok(())
+    }
+}
+
+impl<S: AsRef<[Slot]>, R> SlidingWindow<S, R> {
+    /// The number of bytes [`SlidingWindow::encode`] writes.
+    pub fn encoded_len(&self) -> usize {
+        HEADER + WINDOW_HEADER + 4 + SAMPLE_BYTES * self.len() + TRAILER
+    }
+}
+
+impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWindow<S, R> {
+    /// Writes the window (size, samples seen and held samples in arrival order) into
+    /// `out`; returns the bytes written. Puts the samples in arrival order (the next
+    /// eviction or estimate sorts them again; results are unaffected).
+    pub fn encode(&mut self, out: &mut [u8]) -> Result<usize, EncodeError> {
+        let needed = self.encoded_len();
+        if out.len() < needed {
+            return Err(EncodeError::BufferTooSmall { needed });
+        }
+        let (capacity, seen, len) = (self.capacity(), self.seen(), self.len());
+        let samples = self.arrival_order();
+        write_frame(out, KIND_WINDOW, needed - HEADER - TRAILER, |payload| {
+            payload[0..4].copy_from_slice(&(capacity as u32).to_le_bytes());
+            payload[4..12].copy_from_slice(&seen.to_le_bytes());
+            write_samples(&mut payload[WINDOW_HEADER..], len, samples);
+        })
+    }
+
+    /// Replaces this window's state with the one in `bytes`, which must have the same
+    /// size: the window then evicts and estimates exactly as the encoded one would, and
+    /// `seen` goes on from the encoded count. On error nothing changes.
+    pub fn decode(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
+        let payload = read_frame(bytes, KIND_WINDOW)?;
+        if payload.len() < WINDOW_HEADER {
+            return Err(DecodeError::Inconsistent);
+        }
+        let found = u32_at(payload, 0) as usize;
+        if found != self.capacity() {
+            return Err(DecodeError::CapacityMismatch {
+                expected: self.capacity(),
+                found,
+            });
+        }
+        let seen = u64_at(payload, 4);
+        let samples = read_samples(&payload[WINDOW_HEADER..], found)?;
+        // A window holds the last min(N, seen) samples.
+        if samples.clone().count() as u64 != seen.min(found as u64) {
+            return Err(DecodeError::Inconsistent);
+        }
+        self.restore(seen, samples);
+        Ok(())
+    }
+}
+
+/// Reads one decaying bin, or `None` when it cannot come from recorded samples: a
+/// negative or non-finite number, more hit or score weight than weight, or weight in a
+/// bin without samples. (A bin with samples may have weight 0: old weights underflow.)
+fn decayed_bin(chunk: &[u8]) -> Option<DecayedBin> {
+    let bin = DecayedBin {
+        count: u64_at(chunk, 0),
+        weight: f64_at(chunk, 8),
+        hit_weight: f64_at(chunk, 16),
+        score_weight: f64_at(chunk, 24),
+        weight_squared: f64_at(chunk, 32),
+    };
+    let weights = [
+        bin.weight,
+        bin.hit_weight,
+        bin.score_weight,
+        bin.weight_squared,
+    ];
+    let bound = bin.weight * (1.0 + WEIGHT_SLACK);
+    let possible = weights.iter().all(|w| w.is_finite() && *w >= 0.0)
+        && bin.hit_weight <= bound
+        && bin.score_weight <= bound
+        && (bin.count > 0 || weights.iter().all(|&w| w == 0.0));
+    possible.then_some(bin)
+}
+
+impl<S: AsRef<[DecayedBin]> + ?Sized> DecayingHistogram<S> {
+    /// The number of bytes [`DecayingHistogram::encode`] writes.
+    pub fn encoded_len(&self) -> usize {
+        HEADER + DECAYING_HEADER + DECAYED_BIN_BYTES * self.bin_count() + TRAILER
+    }
+
+    /// Writes the histogram (closure, decay factor, next weight and every bin's weights,
+    /// bit for bit) into `out` and returns the number of bytes written.
+    pub fn encode(&self, out: &mut [u8]) -> Result<usize, EncodeError> {
+        let payload_len = self.encoded_len() - HEADER - TRAILER;
+        write_frame(out, KIND_DECAYING, payload_len, |payload| {
+            payload[0] = match self.closure() {
+                Closure::Left => 0,
+                Closure::Right => 1,
+            };
+            payload[1..4].fill(0);
+            payload[4..8].copy_from_slice(&(self.bin_count() as u32).to_le_bytes());
+            payload[8..16].copy_from_slice(&self.retain.to_bits().to_le_bytes());
+            payload[16..24].copy_from_slice(&self.next_weight.to_bits().to_le_bytes());
+            for (bin, out) in self
+                .bins()
+                .iter()
+                .zip(payload[DECAYING_HEADER..].chunks_exact_mut(DECAYED_BIN_BYTES))
+            {
+                out[0..8].copy_from_slice(&bin.count.to_le_bytes());
+                let weights = [
+                    bin.weight,
+                    bin.hit_weight,
+                    bin.score_weight,
+                    bin.weight_squared,
+                ];
+                for (w, out) in weights.iter().zip(out[8..].chunks_exact_mut(8)) {
+                    out.copy_from_slice(&w.to_bits().to_le_bytes());
+                }
+            }
+        })
+    }
+}
+
+impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S> {
+    /// Replaces this histogram's state (closure, half-life, next weight and bins) with the
+    /// one in `bytes`, which must have as many bins: it then goes on exactly as the
+    /// encoded one would. On error nothing changes.
+    pub fn decode(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
+        let payload = read_frame(bytes, KIND_DECAYING)?;
+        if payload.len() < DECAYING_HEADER {
+            return Err(DecodeError::Inconsistent);
+        }
+        let closure = match (payload[0], &payload[1..4]) {
+            (0, [0, 0, 0]) => Closure::Left,
+            (1, [0, 0, 0]) => Closure::Right,
+            _ => return Err(DecodeError::Inconsistent),
+        };
+        let found = u32_at(payload, 4) as usize;
+        if !holds(payload, DECAYING_HEADER, DECAYED_BIN_BYTES, found) {
+            return Err(DecodeError::Inconsistent);
+        }
+        if found != self.bin_count() {
+            return Err(DecodeError::BinCountMismatch {
+                expected: self.bin_count(),
+                found,
+            });
+        }
+        // λ = 2^(−1/half_life) is in (0, 1] (1 for half-lives so long that it rounds to
+        // 1); the next weight grows from 1 by 1/λ per push and is brought back to 1 once
+        // above 2^200.
+        let (retain, next_weight) = (f64_at(payload, 8), f64_at(payload, 16));
+        let possible =
+            retain > 0.0 && retain <= 1.0 && (1.0..=RESCALE_ABOVE).contains(&next_weight);
+        if !possible {
+            return Err(DecodeError::Inconsistent);
+        }
+        let bins = payload[DECAYING_HEADER..].chunks_exact(DECAYED_BIN_BYTES);
+        let mut samples = 0u64;
+        for chunk in bins.clone() {
+            let bin = decayed_bin(chunk).ok_or(DecodeError::Inconsistent)?;
+            // The estimates sum the counts.
+            samples = samples
+                .checked_add(bin.count)
+                .ok_or(DecodeError::Inconsistent)?;
+        }
+        for (bin, chunk) in self.bins.as_mut().iter_mut().zip(bins) {
+            *bin = decayed_bin(chunk).unwrap_or(DecayedBin::EMPTY);
+        }
+        self.closure = closure;
+        self.retain = retain;
+        self.next_weight = next_weight;
         Ok(())
     }
 }

@@ -238,6 +238,43 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
         self.stale = false;
     }
 
+    /// Puts the held samples in arrival order (to encode them) and returns them so; the
+    /// next eviction or estimate sorts them again.
+    pub(crate) fn arrival_order(&mut self) -> impl Iterator<Item = (f64, u8)> + '_ {
+        let slots = &mut self.slots.as_mut()[..self.len];
+        // Relative arrivals are distinct, so ordering by `order` is ordering by arrival.
+        slots.sort_unstable_by_key(|slot| slot.order);
+        self.unsorted = true;
+        self.stale = true;
+        slots.iter().map(|slot| (slot.score, slot.label()))
+    }
+
+    /// Replaces the window with one that has seen `seen` samples and holds `samples`, the
+    /// last min(N, seen) of them in arrival order (checked valid by the caller: scores in
+    /// [0, 1] without −0, labels 0 or 1, as many as that). Its future evictions and
+    /// estimates are those of the window it was encoded from.
+    pub(crate) fn restore(&mut self, seen: u64, samples: impl Iterator<Item = (f64, u8)>) {
+        self.clear();
+        let capacity = self.capacity() as u64;
+        let held = seen.min(capacity);
+        // Number arrivals from the oldest held, as a rebase would.
+        self.base = seen - held;
+        for (i, (score, label)) in samples.enumerate() {
+            let arrival = self.base + i as u64;
+            self.slots.as_mut()[i] = Slot {
+                score,
+                order: (i as u32) << 1 | u32::from(label),
+                hits_before: 0,
+            };
+            self.ring.as_mut()[(arrival % capacity) as usize] = score;
+            self.hits += u64::from(label);
+            self.len += 1;
+        }
+        self.arrivals = seen;
+        self.unsorted = true;
+        self.stale = true;
+    }
+
     /// The window's samples, sorted, for the estimators of [`SortedSamples`].
     pub fn samples(&mut self) -> SortedSamples<'_> {
         self.ensure_sorted();

@@ -130,6 +130,13 @@ fn impossible_contents_are_refused_even_with_a_valid_checksum() {
         target.decode(&too_many_hits),
         Err(DecodeError::Inconsistent)
     );
+    // Counts that sum beyond u64 (the estimates sum them): bins 0 and 1 at 2^63 each.
+    let mut overflowing = bytes.clone();
+    for k in 0..2 {
+        overflowing[12 + 8 + 32 * k..][..8].copy_from_slice(&(1u64 << 63).to_le_bytes());
+    }
+    resign(&mut overflowing);
+    assert_eq!(target.decode(&overflowing), Err(DecodeError::Inconsistent));
     // A buffer sample with score 2.0.
     let mut buffer = InlineBuffer::<4>::new();
     buffer.push(0.5, 1).unwrap();
@@ -139,6 +146,11 @@ fn impossible_contents_are_refused_even_with_a_valid_checksum() {
     resign(&mut bytes);
     let mut target = InlineBuffer::<4>::new();
     assert_eq!(target.decode(&bytes), Err(DecodeError::Inconsistent));
+    // −0: a valid confidence, but states store +0 and no encoder writes it.
+    bytes[16..24].copy_from_slice(&(-0.0f64).to_bits().to_le_bytes());
+    resign(&mut bytes);
+    assert_eq!(target.decode(&bytes), Err(DecodeError::Inconsistent));
+    assert!(target.is_empty());
     let mut small = InlineBuffer::<1>::new();
     let mut two = InlineBuffer::<2>::new();
     two.push_batch(&[0.1, 0.2], &[0, 1]).unwrap();
@@ -208,6 +220,10 @@ proptest! {
         let _ = h.decode(&bytes);
         let mut b = InlineBuffer::<64>::new();
         let _ = b.decode(&bytes);
+        let mut w = tce::InlineWindow::<64>::new();
+        let _ = w.decode(&bytes);
+        let mut d = tce::DecayingHistogram::<[tce::DecayedBin; 15]>::new(Closure::Left, 10.0).unwrap();
+        let _ = d.decode(&bytes);
     }
 }
 
@@ -336,6 +352,253 @@ mod window {
                 );
             }
         }
+    }
+
+    fn window_state<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>>(
+        w: &mut SlidingWindow<S, R>,
+    ) -> (Vec<(f64, u8)>, u64, u64) {
+        let held = w.samples().iter().collect();
+        (held, w.seen(), w.hits())
+    }
+
+    fn window_bytes<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>>(
+        w: &mut SlidingWindow<S, R>,
+    ) -> Vec<u8> {
+        let mut bytes = vec![0u8; w.encoded_len()];
+        assert_eq!(w.encode(&mut bytes), Ok(bytes.len()));
+        bytes
+    }
+
+    proptest! {
+        #[test]
+        fn a_decoded_window_goes_on_exactly_like_the_original(
+            data in prop::collection::vec((prop_oneof![0.0..=1.0f64, Just(1.0), Just(0.5), Just(0.0)], 0u8..=1), 0..300),
+            window_size in 1usize..40,
+            split in 0usize..300,
+            read_first in any::<bool>(),
+            batch in any::<bool>(),
+        ) {
+            let (scores, labels): (Vec<f64>, Vec<u8>) = data.into_iter().unzip();
+            let split = split.min(scores.len());
+            let (mut slots, mut ring) = (vec![Slot::EMPTY; window_size], vec![0.0; window_size]);
+            let mut original = SlidingWindow::with_storage(&mut slots, &mut ring).unwrap();
+            // Long batches rebuild the window, short ones evict one by one.
+            original.push_batch(&scores[..split / 2], &labels[..split / 2]).unwrap();
+            for (&s, &l) in scores[split / 2..split].iter().zip(&labels[split / 2..split]) {
+                original.push(s, l).unwrap();
+            }
+            if read_first {
+                let _ = original.samples(); // sorted by score when encoded
+            }
+            let bytes = window_bytes(&mut original);
+            prop_assert_eq!(bytes.len(), 12 + 16 + 9 * original.len() + 4);
+            let (mut slots2, mut ring2) = (vec![Slot::EMPTY; window_size], vec![0.0; window_size]);
+            let mut copy = SlidingWindow::with_storage(&mut slots2, &mut ring2).unwrap();
+            copy.push_batch(&[0.25, 0.75], &[1, 0]).unwrap(); // replaced whole
+            copy.decode(&bytes).unwrap();
+            prop_assert_eq!(window_bytes(&mut copy), bytes.clone(), "re-encoding differs");
+            prop_assert_eq!(window_state(&mut copy), window_state(&mut original));
+            let (rest_s, rest_l) = (&scores[split..], &labels[split..]);
+            if batch {
+                original.push_batch(rest_s, rest_l).unwrap();
+                copy.push_batch(rest_s, rest_l).unwrap();
+            } else {
+                for (&s, &l) in rest_s.iter().zip(rest_l) {
+                    original.push(s, l).unwrap();
+                    copy.push(s, l).unwrap();
+                }
+            }
+            prop_assert_eq!(copy.len(), original.len());
+            prop_assert_eq!(window_state(&mut copy), window_state(&mut original));
+            prop_assert_eq!(
+                copy.samples().ece_sweep(Binning::EQUAL_MASS, Norm::L2, SweepOptions::default()),
+                original.samples().ece_sweep(Binning::EQUAL_MASS, Norm::L2, SweepOptions::default())
+            );
+            prop_assert_eq!(window_bytes(&mut copy), window_bytes(&mut original));
+        }
+    }
+
+    #[test]
+    fn window_frame_layout_and_named_errors() {
+        let mut window = InlineWindow::<4>::new();
+        window
+            .push_batch(&[0.9, 0.1, 0.5, 0.3, 0.7, 0.2], &[1, 0, 1, 0, 1, 1])
+            .unwrap();
+        let _ = window.samples();
+        let bytes = window_bytes(&mut window);
+        assert_eq!(u16::from_le_bytes([bytes[6], bytes[7]]), 4, "kind");
+        assert_eq!(
+            u32::from_le_bytes(bytes[8..12].try_into().unwrap()),
+            16 + 9 * 4
+        );
+        assert_eq!(
+            u32::from_le_bytes(bytes[12..16].try_into().unwrap()),
+            4,
+            "size"
+        );
+        assert_eq!(
+            u64::from_le_bytes(bytes[16..24].try_into().unwrap()),
+            6,
+            "seen"
+        );
+        assert_eq!(
+            u32::from_le_bytes(bytes[24..28].try_into().unwrap()),
+            4,
+            "held"
+        );
+        let held: Vec<(f64, u8)> = bytes[28..bytes.len() - 4]
+            .chunks_exact(9)
+            .map(|c| {
+                (
+                    f64::from_bits(u64::from_le_bytes(c[..8].try_into().unwrap())),
+                    c[8],
+                )
+            })
+            .collect();
+        assert_eq!(
+            held,
+            vec![(0.5, 1), (0.3, 0), (0.7, 1), (0.2, 1)],
+            "arrival order"
+        );
+        let mut short = [0u8; 20];
+        assert_eq!(
+            window.encode(&mut short),
+            Err(EncodeError::BufferTooSmall {
+                needed: bytes.len()
+            })
+        );
+
+        let mut other_size = InlineWindow::<5>::new();
+        assert_eq!(
+            other_size.decode(&bytes),
+            Err(DecodeError::CapacityMismatch {
+                expected: 5,
+                found: 4
+            })
+        );
+        let mut reservoir = tce::InlineReservoir::<4>::new(1);
+        assert_eq!(
+            reservoir.decode(&bytes),
+            Err(DecodeError::WrongKind { found: 4 })
+        );
+        let (_, histogram) = histogram_bytes(&[0.5], &[1], Closure::Left);
+        let mut target = InlineWindow::<4>::new();
+        assert_eq!(
+            target.decode(&histogram),
+            Err(DecodeError::WrongKind { found: 1 })
+        );
+        let mut reservoir = tce::InlineReservoir::<4>::new(1);
+        reservoir.push(0.5, 1).unwrap();
+        let mut reservoir_bytes = vec![0u8; reservoir.encoded_len()];
+        reservoir.encode(&mut reservoir_bytes).unwrap();
+        assert_eq!(
+            target.decode(&reservoir_bytes),
+            Err(DecodeError::WrongKind { found: 3 })
+        );
+        let mut too_big = InlineWindow::<8>::new();
+        too_big.push_batch(&[0.5; 6], &[1; 6]).unwrap();
+        let six = window_bytes(&mut too_big);
+        let mut eight = six.clone();
+        eight[12] = 4; // claims size 4, holds 6
+        resign(&mut eight);
+        assert_eq!(
+            target.decode(&eight),
+            Err(DecodeError::Full {
+                capacity: 4,
+                found: 6
+            })
+        );
+    }
+
+    #[test]
+    fn every_truncation_and_flipped_bit_of_a_window_is_an_error() {
+        let mut window = InlineWindow::<6>::new();
+        window
+            .push_batch(
+                &[0.1, 0.9, 0.4, 0.4, 0.6, 0.3, 0.8, 0.2],
+                &[0, 1, 1, 0, 1, 0, 1, 0],
+            )
+            .unwrap();
+        let bytes = window_bytes(&mut window);
+        let mut target = InlineWindow::<6>::new();
+        target.push_batch(&[0.5, 0.7], &[1, 1]).unwrap();
+        let before = window_state(&mut target);
+        for cut in 0..bytes.len() {
+            assert_eq!(
+                target.decode(&bytes[..cut]),
+                Err(DecodeError::Truncated),
+                "cut {cut}"
+            );
+        }
+        for i in 0..bytes.len() {
+            for bit in 0..8 {
+                let mut corrupted = bytes.clone();
+                corrupted[i] ^= 1 << bit;
+                assert!(
+                    target.decode(&corrupted).is_err(),
+                    "flip byte {i} bit {bit}"
+                );
+            }
+        }
+        assert_eq!(
+            window_state(&mut target),
+            before,
+            "a failed decode changed the window"
+        );
+    }
+
+    #[test]
+    fn impossible_windows_are_refused_even_with_a_valid_checksum() {
+        let mut window = InlineWindow::<4>::new();
+        window
+            .push_batch(&[0.1, 0.9, 0.4, 0.6, 0.3], &[0, 1, 1, 0, 1])
+            .unwrap();
+        let bytes = window_bytes(&mut window);
+        let mut target = InlineWindow::<4>::new();
+        target.push(0.5, 1).unwrap();
+        let before = window_state(&mut target);
+        type Edit = (&'static str, fn(&mut Vec<u8>));
+        let edits: [Edit; 7] = [
+            ("seen 3, but 4 held", |b| {
+                b[16..24].copy_from_slice(&3u64.to_le_bytes())
+            }),
+            ("seen 0", |b| b[16..24].copy_from_slice(&0u64.to_le_bytes())),
+            ("score 2", |b| {
+                b[28..36].copy_from_slice(&2.0f64.to_bits().to_le_bytes())
+            }),
+            ("score −0", |b| {
+                b[28..36].copy_from_slice(&(-0.0f64).to_bits().to_le_bytes())
+            }),
+            ("score NaN", |b| {
+                b[37..45].copy_from_slice(&f64::NAN.to_bits().to_le_bytes())
+            }),
+            ("label 2", |b| b[28 + 8] = 2),
+            ("3 held of 4 seen, length unchanged", |b| b[24] = 3),
+        ];
+        for (what, edit) in edits {
+            let mut bad = bytes.clone();
+            edit(&mut bad);
+            resign(&mut bad);
+            assert_eq!(
+                target.decode(&bad),
+                Err(DecodeError::Inconsistent),
+                "{what}"
+            );
+        }
+        // Fewer held than min(N, seen), consistently framed: one sample dropped.
+        let mut fewer = bytes.clone();
+        fewer.drain(28..37);
+        fewer[24] = 3;
+        let payload = (fewer.len() - 16) as u32;
+        fewer[8..12].copy_from_slice(&payload.to_le_bytes());
+        resign(&mut fewer);
+        assert_eq!(target.decode(&fewer), Err(DecodeError::Inconsistent));
+        assert_eq!(window_state(&mut target), before);
+        // ... which is a window that has seen 3 once the count says so.
+        fewer[16..24].copy_from_slice(&3u64.to_le_bytes());
+        resign(&mut fewer);
+        assert_eq!(target.decode(&fewer), Ok(()));
+        assert_eq!((target.len(), target.seen(), target.hits()), (3, 3, 2));
     }
 
     #[test]
@@ -605,6 +868,188 @@ mod decay {
             "after {after}, last 1000 alone {recent}"
         );
         assert!((fast.half_life() - 100.0).abs() < 1e-9);
+    }
+
+    fn decaying_bytes<S: AsRef<[DecayedBin]> + ?Sized>(h: &DecayingHistogram<S>) -> Vec<u8> {
+        let mut bytes = vec![0u8; h.encoded_len()];
+        assert_eq!(h.encode(&mut bytes), Ok(bytes.len()));
+        bytes
+    }
+
+    /// Byte offset of bin k's field `at` (0 count, 8 weight, 16 hit weight, 24 score
+    /// weight, 32 squared weight) in a decaying histogram's frame.
+    fn field(k: usize, at: usize) -> usize {
+        12 + 24 + 40 * k + at
+    }
+
+    proptest! {
+        #[test]
+        fn a_decoded_decaying_histogram_equals_and_goes_on_like_the_original(
+            (scores, labels) in samples(400),
+            (more_scores, more_labels) in samples(200),
+            half_life in prop_oneof![0.5..5.0f64, 5.0..500.0f64, Just(1e17)],
+            right in any::<bool>(),
+        ) {
+            let closure = if right { Closure::Right } else { Closure::Left };
+            let mut original = DecayingHistogram::<[DecayedBin; 15]>::new(closure, half_life).unwrap();
+            original.push_batch(&scores, &labels).unwrap();
+            let bytes = decaying_bytes(&original);
+            prop_assert_eq!(bytes.len(), 12 + 24 + 40 * 15 + 4);
+            let mut storage = vec![DecayedBin::EMPTY; 15];
+            let mut copy = DecayingHistogram::with_storage(&mut storage, Closure::Left, 3.0).unwrap();
+            copy.push(0.5, 1).unwrap(); // replaced whole
+            copy.decode(&bytes).unwrap();
+            prop_assert_eq!(copy.bins(), original.bins());
+            prop_assert_eq!(decaying_bytes(&copy), bytes.clone());
+            let mut back = DecayingHistogram::<[DecayedBin; 15]>::new(Closure::Left, 1.0).unwrap();
+            back.decode(&bytes).unwrap();
+            prop_assert_eq!(&back, &original);
+            original.push_batch(&more_scores, &more_labels).unwrap();
+            back.push_batch(&more_scores, &more_labels).unwrap();
+            copy.push_batch(&more_scores, &more_labels).unwrap();
+            prop_assert_eq!(&back, &original);
+            prop_assert_eq!(copy.bins(), original.bins());
+            prop_assert_eq!(copy.ece_bin(Norm::L2), original.ece_bin(Norm::L2));
+        }
+    }
+
+    #[test]
+    fn old_weights_that_underflowed_to_zero_round_trip() {
+        // Half-life 1: after 2000 more pushes, bin 0's samples weigh 2^-2000 of the next
+        // (itself at most 2^200), below the smallest double: a bin with samples and
+        // weight 0.
+        let mut h = DecayingHistogram::<[DecayedBin; 10]>::new(Closure::Left, 1.0).unwrap();
+        h.push_batch(&[0.05; 1200], &[1; 1200]).unwrap();
+        h.push_batch(&[0.95; 2000], &[0; 2000]).unwrap();
+        assert_eq!(
+            (
+                h.bins()[0].weight(),
+                tce::estimate::BinSummary::count(&h.bins()[0])
+            ),
+            (0.0, 1200)
+        );
+        let bytes = decaying_bytes(&h);
+        let mut back = DecayingHistogram::<[DecayedBin; 10]>::new(Closure::Left, 2.0).unwrap();
+        back.decode(&bytes).unwrap();
+        assert_eq!(back, h);
+    }
+
+    #[test]
+    fn every_truncation_and_flipped_bit_of_a_decaying_histogram_is_an_error() {
+        let mut h = DecayingHistogram::<[DecayedBin; 4]>::new(Closure::Right, 7.0).unwrap();
+        h.push_batch(&[0.1, 0.9, 0.4, 0.6, 0.3], &[0, 1, 1, 0, 1])
+            .unwrap();
+        let bytes = decaying_bytes(&h);
+        let mut target = DecayingHistogram::<[DecayedBin; 4]>::new(Closure::Left, 3.0).unwrap();
+        target.push(0.5, 1).unwrap();
+        let before = target.clone();
+        for cut in 0..bytes.len() {
+            assert_eq!(
+                target.decode(&bytes[..cut]),
+                Err(DecodeError::Truncated),
+                "cut {cut}"
+            );
+        }
+        for i in 0..bytes.len() {
+            for bit in 0..8 {
+                let mut corrupted = bytes.clone();
+                corrupted[i] ^= 1 << bit;
+                assert!(
+                    target.decode(&corrupted).is_err(),
+                    "flip byte {i} bit {bit}"
+                );
+            }
+        }
+        assert_eq!(target, before, "a failed decode changed the histogram");
+        let mut fewer = DecayingHistogram::<[DecayedBin; 3]>::new(Closure::Left, 3.0).unwrap();
+        assert_eq!(
+            fewer.decode(&bytes),
+            Err(DecodeError::BinCountMismatch {
+                expected: 3,
+                found: 4
+            })
+        );
+        let mut plain = InlineHistogram::<4>::new(Closure::Left);
+        assert_eq!(
+            plain.decode(&bytes),
+            Err(DecodeError::WrongKind { found: 5 })
+        );
+        let (_, histogram) = histogram_bytes(&[0.5], &[1], Closure::Left);
+        assert_eq!(
+            target.decode(&histogram),
+            Err(DecodeError::WrongKind { found: 1 })
+        );
+        assert_eq!(target, before);
+    }
+
+    #[test]
+    fn impossible_decaying_histograms_are_refused_even_with_a_valid_checksum() {
+        let mut h = DecayingHistogram::<[DecayedBin; 4]>::new(Closure::Left, 7.0).unwrap();
+        // Bin 0: 0.1 (miss), 0.2 (hit); bin 3: 0.9 (hit). Bins 1 and 2 empty.
+        h.push_batch(&[0.1, 0.9, 0.2], &[0, 1, 1]).unwrap();
+        let bytes = decaying_bytes(&h);
+        let mut target = DecayingHistogram::<[DecayedBin; 4]>::new(Closure::Right, 3.0).unwrap();
+        target.push(0.5, 1).unwrap();
+        let before = target.clone();
+        let f = |x: f64| x.to_bits().to_le_bytes();
+        let weight = f64::from_le_bytes(bytes[field(0, 8)..field(0, 16)].try_into().unwrap());
+        let edits: Vec<(&str, usize, Vec<u8>)> = vec![
+            ("closure 2", 12, vec![2]),
+            ("padding", 13, vec![1]),
+            ("λ 0", 20, f(0.0).to_vec()),
+            ("λ −0.5", 20, f(-0.5).to_vec()),
+            ("λ 1.5", 20, f(1.5).to_vec()),
+            ("λ NaN", 20, f(f64::NAN).to_vec()),
+            ("next weight 0.5", 28, f(0.5).to_vec()),
+            ("next weight 2^201", 28, f(2f64.powi(201)).to_vec()),
+            ("next weight ∞", 28, f(f64::INFINITY).to_vec()),
+            ("next weight NaN", 28, f(f64::NAN).to_vec()),
+            ("negative weight", field(3, 8), f(-1.0).to_vec()),
+            ("NaN weight", field(3, 8), f(f64::NAN).to_vec()),
+            ("∞ squared weight", field(3, 32), f(f64::INFINITY).to_vec()),
+            ("negative score weight", field(0, 24), f(-0.1).to_vec()),
+            (
+                "hit weight above weight",
+                field(0, 16),
+                f(weight * 1.001).to_vec(),
+            ),
+            (
+                "score weight above weight",
+                field(0, 24),
+                f(weight * 1.001).to_vec(),
+            ),
+            ("weight without samples", field(1, 8), f(0.5).to_vec()),
+            (
+                "squared weight without samples",
+                field(2, 32),
+                f(1e-300).to_vec(),
+            ),
+            (
+                "counts beyond u64",
+                field(1, 0),
+                u64::MAX.to_le_bytes().to_vec(),
+            ),
+            ("bin count 5, length for 4", 16, vec![5]),
+        ];
+        for (what, at, value) in edits {
+            let mut bad = bytes.clone();
+            bad[at..at + value.len()].copy_from_slice(&value);
+            resign(&mut bad);
+            assert_eq!(
+                target.decode(&bad),
+                Err(DecodeError::Inconsistent),
+                "{what}"
+            );
+        }
+        assert_eq!(target, before);
+        // Rounding slack: a hit weight a hair above the weight is accepted; λ = 1 (a
+        // half-life so long it rounds away) too.
+        for (at, value) in [(field(0, 16), weight * (1.0 + 1e-13)), (20, 1.0)] {
+            let mut fine = bytes.clone();
+            fine[at..at + 8].copy_from_slice(&f(value));
+            resign(&mut fine);
+            assert_eq!(target.decode(&fine), Ok(()));
+        }
     }
 
     #[test]

@@ -46,14 +46,16 @@ type DecayState = State<DecayingHistogram>;
 
 /// # Safety
 /// A valid handle or NULL.
-unsafe fn get<'a>(h: *const tce_decaying_histogram) -> Result<&'a DecayingHistogram, tce_status> {
+pub(super) unsafe fn get<'a>(
+    h: *const tce_decaying_histogram,
+) -> Result<&'a DecayingHistogram, tce_status> {
     // SAFETY: forwarded contract.
     unsafe { state::get::<DecayKind>(h.cast()) }.map(|s: &DecayState| &s.view)
 }
 
 /// # Safety
 /// A valid handle or NULL, not accessed elsewhere meanwhile.
-unsafe fn get_mut<'a>(
+pub(super) unsafe fn get_mut<'a>(
     h: *mut tce_decaying_histogram,
 ) -> Result<&'a mut DecayingHistogram, tce_status> {
     // SAFETY: forwarded contract.

@@ -1,17 +1,20 @@
 //! Portable state: `tce_<state>_encoded_len`, `tce_<state>_encode` and
-//! `tce_<state>_decode` for the equal-width histogram, the sorted buffer and the
-//! reservoir. The bytes are exactly those of the Rust API's `encode` (a versioned,
+//! `tce_<state>_decode` for the equal-width histogram, the sorted buffer, the reservoir,
+//! the sliding window and the decaying histogram. The bytes are exactly those of the Rust API's `encode` (a versioned,
 //! little-endian frame with a CRC-32; see `src/portable.rs`), so states move between
 //! devices, languages and library builds of the same format version. Decoding replaces
 //! the contents of an existing, initialised state of the same shape; to combine a fleet's
-//! states, decode each into a scratch state and merge it (`tce_*_merge`).
+//! states, decode each into a scratch state and merge it (`tce_*_merge`; windows and
+//! decaying histograms do not merge: decoding moves or restores one).
 
 use super::boundary::ffi_boundary;
 use super::buffer::{self, tce_sorted_buffer};
+use super::decay::{self, tce_decaying_histogram};
 use super::histogram::{self, tce_ew_histogram};
 use super::raw::{array, array_mut, Out};
 use super::reservoir::{self, tce_reservoir};
 use super::status::tce_status;
+use super::window::{self, tce_window};
 
 /// Writes `encode`'s bytes to `out[..out_len]` and their number to `*written`; checks
 /// `out` and `written` first.
@@ -234,5 +237,145 @@ pub unsafe extern "C" fn tce_reservoir_decode(
         let bytes = unsafe { array(bytes, bytes_len)? };
         // SAFETY: the caller's contract.
         unsafe { reservoir::with_mut(r, |r| Ok(r.decode(bytes)?)) }
+    })
+}
+
+/// The number of bytes `tce_window_encode` writes now: 32 + 9 per held sample.
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`.
+///
+/// # Safety
+/// `w` NULL or a valid handle; `out` NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tce_window_encoded_len(
+    w: *const tce_window,
+    out: *mut usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let out = unsafe { Out::new(out)? };
+        // SAFETY: the caller's contract.
+        out.write(unsafe { window::with_ref(w, |w| w.encoded_len())? });
+        Ok(())
+    })
+}
+
+/// Serialises the window (its size, samples seen, held samples in arrival order) into
+/// `out[0..out_len]` and writes the number of bytes to `*written`. Takes a mutable
+/// handle, as `tce_sorted_buffer_encode`.
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `BUFFER_TOO_SMALL` (nothing
+/// written).
+///
+/// # Safety
+/// `w` NULL or a valid handle; `out` NULL or writable for `out_len` bytes, not
+/// overlapping the state; `written` NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tce_window_encode(
+    w: *mut tce_window,
+    out: *mut u8,
+    out_len: usize,
+    written: *mut usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        unsafe {
+            window::with_mut(w, |w| {
+                encode_into(out, out_len, written, |out| Ok(w.encode(out)?))
+            })
+        }
+    })
+}
+
+/// Replaces the state of `w` (held samples, samples seen) with the one in
+/// `bytes[0..bytes_len]`, which must have the same window size: `w` then evicts and
+/// estimates exactly as the encoded window would. Checks everything first.
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `TRUNCATED`, `BAD_MAGIC`,
+/// `UNSUPPORTED_VERSION`, `CHECKSUM`, `WRONG_KIND`, `INCONSISTENT`,
+/// `CAPACITY_MISMATCH`, `BUFFER_FULL`; `w` is unchanged then.
+///
+/// # Safety
+/// `w` NULL or a valid handle; `bytes` NULL or readable for `bytes_len` bytes, not
+/// overlapping the state.
+#[no_mangle]
+pub unsafe extern "C" fn tce_window_decode(
+    w: *mut tce_window,
+    bytes: *const u8,
+    bytes_len: usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let bytes = unsafe { array(bytes, bytes_len)? };
+        // SAFETY: the caller's contract.
+        unsafe { window::with_mut(w, |w| Ok(w.decode(bytes)?)) }
+    })
+}
+
+/// The number of bytes `tce_decaying_histogram_encode` writes: 40 + 40 per bin.
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`.
+///
+/// # Safety
+/// `h` NULL or a valid handle; `out` NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tce_decaying_histogram_encoded_len(
+    h: *const tce_decaying_histogram,
+    out: *mut usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let (h, out) = unsafe { (decay::get(h)?, Out::new(out)?) };
+        out.write(h.encoded_len());
+        Ok(())
+    })
+}
+
+/// Serialises the decaying histogram (closure, decay factor, next weight and every
+/// bin's count and weights, bit for bit) into `out[0..out_len]` and writes the number of
+/// bytes to `*written`.
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `BUFFER_TOO_SMALL` (`out_len`
+/// below `tce_decaying_histogram_encoded_len`: nothing written).
+///
+/// # Safety
+/// `h` NULL or a valid handle; `out` NULL or writable for `out_len` bytes, not
+/// overlapping the state; `written` NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tce_decaying_histogram_encode(
+    h: *const tce_decaying_histogram,
+    out: *mut u8,
+    out_len: usize,
+    written: *mut usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let h = unsafe { decay::get(h)? };
+        // SAFETY: the caller's contract.
+        unsafe { encode_into(out, out_len, written, |out| Ok(h.encode(out)?)) }
+    })
+}
+
+/// Replaces the state of `h` (closure, half-life, weights) with the one in
+/// `bytes[0..bytes_len]`, which must have as many bins: `h` then goes on exactly as the
+/// encoded histogram would. Checks everything first.
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `TRUNCATED`, `BAD_MAGIC`,
+/// `UNSUPPORTED_VERSION`, `CHECKSUM`, `WRONG_KIND`, `INCONSISTENT`,
+/// `BIN_COUNT_MISMATCH`; `h` is unchanged then.
+///
+/// # Safety
+/// `h` NULL or a valid handle; `bytes` NULL or readable for `bytes_len` bytes, not
+/// overlapping the state.
+#[no_mangle]
+pub unsafe extern "C" fn tce_decaying_histogram_decode(
+    h: *mut tce_decaying_histogram,
+    bytes: *const u8,
+    bytes_len: usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let (h, bytes) = unsafe { (decay::get_mut(h)?, array(bytes, bytes_len)?) };
+        Ok(h.decode(bytes)?)
     })
 }

@@ -76,7 +76,8 @@ pub enum tce_status {
     /// which takes the two separately, can return it: the C API lays both out itself
     /// (`tce_window_layout`), so no C call returns it.
     StorageMismatch = 28,
-    /// Reservoirs of different capacities cannot be merged or decoded into each other.
+    /// Reservoirs of different capacities cannot be merged or decoded into each other, nor
+    /// windows of different sizes decoded into each other.
     CapacityMismatch = 29,
     /// Serialised state: fewer bytes than the frame needs.
     Truncated = 30,
@@ -165,7 +166,7 @@ impl tce_status {
             Self::Panic => "internal error: a panic was caught (please report it)\0",
             Self::InvalidHalfLife => "the half-life must be finite and above 0\0",
             Self::StorageMismatch => "the window's slot and ring storage differ in length\0",
-            Self::CapacityMismatch => "reservoirs of different capacities\0",
+            Self::CapacityMismatch => "reservoirs or windows of different capacities\0",
             Self::Truncated => "serialised state is truncated\0",
             Self::BadMagic => "not a tce state (bad magic number)\0",
             Self::UnsupportedVersion => "serialised state has an unsupported format version\0",

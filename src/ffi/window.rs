@@ -59,7 +59,7 @@ unsafe fn storage_mut<'a>(handle: *const u8, len: usize) -> (&'a mut [Slot], &'a
 ///
 /// # Safety
 /// `w` NULL or a valid handle, not accessed elsewhere meanwhile.
-unsafe fn with_mut<T>(
+pub(super) unsafe fn with_mut<T>(
     w: *mut tce_window,
     f: impl FnOnce(&mut SlidingWindow<&mut [Slot], &mut [f64]>) -> Result<T, tce_status>,
 ) -> Result<T, tce_status> {
@@ -78,7 +78,7 @@ unsafe fn with_mut<T>(
 ///
 /// # Safety
 /// `w` NULL or a valid handle that nothing writes to meanwhile.
-unsafe fn with_ref<T>(
+pub(super) unsafe fn with_ref<T>(
     w: *const tce_window,
     f: impl FnOnce(&SlidingWindow<&[Slot], &[f64]>) -> T,
 ) -> Result<T, tce_status> {

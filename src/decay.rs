@@ -92,9 +92,12 @@ pub struct DecayingHistogram<S: ?Sized = [DecayedBin]> {
 }
 
 /// λ = 2^(−1/half_life) for a half-life in samples (finite, > 0).
+/// A half-life below ~1/1075 samples makes λ underflow to 0 (every push would wipe the
+/// bins): refused like a non-positive one.
 fn retain_per_push(half_life: f64) -> Result<f64, ConfigError> {
-    if half_life.is_finite() && half_life > 0.0 {
-        Ok(libm::exp2(-1.0 / half_life))
+    let retain = libm::exp2(-1.0 / half_life);
+    if half_life.is_finite() && half_life > 0.0 && retain > 0.0 {
+        Ok(retain)
     } else {
         Err(ConfigError::InvalidHalfLife)
     }

@@ -61,8 +61,10 @@ where
     let (mut sum, mut total, mut samples, mut count) = (0.0, 0.0, 0u64, 0usize);
     for bin in bins {
         count += 1;
-        if bin.count() > 0 {
-            samples += bin.count();
+        samples += bin.count();
+        // A decayed bin whose weights underflowed to 0 holds samples but no information
+        // (and its means would be 0/0): it counts as a sample count only.
+        if bin.count() > 0 && bin.weight() > 0.0 {
             total += bin.weight();
             sum += bin.weight() * term(&bin);
         }

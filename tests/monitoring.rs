@@ -1053,8 +1053,21 @@ mod decay {
     }
 
     #[test]
+    fn bins_whose_weight_underflowed_do_not_make_estimates_nan() {
+        // Half-life 1: after 2000 pushes into another bin, the first bin's weight is 0.
+        let mut h = DecayingHistogram::<[DecayedBin; 4]>::new(Closure::Left, 1.0).unwrap();
+        h.push_batch(&[0.1; 1200], &[1; 1200]).unwrap();
+        h.push_batch(&[0.9; 2000], &[1; 2000]).unwrap();
+        assert_eq!(h.bins()[0].weight(), 0.0);
+        let e = h.ece_bin(Norm::L2).unwrap();
+        assert!((e.value - 0.1).abs() < 1e-12, "{}", e.value);
+        assert_eq!(e.samples, 3200);
+        assert!(h.ece_debias(Norm::L1).unwrap().value.is_finite());
+    }
+
+    #[test]
     fn bad_half_lives_and_inputs_are_refused() {
-        for h in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        for h in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e-4] {
             assert_eq!(
                 DecayingHistogram::<[DecayedBin; 4]>::new(Closure::Left, h).unwrap_err(),
                 tce::ConfigError::InvalidHalfLife

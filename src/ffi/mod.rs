@@ -1,5 +1,5 @@
 //! The C ABI (feature `ffi`): the functions, types and statuses declared in
-//! `include/tce.h`. The rules every function follows are in `docs/C-API.md`; in short:
+//! `include/tce.h`. The rules every function follows are in the README's "C API" section; in short:
 //!
 //! * one prefix `tce_`, names `tce_<type>_<verb>`;
 //! * every fallible function returns a [`tce_status`]; other outputs go through

@@ -653,6 +653,7 @@ fn zero_repetitions_or_sizes_exit_2() {
     let good = birds();
     for (args, message) in [
         (vec!["fit-check", &good, "--reps", "0"], "repetitions"),
+        (vec!["fit-check", &good, "--reps", "1"], "at least 2"),
         (vec!["table1", "--reps", "0"], "repetitions"),
         (
             vec!["table1", "--reps", "1", "--calibration", "0"],

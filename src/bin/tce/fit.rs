@@ -44,7 +44,7 @@ pub struct FitCheckArgs {
     /// CSV files to fit and check.
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// Simulated data sets per file.
+    /// Simulated data sets per file (at least 2).
     #[arg(long, default_value_t = 200)]
     reps: usize,
     /// Seed of the simulation.
@@ -297,10 +297,11 @@ pub fn run(args: &FitArgs) -> Result<(), Failure> {
 
 /// Runs `tce fit-check`: a markdown table, one row per file.
 pub fn run_check(args: &FitCheckArgs) -> Result<(), Failure> {
-    if args.reps == 0 {
+    // One repetition has no spread, so its z column would be meaningless.
+    if args.reps < 2 {
         return Err(Failure {
             code: 2,
-            message: "the number of repetitions must be at least 1".to_owned(),
+            message: "the number of repetitions must be at least 2 (the check needs a standard deviation)".to_owned(),
         });
     }
     let rule = EndpointRule::default();

@@ -2,7 +2,8 @@
 //!
 //! * a push into a full sliding window of 10 000 and of 1 000 000 samples (each push
 //!   evicts the oldest), against a push into a sorted buffer that is never full;
-//! * concurrent push throughput of the lock-free histogram with 2 threads vs 1;
+//! * concurrent push throughput of the lock-free histogram: 1 thread, 2 threads on one
+//!   shard (contended), 2 threads on a shard each;
 //! * a push into a decaying histogram, and encoding/decoding a histogram's state.
 
 use std::hint::black_box;
@@ -53,25 +54,42 @@ fn window(c: &mut Criterion) {
     group.finish();
 }
 
+/// How the threads of a concurrent benchmark share the histogram.
+#[derive(Clone, Copy)]
+enum Sharing {
+    /// Every thread pushes into shard 0 (`push`): the hot bin's cache line bounces.
+    Contended,
+    /// Thread t pushes into shard t (`push_to`).
+    Sharded,
+}
+
+/// 2 shards of 15 bins: one thread, or two threads on one shard or on their own.
+type Shared = ConcurrentHistogram<[[AtomicBin; 15]; 2]>;
+
 fn concurrent(c: &mut Criterion) {
     let (scores, labels) = inputs(1 << 20, 2);
     let mut group = c.benchmark_group("concurrent_push");
     group.throughput(Throughput::Elements(scores.len() as u64));
     group.sample_size(20);
-    for threads in [1usize, 2] {
-        group.bench_function(format!("{threads}_threads"), |b| {
-            let shared = ConcurrentHistogram::<[AtomicBin; 15]>::new(Closure::Left);
-            b.iter(|| push_concurrently(&shared, &scores, &labels, threads))
+    for (name, threads, sharing) in [
+        ("1_thread", 1usize, Sharing::Sharded),
+        ("2_threads_contended", 2, Sharing::Contended),
+        ("2_threads_sharded", 2, Sharing::Sharded),
+    ] {
+        group.bench_function(name, |b| {
+            let shared = Shared::new(Closure::Left);
+            b.iter(|| push_concurrently(&shared, &scores, &labels, threads, sharing))
         });
     }
     group.finish();
 }
 
 fn push_concurrently(
-    shared: &ConcurrentHistogram<[AtomicBin; 15]>,
+    shared: &Shared,
     scores: &[f64],
     labels: &[u8],
     threads: usize,
+    sharing: Sharing,
 ) {
     let chunk = scores.len() / threads;
     std::thread::scope(|scope| {
@@ -80,9 +98,16 @@ fn push_concurrently(
                 &scores[t * chunk..(t + 1) * chunk],
                 &labels[t * chunk..(t + 1) * chunk],
             );
-            scope.spawn(move || {
-                for (&score, &label) in s.iter().zip(l) {
-                    shared.push(score, label).unwrap();
+            scope.spawn(move || match sharing {
+                Sharing::Contended => {
+                    for (&score, &label) in s.iter().zip(l) {
+                        shared.push(score, label).unwrap();
+                    }
+                }
+                Sharing::Sharded => {
+                    for (&score, &label) in s.iter().zip(l) {
+                        shared.push_to(t, score, label).unwrap();
+                    }
                 }
             });
         }
@@ -118,33 +143,43 @@ fn decay_and_state(c: &mut Criterion) {
     group.finish();
 }
 
-/// Self-timed ratio, medians of interleaved runs: concurrent throughput, 2 threads / 1.
+/// Self-timed ratios, medians of interleaved runs: concurrent throughput of 2 threads
+/// (contended: one shard; sharded: a shard each) over 1 thread.
 fn ratios() {
     let (scores, labels) = inputs(1 << 21, 4);
-    let shared = ConcurrentHistogram::<[AtomicBin; 15]>::new(Closure::Left);
-    let (mut one, mut two) = (Vec::new(), Vec::new());
+    let shared = Shared::new(Closure::Left);
+    let cases = [
+        (1, Sharing::Sharded),
+        (2, Sharing::Contended),
+        (2, Sharing::Sharded),
+    ];
+    let mut times = [Vec::new(), Vec::new(), Vec::new()];
     for _ in 0..9 {
-        for (threads, times) in [(1, &mut one), (2, &mut two)] {
+        for (&(threads, sharing), times) in cases.iter().zip(&mut times) {
             let start = Instant::now();
-            push_concurrently(&shared, &scores, &labels, threads);
+            push_concurrently(&shared, &scores, &labels, threads, sharing);
             times.push(start.elapsed().as_secs_f64());
         }
     }
-    let median = |v: &mut Vec<f64>| {
+    let [t1, contended, sharded] = times.map(|mut v| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
-    };
-    let (t1, t2) = (median(&mut one), median(&mut two));
+    });
     let per_push = |t: f64| t / scores.len() as f64 * 1e9;
     println!("\n## Ratios (self-timed, median of 9 interleaved runs, 2^21 pushes)\n");
-    println!("| case | 1 thread | 2 threads | throughput 2/1 |");
+    println!("| case (15 bins) | 1 thread | 2 threads | throughput 2/1 |");
     println!("|---|---|---|---|");
-    println!(
-        "| concurrent push, 15 bins | {:.2} ns/push | {:.2} ns/push | {:.2}× |",
-        per_push(t1),
-        per_push(t2),
-        t1 / t2
-    );
+    for (name, t2) in [
+        ("concurrent push, one shard (contended)", contended),
+        ("concurrent push, a shard per thread", sharded),
+    ] {
+        println!(
+            "| {name} | {:.2} ns/push | {:.2} ns/push | {:.2}× |",
+            per_push(t1),
+            per_push(t2),
+            t1 / t2
+        );
+    }
 }
 
 fn main() {

@@ -8,7 +8,8 @@
  * TCE_STATUS_PANIC cannot be provoked through the API (no known panicking path); the
  * boundary that produces it is tested in Rust (src/ffi/boundary.rs). Nor can
  * TCE_STATUS_STORAGE_MISMATCH: only the Rust API takes a window's slot and ring storage
- * separately (the C API lays both out itself).
+ * separately, or a concurrent histogram's storage of whole shards (the C API lays both
+ * out itself).
  */
 #include "tce.h"
 #include "tce.h" /* twice: the include guard */
@@ -876,30 +877,42 @@ static void test_decaying_histogram(void) {
 
 static void test_concurrent_histogram(void) {
     size_t size = 0, align = 0;
-    OK(tce_concurrent_histogram_layout(15, &size, &align));
-    CHECK(size >= 15 * 32 && size <= sizeof concurrent_memory && align >= 8);
-    EXPECT(tce_concurrent_histogram_layout(0, &size, &align), TCE_STATUS_ZERO_BINS);
-    EXPECT(tce_concurrent_histogram_layout(SIZE_MAX / 2, &size, &align), TCE_STATUS_CAPACITY_TOO_LARGE);
-    EXPECT(tce_concurrent_histogram_layout(15, &size, NULL), TCE_STATUS_NULL_POINTER);
+    /* 3 shards of 15 bins. */
+    OK(tce_concurrent_histogram_layout(15, 3, &size, &align));
+    CHECK(size >= 3 * 15 * 32 && size <= sizeof concurrent_memory && align >= 8);
+    size_t one_shard = 0;
+    OK(tce_concurrent_histogram_layout(15, 1, &one_shard, &align));
+    CHECK(size == one_shard + 2 * 15 * 32);
+    EXPECT(tce_concurrent_histogram_layout(0, 3, &size, &align), TCE_STATUS_ZERO_BINS);
+    EXPECT(tce_concurrent_histogram_layout(15, 0, &size, &align), TCE_STATUS_ZERO_BINS);
+    EXPECT(tce_concurrent_histogram_layout(SIZE_MAX / 2, 1, &size, &align), TCE_STATUS_CAPACITY_TOO_LARGE);
+    EXPECT(tce_concurrent_histogram_layout(SIZE_MAX / 2, 4, &size, &align), TCE_STATUS_CAPACITY_TOO_LARGE);
+    EXPECT(tce_concurrent_histogram_layout(15, 3, &size, NULL), TCE_STATUS_NULL_POINTER);
 
     tce_concurrent_histogram *c = NULL;
     memset(concurrent_memory, 0x11, sizeof concurrent_memory);
-    EXPECT(tce_concurrent_histogram_init(NULL, 4096, 15, TCE_CLOSURE_LEFT, &c), TCE_STATUS_NULL_POINTER);
-    EXPECT(tce_concurrent_histogram_init(concurrent_memory, 4096, 15, TCE_CLOSURE_LEFT, NULL), TCE_STATUS_NULL_POINTER);
-    EXPECT(tce_concurrent_histogram_init(concurrent_memory, 4096, 0, TCE_CLOSURE_LEFT, &c), TCE_STATUS_ZERO_BINS);
-    EXPECT(tce_concurrent_histogram_init(concurrent_memory, 4096, 15, 7, &c), TCE_STATUS_INVALID_ENUM);
-    EXPECT(tce_concurrent_histogram_init(concurrent_memory + 4, 4000, 15, TCE_CLOSURE_LEFT, &c),
+    EXPECT(tce_concurrent_histogram_init(NULL, 4096, 15, 3, TCE_CLOSURE_LEFT, &c), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_concurrent_histogram_init(concurrent_memory, 4096, 15, 3, TCE_CLOSURE_LEFT, NULL), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_concurrent_histogram_init(concurrent_memory, 4096, 0, 3, TCE_CLOSURE_LEFT, &c), TCE_STATUS_ZERO_BINS);
+    EXPECT(tce_concurrent_histogram_init(concurrent_memory, 4096, 15, 0, TCE_CLOSURE_LEFT, &c), TCE_STATUS_ZERO_BINS);
+    EXPECT(tce_concurrent_histogram_init(concurrent_memory, 4096, SIZE_MAX / 2, 4, TCE_CLOSURE_LEFT, &c),
+           TCE_STATUS_CAPACITY_TOO_LARGE);
+    EXPECT(tce_concurrent_histogram_init(concurrent_memory, 4096, 15, 3, 7, &c), TCE_STATUS_INVALID_ENUM);
+    EXPECT(tce_concurrent_histogram_init(concurrent_memory + 4, 4000, 15, 3, TCE_CLOSURE_LEFT, &c),
            TCE_STATUS_MISALIGNED);
-    EXPECT(tce_concurrent_histogram_init(concurrent_memory, size - 1, 15, TCE_CLOSURE_LEFT, &c),
+    EXPECT(tce_concurrent_histogram_init(concurrent_memory, size - 1, 15, 3, TCE_CLOSURE_LEFT, &c),
            TCE_STATUS_BUFFER_TOO_SMALL);
     CHECK(c == NULL && concurrent_memory[0] == 0x11);
-    OK(tce_concurrent_histogram_init(concurrent_memory, size, 15, TCE_CLOSURE_LEFT, &c));
-    size_t bins = 0;
+    OK(tce_concurrent_histogram_init(concurrent_memory, size, 15, 3, TCE_CLOSURE_LEFT, &c));
+    size_t bins = 0, shards = 0;
     uint32_t closure = 9;
     OK(tce_concurrent_histogram_bin_count(c, &bins));
+    OK(tce_concurrent_histogram_shard_count(c, &shards));
     OK(tce_concurrent_histogram_closure(c, &closure));
-    CHECK(bins == 15 && closure == TCE_CLOSURE_LEFT);
+    CHECK(bins == 15 && shards == 3 && closure == TCE_CLOSURE_LEFT);
     EXPECT(tce_concurrent_histogram_bin_count(NULL, &bins), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_concurrent_histogram_shard_count(NULL, &shards), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_concurrent_histogram_shard_count(c, NULL), TCE_STATUS_NULL_POINTER);
     EXPECT(tce_concurrent_histogram_closure(c, NULL), TCE_STATUS_NULL_POINTER);
 
     EXPECT(tce_concurrent_histogram_push(c, NAN, 1), TCE_STATUS_NON_FINITE_SCORE);
@@ -908,9 +921,20 @@ static void test_concurrent_histogram(void) {
     EXPECT(tce_concurrent_histogram_push(NULL, 0.5, 1), TCE_STATUS_NULL_POINTER);
     EXPECT(tce_concurrent_histogram_push_batch(c, F, 20, Y, 21), TCE_STATUS_LENGTH_MISMATCH);
     EXPECT(tce_concurrent_histogram_push_batch(c, F, 20, NULL, 20), TCE_STATUS_NULL_POINTER);
-    OK(tce_concurrent_histogram_push_batch(c, F, 10, Y, 10));
-    for (int i = 10; i < 20; i++) {
+    EXPECT(tce_concurrent_histogram_push_to(c, 1, NAN, 1), TCE_STATUS_NON_FINITE_SCORE);
+    EXPECT(tce_concurrent_histogram_push_to(c, 1, 0.5, 2), TCE_STATUS_INVALID_LABEL);
+    EXPECT(tce_concurrent_histogram_push_to(NULL, 1, 0.5, 1), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_concurrent_histogram_push_batch_to(c, 2, F, 20, Y, 19), TCE_STATUS_LENGTH_MISMATCH);
+    EXPECT(tce_concurrent_histogram_push_batch_to(c, 2, NULL, 20, Y, 20), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_concurrent_histogram_push_batch_to(NULL, 2, F, 20, Y, 20), TCE_STATUS_NULL_POINTER);
+    /* Spread over every shard (shard 4 is shard 1: modulo 3); the snapshot sums them. */
+    OK(tce_concurrent_histogram_push_batch(c, F, 5, Y, 5));
+    OK(tce_concurrent_histogram_push_batch_to(c, 2, F + 5, 5, Y + 5, 5));
+    for (int i = 10; i < 15; i++) {
         OK(tce_concurrent_histogram_push(c, F[i], Y[i]));
+    }
+    for (int i = 15; i < 20; i++) {
+        OK(tce_concurrent_histogram_push_to(c, (size_t)i % 5, F[i], Y[i]));
     }
 
     /* The snapshot equals the plain histogram of the same samples, bit for bit. */
@@ -943,12 +967,17 @@ static void test_concurrent_histogram(void) {
     EXPECT(tce_concurrent_histogram_reset(NULL), TCE_STATUS_NULL_POINTER);
 
     tce_concurrent_histogram *heap = NULL, *none = NULL;
-    OK(tce_concurrent_histogram_new(5, TCE_CLOSURE_RIGHT, &heap));
+    OK(tce_concurrent_histogram_new(5, 2, TCE_CLOSURE_RIGHT, &heap));
     OK(tce_concurrent_histogram_push_batch(heap, F, 20, Y, 20));
+    OK(tce_concurrent_histogram_push_batch_to(heap, 1, F, 20, Y, 20));
+    OK(tce_concurrent_histogram_shard_count(heap, &shards));
+    CHECK(shards == 2);
     EXPECT(tce_concurrent_histogram_snapshot(heap, right), TCE_STATUS_BIN_COUNT_MISMATCH);
-    EXPECT(tce_concurrent_histogram_new(0, TCE_CLOSURE_LEFT, &none), TCE_STATUS_ZERO_BINS);
-    EXPECT(tce_concurrent_histogram_new(5, 2, &none), TCE_STATUS_INVALID_ENUM);
-    EXPECT(tce_concurrent_histogram_new(5, TCE_CLOSURE_LEFT, NULL), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_concurrent_histogram_new(0, 2, TCE_CLOSURE_LEFT, &none), TCE_STATUS_ZERO_BINS);
+    EXPECT(tce_concurrent_histogram_new(5, 0, TCE_CLOSURE_LEFT, &none), TCE_STATUS_ZERO_BINS);
+    EXPECT(tce_concurrent_histogram_new(SIZE_MAX / 2, 4, TCE_CLOSURE_LEFT, &none), TCE_STATUS_CAPACITY_TOO_LARGE);
+    EXPECT(tce_concurrent_histogram_new(5, 2, 2, &none), TCE_STATUS_INVALID_ENUM);
+    EXPECT(tce_concurrent_histogram_new(5, 2, TCE_CLOSURE_LEFT, NULL), TCE_STATUS_NULL_POINTER);
     CHECK(none == NULL);
     tce_concurrent_histogram_free(NULL);
     tce_concurrent_histogram_free(c); /* caller memory: a no-op */
@@ -957,6 +986,7 @@ static void test_concurrent_histogram(void) {
     OK(tce_concurrent_histogram_bin_count(c, &bins));
     EXPECT(tce_concurrent_histogram_push((tce_concurrent_histogram *)(void *)snap, 0.5, 1), TCE_STATUS_WRONG_STATE);
     EXPECT(tce_concurrent_histogram_push((tce_concurrent_histogram *)(void *)garbage, 0.5, 1), TCE_STATUS_WRONG_STATE);
+    EXPECT(tce_concurrent_histogram_push_to((tce_concurrent_histogram *)(void *)snap, 1, 0.5, 1), TCE_STATUS_WRONG_STATE);
     tce_ew_histogram_free(snap);
     tce_ew_histogram_free(plain);
     tce_ew_histogram_free(five);

@@ -61,7 +61,8 @@ enum tce_status
    */
   TCE_STATUS_BUFFER_FULL = 6,
   /**
-   * The number of bins (or `max_bins` of a sweep) was 0 where at least 1 is needed.
+   * The number of bins (or `max_bins` of a sweep, or the shards of a concurrent
+   * histogram) was 0 where at least 1 is needed.
    */
   TCE_STATUS_ZERO_BINS = 7,
   /**
@@ -151,9 +152,11 @@ enum tce_status
    */
   TCE_STATUS_INVALID_HALF_LIFE = 27,
   /**
-   * A sliding window's slot and ring storage differ in length. Only the Rust API,
-   * which takes the two separately, can return it: the C API lays both out itself
-   * (`tce_window_layout`), so no C call returns it.
+   * Storage lengths do not fit together: a sliding window's slot and ring storage
+   * differ in length, or a concurrent histogram's storage is not a whole number of
+   * shards. Only the Rust API, which takes the storage from the caller, can return it:
+   * the C API lays storage out itself (`tce_window_layout`,
+   * `tce_concurrent_histogram_layout`), so no C call returns it.
    */
   TCE_STATUS_STORAGE_MISMATCH = 28,
   /**
@@ -327,8 +330,11 @@ typedef uint32_t tce_row_kind;
 
 /**
  * An equal-width histogram that many threads push into at once, without locks: the
- * **one thread-safe state** of the API. `tce_concurrent_histogram_push`,
- * `tce_concurrent_histogram_push_batch`, `tce_concurrent_histogram_snapshot` and the
+ * **one thread-safe state** of the API. Its bins are striped into shards: threads that
+ * push into different shards (`tce_concurrent_histogram_push_to` with their own index)
+ * do not contend for the same cache lines, and a snapshot sums the shards exactly.
+ * `tce_concurrent_histogram_push`, `tce_concurrent_histogram_push_to`, their batch
+ * forms, `tce_concurrent_histogram_snapshot` and the
  * reading functions may run concurrently on the same handle, from any number of
  * threads; initialisation must happen before any thread uses the handle, and
  * `tce_concurrent_histogram_free` after the last. Opaque; lives in caller memory
@@ -1457,26 +1463,29 @@ tce_status tce_decaying_histogram_bin_stats(const struct tce_decaying_histogram 
                                             size_t out_len);
 
 /**
- * The size and alignment of caller memory for a concurrent histogram of `bins` bins
- * (32 bytes a bin).
+ * The size and alignment of caller memory for a concurrent histogram of `shards` shards
+ * of `bins` bins each (32 bytes a bin). One shard is the unstriped histogram; use as
+ * many as threads that push often.
  *
- * Errors: `ZERO_BINS`; `CAPACITY_TOO_LARGE` if the size overflows; `NULL_POINTER`,
- * `MISALIGNED`.
+ * Errors: `ZERO_BINS` (`bins` or `shards` is 0); `CAPACITY_TOO_LARGE` if the size
+ * overflows; `NULL_POINTER`.
  *
  * # Safety
  * `size` and `align` must be NULL or valid for writes.
  */
-tce_status tce_concurrent_histogram_layout(size_t bins, size_t *size, size_t *align);
+tce_status tce_concurrent_histogram_layout(size_t bins, size_t shards, size_t *size, size_t *align);
 
 /**
- * Initialises an empty concurrent histogram of `bins` bins closed as `closure` in
+ * Initialises an empty concurrent histogram of `shards` shards of `bins` bins, closed as
+ * `closure`, in
  * `memory[0..memory_len]` (at least the size and alignment of
  * `tce_concurrent_histogram_layout`), and writes its handle to `*out`. Not thread-safe
  * itself: publish the handle to other threads after this returns (e.g. before creating
  * them).
  *
- * Errors: `NULL_POINTER`, `ZERO_BINS`, `INVALID_ENUM`, `MISALIGNED`, `BUFFER_TOO_SMALL`,
- * `CAPACITY_TOO_LARGE`. On error the memory is untouched.
+ * Errors: `NULL_POINTER`, `ZERO_BINS` (`bins` or `shards` is 0), `INVALID_ENUM`,
+ * `MISALIGNED`, `BUFFER_TOO_SMALL`, `CAPACITY_TOO_LARGE`. On error the memory is
+ * untouched.
  *
  * # Safety
  * `memory` must be NULL or writable for `memory_len` bytes, used by no other thread
@@ -1485,20 +1494,23 @@ tce_status tce_concurrent_histogram_layout(size_t bins, size_t *size, size_t *al
 tce_status tce_concurrent_histogram_init(void *memory,
                                          size_t memory_len,
                                          size_t bins,
+                                         size_t shards,
                                          uint32_t closure,
                                          struct tce_concurrent_histogram **out);
 
 /**
- * Allocates an empty concurrent histogram on the heap; release it with
- * `tce_concurrent_histogram_free` once no thread uses it. Only in builds with `std`.
+ * Allocates an empty concurrent histogram of `shards` shards of `bins` bins on the heap;
+ * release it with `tce_concurrent_histogram_free` once no thread uses it. Only in
+ * builds with `std`.
  *
- * Errors: `NULL_POINTER`, `ZERO_BINS`, `INVALID_ENUM`, `CAPACITY_TOO_LARGE`,
- * `ALLOCATION_FAILED`.
+ * Errors: `NULL_POINTER`, `ZERO_BINS` (`bins` or `shards` is 0), `INVALID_ENUM`,
+ * `CAPACITY_TOO_LARGE`, `ALLOCATION_FAILED`.
  *
  * # Safety
  * `out` must be NULL or valid for a write.
  */
 tce_status tce_concurrent_histogram_new(size_t bins,
+                                        size_t shards,
                                         uint32_t closure,
                                         struct tce_concurrent_histogram **out);
 
@@ -1514,8 +1526,9 @@ tce_status tce_concurrent_histogram_new(size_t bins,
 void tce_concurrent_histogram_free(struct tce_concurrent_histogram *h);
 
 /**
- * Records one sample. **Thread-safe**: any number of threads may push into the same
- * handle at once.
+ * Records one sample into shard 0. **Thread-safe**: any number of threads may push
+ * into the same handle at once (but threads that push often should each use their own
+ * shard: `tce_concurrent_histogram_push_to`).
  *
  * Errors: `NULL_POINTER`, `WRONG_STATE`, `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`,
  * `INVALID_LABEL`; nothing is recorded then.
@@ -1528,7 +1541,8 @@ tce_status tce_concurrent_histogram_push(struct tce_concurrent_histogram *h,
                                          uint8_t label);
 
 /**
- * Records a batch: all of it, or (a bad element) none of it. **Thread-safe**, like
+ * Records a batch into shard 0: all of it, or (a bad element) none of it.
+ * **Thread-safe**, like
  * `tce_concurrent_histogram_push` (the samples of concurrent batches interleave; each
  * is counted once).
  *
@@ -1544,8 +1558,39 @@ tce_status tce_concurrent_histogram_push_batch(struct tce_concurrent_histogram *
                                                size_t labels_len);
 
 /**
- * Copies the current counts into the equal-width histogram `into` (same bin count and
- * closure), replacing its contents; the estimators (`tce_ew_histogram_ece_bin`, ...)
+ * Records one sample into shard `shard`, taken modulo the shard count (so any index is
+ * valid, e.g. a thread number). **Thread-safe**; threads pushing into different shards
+ * do not contend for the same bins.
+ *
+ * Errors: as `tce_concurrent_histogram_push`.
+ *
+ * # Safety
+ * `h` must be NULL or a valid handle.
+ */
+tce_status tce_concurrent_histogram_push_to(struct tce_concurrent_histogram *h,
+                                            size_t shard,
+                                            double score,
+                                            uint8_t label);
+
+/**
+ * Records a batch into shard `shard` (modulo the shard count): all of it, or (a bad
+ * element) none of it. **Thread-safe**, like `tce_concurrent_histogram_push_to`.
+ *
+ * Errors: as `tce_concurrent_histogram_push_batch`.
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `scores` / `labels` NULL or readable for their lengths.
+ */
+tce_status tce_concurrent_histogram_push_batch_to(struct tce_concurrent_histogram *h,
+                                                  size_t shard,
+                                                  const double *scores,
+                                                  size_t scores_len,
+                                                  const uint8_t *labels,
+                                                  size_t labels_len);
+
+/**
+ * Copies the current counts, summed over the shards, into the equal-width histogram
+ * `into` (same bin count and closure), replacing its contents; the estimators (`tce_ew_histogram_ece_bin`, ...)
  * then read `into`. **Thread-safe** with respect to pushes: taken while threads push,
  * a snapshot may miss, or partly show, the pushes in flight; taken after they are done
  * (joined), it equals, bit for bit, a histogram fed the same samples in one thread.
@@ -1561,7 +1606,7 @@ tce_status tce_concurrent_histogram_snapshot(const struct tce_concurrent_histogr
                                              struct tce_ew_histogram *into);
 
 /**
- * Forgets every sample; bins and closure stay. Pushes racing with a reset may be
+ * Forgets every sample, in every shard; bins, shards and closure stay. Pushes racing with a reset may be
  * partly kept.
  *
  * Errors: `NULL_POINTER`, `WRONG_STATE`.
@@ -1572,7 +1617,7 @@ tce_status tce_concurrent_histogram_snapshot(const struct tce_concurrent_histogr
 tce_status tce_concurrent_histogram_reset(struct tce_concurrent_histogram *h);
 
 /**
- * The number of bins B.
+ * The number of bins B (of each shard, and of a snapshot).
  *
  * # Safety
  * `h` NULL or a valid handle; `out` NULL or valid for a write.
@@ -1588,6 +1633,15 @@ tce_status tce_concurrent_histogram_bin_count(const struct tce_concurrent_histog
  */
 tce_status tce_concurrent_histogram_closure(const struct tce_concurrent_histogram *h,
                                             uint32_t *out);
+
+/**
+ * The number of shards.
+ *
+ * # Safety
+ * `h` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_concurrent_histogram_shard_count(const struct tce_concurrent_histogram *h,
+                                                size_t *out);
 
 /**
  * The number of bytes `tce_ew_histogram_encode` writes: 24 + 32 per bin.

@@ -9,6 +9,15 @@
 //! snapshot caps both at what the count allows), so such a snapshot is off by at most
 //! the pushes in flight.
 //!
+//! **Shards.** Threads pushing into the same bin contend for its cache line, and with
+//! skewed confidences most pushes hit the same top bin: two threads pushing into one set
+//! of bins are slower than one. So the bins can be striped: the storage holds S shards of
+//! B bins each, a thread pushes into its own shard ([`ConcurrentHistogram::push_to`] with
+//! its index), and a snapshot sums the shards (exactly: the sums are integers). Shards of
+//! B ≥ 3 bins never put the same bin of two shards on one 64-byte cache line, whatever
+//! the storage's alignment (bins are 32 bytes; with B = 2 they may share one when the
+//! storage is not 64-byte aligned, with B = 1 they do).
+//!
 //! Only on targets with 64-bit atomics (`target_has_atomic = "64"`).
 
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -70,76 +79,227 @@ impl AtomicBin {
     }
 }
 
-/// An equal-width histogram that many threads push into through `&self`.
+/// An equal-width histogram that many threads push into through `&self`, striped into
+/// shards (see the [module docs](self)).
+///
+/// Storage: `[[AtomicBin; B]; S]` inline (S shards of B bins, [`Self::new`]; plain
+/// `[AtomicBin; B]` is one shard), or a caller-owned slice of S·B bins
+/// ([`ConcurrentHistogram::with_storage`]), shard after shard.
 #[derive(Debug)]
 #[repr(C)]
 pub struct ConcurrentHistogram<S: ?Sized = [AtomicBin]> {
     closure: Closure,
-    bins: S,
+    /// Bins per shard (B ≥ 1); the storage holds `bins · shards` of them.
+    bins: usize,
+    /// Shards (S ≥ 1).
+    shards: usize,
+    storage: S,
 }
 
-impl<const B: usize> ConcurrentHistogram<[AtomicBin; B]> {
-    const AT_LEAST_ONE_BIN: () = assert!(B > 0, "a histogram needs at least one bin");
+/// The storage of a [`ConcurrentHistogram`]: bins, shard after shard. Implemented for
+/// `[AtomicBin]`, `&[AtomicBin]`, `[AtomicBin; B]` and `[[AtomicBin; B]; S]`; sealed.
+pub trait BinStorage: sealed::Sealed {
+    /// Every bin of every shard, shard after shard.
+    fn all_bins(&self) -> &[AtomicBin];
+}
 
-    /// An empty histogram of `B` bins stored inline; `const`, so it can be a `static`
-    /// shared by every thread.
+mod sealed {
+    pub trait Sealed {}
+}
+
+impl sealed::Sealed for [AtomicBin] {}
+impl BinStorage for [AtomicBin] {
+    #[inline]
+    fn all_bins(&self) -> &[AtomicBin] {
+        self
+    }
+}
+impl sealed::Sealed for &[AtomicBin] {}
+impl BinStorage for &[AtomicBin] {
+    #[inline]
+    fn all_bins(&self) -> &[AtomicBin] {
+        self
+    }
+}
+impl<const B: usize> sealed::Sealed for [AtomicBin; B] {}
+impl<const B: usize> BinStorage for [AtomicBin; B] {
+    #[inline]
+    fn all_bins(&self) -> &[AtomicBin] {
+        self
+    }
+}
+impl<const B: usize, const S: usize> sealed::Sealed for [[AtomicBin; B]; S] {}
+impl<const B: usize, const S: usize> BinStorage for [[AtomicBin; B]; S] {
+    #[inline]
+    fn all_bins(&self) -> &[AtomicBin] {
+        self.as_flattened()
+    }
+}
+
+/// Storage held inline in a [`ConcurrentHistogram`]: `[AtomicBin; B]` (one shard of B
+/// bins) or `[[AtomicBin; B]; S]` (S shards of B bins); sealed.
+pub trait InlineStorage: BinStorage + Sized {
+    /// Bins per shard (B) and shards (S); a compile-time error if either is 0.
+    const SHAPE: (usize, usize);
+    /// Every bin empty.
+    const EMPTY: Self;
+}
+
+#[allow(clippy::declare_interior_mutable_const)] // used only as initialisers
+impl<const B: usize> InlineStorage for [AtomicBin; B] {
+    const SHAPE: (usize, usize) = {
+        assert!(B > 0, "a histogram needs at least one bin");
+        (B, 1)
+    };
+    const EMPTY: Self = [AtomicBin::EMPTY; B];
+}
+
+#[allow(clippy::declare_interior_mutable_const)] // used only as initialisers
+impl<const B: usize, const S: usize> InlineStorage for [[AtomicBin; B]; S] {
+    const SHAPE: (usize, usize) = {
+        assert!(B > 0, "a histogram needs at least one bin");
+        assert!(S > 0, "a histogram needs at least one shard");
+        (B, S)
+    };
+    const EMPTY: Self = [const { [AtomicBin::EMPTY; B] }; S];
+}
+
+impl<T: InlineStorage> ConcurrentHistogram<T> {
+    /// An empty histogram stored inline: `[AtomicBin; B]` is one shard of `B` bins,
+    /// `[[AtomicBin; B]; S]` is `S` shards. `const`, so it can be a `static` shared by
+    /// every thread.
+    ///
+    /// ```
+    /// use tce::{AtomicBin, Closure, ConcurrentHistogram};
+    /// static SHARED: ConcurrentHistogram<[[AtomicBin; 15]; 4]> = ConcurrentHistogram::new(Closure::Left);
+    /// SHARED.push_to(2, 0.9, 1).unwrap();
+    /// assert_eq!((SHARED.bin_count(), SHARED.shard_count()), (15, 4));
+    /// ```
+    ///
+    /// No bins or no shards is a compile-time error:
+    ///
+    /// ```compile_fail
+    /// use tce::{AtomicBin, Closure, ConcurrentHistogram};
+    /// let h = ConcurrentHistogram::<[[AtomicBin; 15]; 0]>::new(Closure::Left);
+    /// ```
     pub const fn new(closure: Closure) -> Self {
-        #[allow(clippy::let_unit_value)]
-        let () = Self::AT_LEAST_ONE_BIN;
+        let (bins, shards) = T::SHAPE;
         ConcurrentHistogram {
             closure,
-            bins: [AtomicBin::EMPTY; B],
+            bins,
+            shards,
+            storage: T::EMPTY,
         }
     }
 }
 
 impl<'a> ConcurrentHistogram<&'a [AtomicBin]> {
-    /// An empty histogram over caller-owned bins (cleared here).
-    pub fn with_storage(storage: &'a [AtomicBin], closure: Closure) -> Result<Self, ConfigError> {
-        if storage.is_empty() {
+    /// An empty histogram of `bins` bins per shard over caller-owned storage (cleared
+    /// here), which holds `storage.len() / bins` shards, shard after shard.
+    ///
+    /// Errors: [`ConfigError::ZeroBins`] if `bins` is 0 or the storage empty;
+    /// [`ConfigError::ShardMismatch`] if `storage.len()` is not a multiple of `bins`.
+    pub fn with_storage(
+        storage: &'a [AtomicBin],
+        bins: usize,
+        closure: Closure,
+    ) -> Result<Self, ConfigError> {
+        if bins == 0 || storage.is_empty() {
             return Err(ConfigError::ZeroBins);
+        }
+        if storage.len() % bins != 0 {
+            return Err(ConfigError::ShardMismatch {
+                storage: storage.len(),
+                bins,
+            });
         }
         storage.iter().for_each(AtomicBin::reset);
         Ok(ConcurrentHistogram {
             closure,
-            bins: storage,
+            bins,
+            shards: storage.len() / bins,
+            storage,
         })
     }
 }
 
 #[cfg(feature = "ffi")]
 impl ConcurrentHistogram<[AtomicBin]> {
-    /// Empties the histogram and sets its closure. For the C ABI (`src/ffi/concurrent.rs`),
-    /// which lays this view over caller memory it has zeroed (zero bytes are empty bins
-    /// closed on the left) before any thread can see it.
-    pub(crate) fn reinitialise(&mut self, closure: Closure) {
+    /// Empties the histogram and sets its closure and its shape (`bins` per shard, which
+    /// divides the storage length: checked by the caller). For the C ABI
+    /// (`src/ffi/concurrent.rs`), which lays this view over caller memory it has zeroed
+    /// before any thread can see it.
+    pub(crate) fn reinitialise(&mut self, closure: Closure, bins: usize) {
+        debug_assert!(bins > 0 && self.storage.len() % bins == 0);
         self.closure = closure;
+        self.bins = bins;
+        self.shards = self.storage.len() / bins;
         self.reset();
+    }
+
+    /// Whether the shape fields describe the storage (a forged or corrupted state may
+    /// not): `bins · shards` equals the storage length, neither 0.
+    pub(crate) fn shape_is_valid(&self) -> bool {
+        self.bins > 0
+            && self.shards > 0
+            && self.bins.checked_mul(self.shards) == Some(self.storage.len())
     }
 }
 
-impl<S: AsRef<[AtomicBin]> + ?Sized> ConcurrentHistogram<S> {
-    /// Records one sample; callable from many threads at once.
+impl<S: BinStorage + ?Sized> ConcurrentHistogram<S> {
+    /// The bins of shard `shard` taken modulo the shard count.
+    #[inline]
+    fn shard(&self, shard: usize) -> &[AtomicBin] {
+        let shard = if shard < self.shards {
+            shard
+        } else {
+            shard % self.shards
+        };
+        let start = shard * self.bins;
+        &self.storage.all_bins()[start..start + self.bins]
+    }
+
+    /// Records one sample into shard 0; callable from many threads at once. Threads
+    /// that push often should each use their own shard ([`Self::push_to`]).
     #[inline]
     pub fn push(&self, score: f64, label: u8) -> Result<(), PushError> {
+        self.push_to(0, score, label)
+    }
+
+    /// Records one sample into shard `shard` (taken modulo the shard count, so any
+    /// index is valid, e.g. a thread number); callable from many threads at once.
+    #[inline]
+    pub fn push_to(&self, shard: usize, score: f64, label: u8) -> Result<(), PushError> {
         sample::check(score, label, 0)?;
-        let bins = self.bins.as_ref();
+        let bins = self.shard(shard);
         bins[self.closure.bin_index(score, bins.len())].record(score, label);
         Ok(())
     }
 
-    /// Records a batch: all of it, or (when any element is bad) none of it.
+    /// Records a batch into shard 0: all of it, or (when any element is bad) none of it.
     pub fn push_batch(&self, scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
+        self.push_batch_to(0, scores, labels)
+    }
+
+    /// Records a batch into shard `shard` (modulo the shard count): all of it, or (when
+    /// any element is bad) none of it.
+    pub fn push_batch_to(
+        &self,
+        shard: usize,
+        scores: &[f64],
+        labels: &[u8],
+    ) -> Result<(), PushError> {
         sample::check_batch(scores, labels)?;
-        let bins = self.bins.as_ref();
+        let bins = self.shard(shard);
         for (&score, &label) in scores.iter().zip(labels) {
             bins[self.closure.bin_index(score, bins.len())].record(score, label);
         }
         Ok(())
     }
 
-    /// Copies the current counts into `into` (same bin count and closure), replacing its
-    /// contents; the estimators then read that histogram.
+    /// Copies the current counts, summed over the shards (exactly), into `into` (same
+    /// bin count and closure), replacing its contents; the estimators then read that
+    /// histogram.
     pub fn snapshot_into<T>(&self, into: &mut Histogram<T>) -> Result<(), MergeError>
     where
         T: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized,
@@ -151,20 +311,30 @@ impl<S: AsRef<[AtomicBin]> + ?Sized> ConcurrentHistogram<S> {
         if into.closure() != self.closure {
             return Err(MergeError::ClosureMismatch);
         }
-        for (slot, bin) in into.bins_mut().iter_mut().zip(self.bins.as_ref()) {
-            *slot = bin.snapshot();
+        let slots = into.bins_mut();
+        slots.fill(BinStats::EMPTY);
+        for shard in self.storage.all_bins().chunks_exact(self.bins) {
+            for (slot, bin) in slots.iter_mut().zip(shard) {
+                slot.merge(&bin.snapshot());
+            }
         }
         Ok(())
     }
 
-    /// Forgets every sample. Pushes racing with a reset may be partly kept.
+    /// Forgets every sample, in every shard. Pushes racing with a reset may be partly
+    /// kept.
     pub fn reset(&self) {
-        self.bins.as_ref().iter().for_each(AtomicBin::reset);
+        self.storage.all_bins().iter().for_each(AtomicBin::reset);
     }
 
-    /// The number of bins B.
+    /// The number of bins B (of each shard, and of a snapshot).
     pub fn bin_count(&self) -> usize {
-        self.bins.as_ref().len()
+        self.bins
+    }
+
+    /// The number of shards S.
+    pub fn shard_count(&self) -> usize {
+        self.shards
     }
 
     /// Which side of each bin is closed.
@@ -175,5 +345,90 @@ impl<S: AsRef<[AtomicBin]> + ?Sized> ConcurrentHistogram<S> {
     /// Lower and upper edge of bin `k`.
     pub fn edges(&self, k: usize) -> (f64, f64) {
         equal_width_edges(k, self.bin_count())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::histogram::InlineHistogram;
+
+    /// Scores from a xorshift, with the edges and a few repeats mixed in.
+    fn stream(n: usize, seed: u64) -> (Vec<f64>, Vec<u8>) {
+        let mut state = seed | 1;
+        (0..n)
+            .map(|i| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let score = match i % 11 {
+                    0 => 0.0,
+                    1 => 1.0,
+                    _ => (state >> 11) as f64 / (1u64 << 53) as f64,
+                };
+                (score, (state >> 3) as u8 & 1)
+            })
+            .unzip()
+    }
+
+    #[test]
+    fn pushes_into_different_shards_equal_the_same_pushes_into_one() {
+        for seed in 1..40u64 {
+            let (scores, labels) = stream(300 + seed as usize * 7, seed);
+            for closure in [Closure::Left, Closure::Right] {
+                let one = ConcurrentHistogram::<[AtomicBin; 7]>::new(closure);
+                let striped = ConcurrentHistogram::<[[AtomicBin; 7]; 5]>::new(closure);
+                let storage: [AtomicBin; 21] = [AtomicBin::EMPTY; 21];
+                let sliced = ConcurrentHistogram::with_storage(&storage, 7, closure).unwrap();
+                assert_eq!((sliced.shard_count(), striped.shard_count()), (3, 5));
+                for (i, (s, l)) in scores.chunks(13).zip(labels.chunks(13)).enumerate() {
+                    let shard = (seed as usize * 31 + i * 7) % 11; // also ≥ S: modulo
+                    one.push_batch(s, l).unwrap();
+                    if i % 2 == 0 {
+                        striped.push_batch_to(shard, s, l).unwrap();
+                        sliced.push_batch_to(shard, s, l).unwrap();
+                    } else {
+                        for (k, (&s, &l)) in s.iter().zip(l).enumerate() {
+                            striped.push_to(shard + k, s, l).unwrap();
+                            sliced.push_to(shard + k, s, l).unwrap();
+                        }
+                    }
+                }
+                let mut sequential = InlineHistogram::<7>::new(closure);
+                sequential.push_batch(&scores, &labels).unwrap();
+                let mut snapshot = InlineHistogram::<7>::new(closure);
+                one.snapshot_into(&mut snapshot).unwrap();
+                assert_eq!(snapshot, sequential);
+                striped.snapshot_into(&mut snapshot).unwrap();
+                assert_eq!(snapshot, sequential, "seed {seed}: striped differs");
+                sliced.snapshot_into(&mut snapshot).unwrap();
+                assert_eq!(snapshot, sequential, "seed {seed}: sliced differs");
+                striped.reset();
+                striped.snapshot_into(&mut snapshot).unwrap();
+                assert_eq!(snapshot.samples(), 0);
+            }
+        }
+    }
+
+    #[test]
+    fn storage_must_be_whole_shards() {
+        let storage: [AtomicBin; 10] = [AtomicBin::EMPTY; 10];
+        assert_eq!(
+            ConcurrentHistogram::with_storage(&storage, 4, Closure::Left).unwrap_err(),
+            ConfigError::ShardMismatch {
+                storage: 10,
+                bins: 4
+            }
+        );
+        assert_eq!(
+            ConcurrentHistogram::with_storage(&storage, 0, Closure::Left).unwrap_err(),
+            ConfigError::ZeroBins
+        );
+        assert_eq!(
+            ConcurrentHistogram::with_storage(&storage[..0], 1, Closure::Left).unwrap_err(),
+            ConfigError::ZeroBins
+        );
+        let h = ConcurrentHistogram::with_storage(&storage, 5, Closure::Left).unwrap();
+        assert_eq!((h.bin_count(), h.shard_count()), (5, 2));
     }
 }

@@ -40,6 +40,9 @@ pub enum ConfigError {
     StorageMismatch { slots: usize, ring: usize },
     /// The storage holds more slots than a buffer can index (`max`).
     CapacityTooLarge { capacity: usize, max: usize },
+    /// A concurrent histogram's storage (`storage` bins) is not a whole number of
+    /// shards of `bins` bins.
+    ShardMismatch { storage: usize, bins: usize },
 }
 
 /// Why an estimate could not be computed.
@@ -127,6 +130,10 @@ impl fmt::Display for ConfigError {
             Self::CapacityTooLarge { capacity, max } => {
                 write!(f, "capacity {capacity} exceeds the maximum {max}")
             }
+            Self::ShardMismatch { storage, bins } => write!(
+                f,
+                "{storage} bins of storage are not a whole number of shards of {bins} bins"
+            ),
         }
     }
 }

@@ -61,7 +61,7 @@ pub mod window;
 pub use binning::{Binning, Closure, Ties};
 pub use buffer::{InlineBuffer, Slot, SortedBuffer, SortedSamples};
 #[cfg(target_has_atomic = "64")]
-pub use concurrent::{AtomicBin, ConcurrentHistogram};
+pub use concurrent::{AtomicBin, BinStorage, ConcurrentHistogram, InlineStorage};
 pub use decay::{DecayedBin, DecayingHistogram};
 pub use error::{ConfigError, EstimateError, MergeError, NormError, PushError, ReduceError};
 pub use estimate::Estimate;

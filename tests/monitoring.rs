@@ -229,8 +229,11 @@ proptest! {
 
 #[test]
 fn concurrent_pushes_equal_the_same_pushes_made_sequentially() {
-    static SHARED: ConcurrentHistogram<[tce::AtomicBin; 15]> =
+    // Four shards: each thread pushes mostly into its own (thread t names shard t + 4,
+    // the same modulo 4), and now and then into the shared shard 0.
+    static SHARED: ConcurrentHistogram<[[tce::AtomicBin; 15]; 4]> =
         ConcurrentHistogram::new(Closure::Left);
+    assert_eq!(SHARED.shard_count(), 4);
     let threads = 4;
     let per_thread = 50_000;
     let stream = |t: usize| -> (Vec<f64>, Vec<u8>) {
@@ -246,12 +249,17 @@ fn concurrent_pushes_equal_the_same_pushes_made_sequentially() {
             scope.spawn(move || {
                 let (scores, labels) = stream(t);
                 for (chunk, (s, l)) in scores.chunks(1000).zip(labels.chunks(1000)).enumerate() {
-                    if chunk % 2 == 0 {
-                        SHARED.push_batch(s, l).unwrap();
-                    } else {
-                        s.iter()
+                    match chunk % 4 {
+                        0 => SHARED.push_batch_to(t + 4, s, l).unwrap(),
+                        1 => s
+                            .iter()
                             .zip(l)
-                            .for_each(|(&s, &l)| SHARED.push(s, l).unwrap());
+                            .for_each(|(&s, &l)| SHARED.push_to(t + 4, s, l).unwrap()),
+                        2 => SHARED.push_batch(s, l).unwrap(),
+                        _ => s
+                            .iter()
+                            .zip(l)
+                            .for_each(|(&s, &l)| SHARED.push(s, l).unwrap()),
                     }
                 }
             });

@@ -128,8 +128,9 @@ fn core_operations_do_not_allocate() {
             DecayingHistogram::<[DecayedBin; 15]>::new(Closure::Left, 500.0).unwrap();
         decaying.push_batch(&scores, &labels).unwrap();
         decaying.ece_debias(Norm::L2).unwrap();
-        let shared = ConcurrentHistogram::<[AtomicBin; 15]>::new(Closure::Left);
-        shared.push_batch(&scores, &labels).unwrap();
+        let shared = ConcurrentHistogram::<[[AtomicBin; 15]; 4]>::new(Closure::Left);
+        shared.push_batch_to(3, &scores, &labels).unwrap();
+        shared.push_to(6, 0.5, 1).unwrap();
         shared.snapshot_into(&mut h).unwrap();
         let mut bytes = [0u8; 4096];
         let written = h.encode(&mut bytes).unwrap();

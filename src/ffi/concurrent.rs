@@ -13,8 +13,11 @@ use super::types::closure;
 use crate::concurrent::ConcurrentHistogram;
 
 /// An equal-width histogram that many threads push into at once, without locks: the
-/// **one thread-safe state** of the API. `tce_concurrent_histogram_push`,
-/// `tce_concurrent_histogram_push_batch`, `tce_concurrent_histogram_snapshot` and the
+/// **one thread-safe state** of the API. Its bins are striped into shards: threads that
+/// push into different shards (`tce_concurrent_histogram_push_to` with their own index)
+/// do not contend for the same cache lines, and a snapshot sums the shards exactly.
+/// `tce_concurrent_histogram_push`, `tce_concurrent_histogram_push_to`, their batch
+/// forms, `tce_concurrent_histogram_snapshot` and the
 /// reading functions may run concurrently on the same handle, from any number of
 /// threads; initialisation must happen before any thread uses the handle, and
 /// `tce_concurrent_histogram_free` after the last. Opaque; lives in caller memory
@@ -35,41 +38,60 @@ unsafe fn get<'a>(
     // SAFETY: forwarded contract. The shared reference allows the atomic updates of
     // other threads (interior mutability); the header and closure are only written by
     // `init` and `free`, which must not race with any use.
-    unsafe { state::get::<ConcurrentKind>(h.cast()) }.map(|s: &ConcurrentState| &s.view)
+    let h = unsafe { state::get::<ConcurrentKind>(h.cast()) }.map(|s: &ConcurrentState| &s.view)?;
+    // A forged or corrupted header could describe bins and shards that do not fit the
+    // storage: refuse it rather than index out of it.
+    if !h.shape_is_valid() {
+        return Err(tce_status::WrongState);
+    }
+    Ok(h)
 }
 
-/// The size and alignment of caller memory for a concurrent histogram of `bins` bins
-/// (32 bytes a bin).
+/// The number of bins of all shards: `ZERO_BINS` if either count is 0,
+/// `CAPACITY_TOO_LARGE` if their product overflows.
+fn units(bins: usize, shards: usize) -> Result<usize, tce_status> {
+    if bins == 0 || shards == 0 {
+        return Err(tce_status::ZeroBins);
+    }
+    bins.checked_mul(shards).ok_or(tce_status::CapacityTooLarge)
+}
+
+/// The size and alignment of caller memory for a concurrent histogram of `shards` shards
+/// of `bins` bins each (32 bytes a bin). One shard is the unstriped histogram; use as
+/// many as threads that push often.
 ///
-/// Errors: `ZERO_BINS`; `CAPACITY_TOO_LARGE` if the size overflows; `NULL_POINTER`,
-/// `MISALIGNED`.
+/// Errors: `ZERO_BINS` (`bins` or `shards` is 0); `CAPACITY_TOO_LARGE` if the size
+/// overflows; `NULL_POINTER`.
 ///
 /// # Safety
 /// `size` and `align` must be NULL or valid for writes.
 #[no_mangle]
 pub unsafe extern "C" fn tce_concurrent_histogram_layout(
     bins: usize,
+    shards: usize,
     size: *mut usize,
     align: *mut usize,
 ) -> tce_status {
     ffi_boundary!({
         // SAFETY: the caller's contract.
         let (size, align) = unsafe { (Out::new(size)?, Out::new(align)?) };
-        let (s, a) = state::layout::<ConcurrentKind>(bins)?;
+        let (s, a) = state::layout::<ConcurrentKind>(units(bins, shards)?)?;
         size.write(s);
         align.write(a);
         Ok(())
     })
 }
 
-/// Initialises an empty concurrent histogram of `bins` bins closed as `closure` in
+/// Initialises an empty concurrent histogram of `shards` shards of `bins` bins, closed as
+/// `closure`, in
 /// `memory[0..memory_len]` (at least the size and alignment of
 /// `tce_concurrent_histogram_layout`), and writes its handle to `*out`. Not thread-safe
 /// itself: publish the handle to other threads after this returns (e.g. before creating
 /// them).
 ///
-/// Errors: `NULL_POINTER`, `ZERO_BINS`, `INVALID_ENUM`, `MISALIGNED`, `BUFFER_TOO_SMALL`,
-/// `CAPACITY_TOO_LARGE`. On error the memory is untouched.
+/// Errors: `NULL_POINTER`, `ZERO_BINS` (`bins` or `shards` is 0), `INVALID_ENUM`,
+/// `MISALIGNED`, `BUFFER_TOO_SMALL`, `CAPACITY_TOO_LARGE`. On error the memory is
+/// untouched.
 ///
 /// # Safety
 /// `memory` must be NULL or writable for `memory_len` bytes, used by no other thread
@@ -79,6 +101,7 @@ pub unsafe extern "C" fn tce_concurrent_histogram_init(
     memory: *mut c_void,
     memory_len: usize,
     bins: usize,
+    shards: usize,
     closure: u32,
     out: *mut *mut tce_concurrent_histogram,
 ) -> tce_status {
@@ -86,20 +109,22 @@ pub unsafe extern "C" fn tce_concurrent_histogram_init(
         // SAFETY: the caller's contract.
         let out = unsafe { Out::new(out)? };
         let closure = self::closure(closure)?;
+        let units = units(bins, shards)?;
         // SAFETY: the caller's contract on `memory`.
         let state =
-            unsafe { state::init::<ConcurrentKind>(memory.cast(), memory_len, bins, false)? };
-        state.view.reinitialise(closure);
+            unsafe { state::init::<ConcurrentKind>(memory.cast(), memory_len, units, false)? };
+        state.view.reinitialise(closure, bins);
         out.write(memory.cast());
         Ok(())
     })
 }
 
-/// Allocates an empty concurrent histogram on the heap; release it with
-/// `tce_concurrent_histogram_free` once no thread uses it. Only in builds with `std`.
+/// Allocates an empty concurrent histogram of `shards` shards of `bins` bins on the heap;
+/// release it with `tce_concurrent_histogram_free` once no thread uses it. Only in
+/// builds with `std`.
 ///
-/// Errors: `NULL_POINTER`, `ZERO_BINS`, `INVALID_ENUM`, `CAPACITY_TOO_LARGE`,
-/// `ALLOCATION_FAILED`.
+/// Errors: `NULL_POINTER`, `ZERO_BINS` (`bins` or `shards` is 0), `INVALID_ENUM`,
+/// `CAPACITY_TOO_LARGE`, `ALLOCATION_FAILED`.
 ///
 /// # Safety
 /// `out` must be NULL or valid for a write.
@@ -107,6 +132,7 @@ pub unsafe extern "C" fn tce_concurrent_histogram_init(
 #[no_mangle]
 pub unsafe extern "C" fn tce_concurrent_histogram_new(
     bins: usize,
+    shards: usize,
     closure: u32,
     out: *mut *mut tce_concurrent_histogram,
 ) -> tce_status {
@@ -114,8 +140,8 @@ pub unsafe extern "C" fn tce_concurrent_histogram_new(
         // SAFETY: the caller's contract.
         let out = unsafe { Out::new(out)? };
         let closure = self::closure(closure)?;
-        let state = state::allocate::<ConcurrentKind>(bins)?;
-        state.view.reinitialise(closure);
+        let state = state::allocate::<ConcurrentKind>(units(bins, shards)?)?;
+        state.view.reinitialise(closure, bins);
         out.write((state as *mut ConcurrentState).cast());
         Ok(())
     })
@@ -138,8 +164,9 @@ pub unsafe extern "C" fn tce_concurrent_histogram_free(h: *mut tce_concurrent_hi
     });
 }
 
-/// Records one sample. **Thread-safe**: any number of threads may push into the same
-/// handle at once.
+/// Records one sample into shard 0. **Thread-safe**: any number of threads may push
+/// into the same handle at once (but threads that push often should each use their own
+/// shard: `tce_concurrent_histogram_push_to`).
 ///
 /// Errors: `NULL_POINTER`, `WRONG_STATE`, `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`,
 /// `INVALID_LABEL`; nothing is recorded then.
@@ -158,7 +185,8 @@ pub unsafe extern "C" fn tce_concurrent_histogram_push(
     })
 }
 
-/// Records a batch: all of it, or (a bad element) none of it. **Thread-safe**, like
+/// Records a batch into shard 0: all of it, or (a bad element) none of it.
+/// **Thread-safe**, like
 /// `tce_concurrent_histogram_push` (the samples of concurrent batches interleave; each
 /// is counted once).
 ///
@@ -183,8 +211,54 @@ pub unsafe extern "C" fn tce_concurrent_histogram_push_batch(
     })
 }
 
-/// Copies the current counts into the equal-width histogram `into` (same bin count and
-/// closure), replacing its contents; the estimators (`tce_ew_histogram_ece_bin`, ...)
+/// Records one sample into shard `shard`, taken modulo the shard count (so any index is
+/// valid, e.g. a thread number). **Thread-safe**; threads pushing into different shards
+/// do not contend for the same bins.
+///
+/// Errors: as `tce_concurrent_histogram_push`.
+///
+/// # Safety
+/// `h` must be NULL or a valid handle.
+#[no_mangle]
+pub unsafe extern "C" fn tce_concurrent_histogram_push_to(
+    h: *mut tce_concurrent_histogram,
+    shard: usize,
+    score: f64,
+    label: u8,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        Ok(unsafe { get(h)? }.push_to(shard, score, label)?)
+    })
+}
+
+/// Records a batch into shard `shard` (modulo the shard count): all of it, or (a bad
+/// element) none of it. **Thread-safe**, like `tce_concurrent_histogram_push_to`.
+///
+/// Errors: as `tce_concurrent_histogram_push_batch`.
+///
+/// # Safety
+/// `h` NULL or a valid handle; `scores` / `labels` NULL or readable for their lengths.
+#[no_mangle]
+pub unsafe extern "C" fn tce_concurrent_histogram_push_batch_to(
+    h: *mut tce_concurrent_histogram,
+    shard: usize,
+    scores: *const f64,
+    scores_len: usize,
+    labels: *const u8,
+    labels_len: usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let h = unsafe { get(h)? };
+        // SAFETY: the caller's contract.
+        let (scores, labels) = unsafe { (array(scores, scores_len)?, array(labels, labels_len)?) };
+        Ok(h.push_batch_to(shard, scores, labels)?)
+    })
+}
+
+/// Copies the current counts, summed over the shards, into the equal-width histogram
+/// `into` (same bin count and closure), replacing its contents; the estimators (`tce_ew_histogram_ece_bin`, ...)
 /// then read `into`. **Thread-safe** with respect to pushes: taken while threads push,
 /// a snapshot may miss, or partly show, the pushes in flight; taken after they are done
 /// (joined), it equals, bit for bit, a histogram fed the same samples in one thread.
@@ -208,7 +282,7 @@ pub unsafe extern "C" fn tce_concurrent_histogram_snapshot(
     })
 }
 
-/// Forgets every sample; bins and closure stay. Pushes racing with a reset may be
+/// Forgets every sample, in every shard; bins, shards and closure stay. Pushes racing with a reset may be
 /// partly kept.
 ///
 /// Errors: `NULL_POINTER`, `WRONG_STATE`.
@@ -226,7 +300,7 @@ pub unsafe extern "C" fn tce_concurrent_histogram_reset(
     })
 }
 
-/// The number of bins B.
+/// The number of bins B (of each shard, and of a snapshot).
 ///
 /// # Safety
 /// `h` NULL or a valid handle; `out` NULL or valid for a write.
@@ -256,6 +330,23 @@ pub unsafe extern "C" fn tce_concurrent_histogram_closure(
         // SAFETY: the caller's contract.
         let (h, out) = unsafe { (get(h)?, Out::new(out)?) };
         out.write(h.closure() as u32);
+        Ok(())
+    })
+}
+
+/// The number of shards.
+///
+/// # Safety
+/// `h` NULL or a valid handle; `out` NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn tce_concurrent_histogram_shard_count(
+    h: *const tce_concurrent_histogram,
+    out: *mut usize,
+) -> tce_status {
+    ffi_boundary!({
+        // SAFETY: the caller's contract.
+        let (h, out) = unsafe { (get(h)?, Out::new(out)?) };
+        out.write(h.shard_count());
         Ok(())
     })
 }

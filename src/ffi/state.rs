@@ -392,7 +392,8 @@ mod tests {
                     unsafe { init::<ConcurrentKind>(memory.0.as_mut_ptr(), 4096, len, false) }
                         .unwrap();
                 assert_eq!(core::mem::size_of_val(state), size);
-                assert_eq!(state.view.bin_count(), len);
+                state.view.reinitialise(crate::binning::Closure::Left, 1);
+                assert_eq!((state.view.bin_count(), state.view.shard_count()), (1, len));
             }
             // Detached kinds: the view, then the storage.
             let (size, align) = layout::<WindowKind>(len).unwrap();

@@ -24,7 +24,8 @@ pub enum tce_status {
     LengthMismatch = 5,
     /// The sorted buffer cannot take that many more samples.
     BufferFull = 6,
-    /// The number of bins (or `max_bins` of a sweep) was 0 where at least 1 is needed.
+    /// The number of bins (or `max_bins` of a sweep, or the shards of a concurrent
+    /// histogram) was 0 where at least 1 is needed.
     ZeroBins = 7,
     /// A sorted buffer was asked for capacity 0.
     ZeroCapacity = 8,
@@ -72,9 +73,11 @@ pub enum tce_status {
     Panic = 26,
     /// A decaying histogram's half-life must be finite and above 0.
     InvalidHalfLife = 27,
-    /// A sliding window's slot and ring storage differ in length. Only the Rust API,
-    /// which takes the two separately, can return it: the C API lays both out itself
-    /// (`tce_window_layout`), so no C call returns it.
+    /// Storage lengths do not fit together: a sliding window's slot and ring storage
+    /// differ in length, or a concurrent histogram's storage is not a whole number of
+    /// shards. Only the Rust API, which takes the storage from the caller, can return it:
+    /// the C API lays storage out itself (`tce_window_layout`,
+    /// `tce_concurrent_histogram_layout`), so no C call returns it.
     StorageMismatch = 28,
     /// Reservoirs of different capacities cannot be merged or decoded into each other, nor
     /// windows of different sizes decoded into each other.
@@ -165,7 +168,9 @@ impl tce_status {
             Self::AllocationFailed => "memory allocation failed\0",
             Self::Panic => "internal error: a panic was caught (please report it)\0",
             Self::InvalidHalfLife => "the half-life must be finite and above 0\0",
-            Self::StorageMismatch => "the window's slot and ring storage differ in length\0",
+            Self::StorageMismatch => {
+                "storage lengths do not fit (window slots vs ring, or bins vs shards)\0"
+            }
             Self::CapacityMismatch => "reservoirs or windows of different capacities\0",
             Self::Truncated => "serialised state is truncated\0",
             Self::BadMagic => "not a tce state (bad magic number)\0",
@@ -208,7 +213,9 @@ impl From<ConfigError> for tce_status {
             ConfigError::ZeroCapacity => Self::ZeroCapacity,
             ConfigError::CapacityTooLarge { .. } => Self::CapacityTooLarge,
             ConfigError::InvalidHalfLife => Self::InvalidHalfLife,
-            ConfigError::StorageMismatch { .. } => Self::StorageMismatch,
+            ConfigError::StorageMismatch { .. } | ConfigError::ShardMismatch { .. } => {
+                Self::StorageMismatch
+            }
         }
     }
 }

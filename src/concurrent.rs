@@ -13,10 +13,15 @@
 //! skewed confidences most pushes hit the same top bin: two threads pushing into one set
 //! of bins are slower than one. So the bins can be striped: the storage holds S shards of
 //! B bins each, a thread pushes into its own shard ([`ConcurrentHistogram::push_to`] with
-//! its index), and a snapshot sums the shards (exactly: the sums are integers). Shards of
-//! B ≥ 3 bins never put the same bin of two shards on one 64-byte cache line, whatever
-//! the storage's alignment (bins are 32 bytes; with B = 2 they may share one when the
-//! storage is not 64-byte aligned, with B = 1 they do).
+//! its index), and a snapshot sums the shards (exactly: the sums are integers).
+//!
+//! Shards are contiguous and unpadded (bins are 32 bytes, the storage 8-byte aligned), so
+//! the same bin of two shards is on different 64-byte cache lines once B ≥ 3, but the last
+//! bins of one shard and the first of the next can share a line, and CPUs that fetch
+//! lines in 128-byte pairs see more of it. It matters for small shards: with 2 threads
+//! on a shard each and skewed scores, 15 bins (480 B a shard) scaled (7.5 ns a push
+//! against 10.4 ns for one thread), while 3 bins took 18 ns and 1 bin 53 ns. Use shards
+//! of at least 8 bins (256 B) when scaling matters.
 //!
 //! Only on targets with 64-bit atomics (`target_has_atomic = "64"`).
 
@@ -247,16 +252,16 @@ impl ConcurrentHistogram<[AtomicBin]> {
 }
 
 impl<S: BinStorage + ?Sized> ConcurrentHistogram<S> {
-    /// The bins of shard `shard` taken modulo the shard count.
+    /// Records a checked sample into shard `shard` taken modulo the shard count.
     #[inline]
-    fn shard(&self, shard: usize) -> &[AtomicBin] {
+    fn record(&self, shard: usize, score: f64, label: u8) {
         let shard = if shard < self.shards {
             shard
         } else {
             shard % self.shards
         };
-        let start = shard * self.bins;
-        &self.storage.all_bins()[start..start + self.bins]
+        let k = self.closure.bin_index(score, self.bins);
+        self.storage.all_bins()[shard * self.bins + k].record(score, label);
     }
 
     /// Records one sample into shard 0; callable from many threads at once. Threads
@@ -271,8 +276,7 @@ impl<S: BinStorage + ?Sized> ConcurrentHistogram<S> {
     #[inline]
     pub fn push_to(&self, shard: usize, score: f64, label: u8) -> Result<(), PushError> {
         sample::check(score, label, 0)?;
-        let bins = self.shard(shard);
-        bins[self.closure.bin_index(score, bins.len())].record(score, label);
+        self.record(shard, score, label);
         Ok(())
     }
 
@@ -290,9 +294,8 @@ impl<S: BinStorage + ?Sized> ConcurrentHistogram<S> {
         labels: &[u8],
     ) -> Result<(), PushError> {
         sample::check_batch(scores, labels)?;
-        let bins = self.shard(shard);
         for (&score, &label) in scores.iter().zip(labels) {
-            bins[self.closure.bin_index(score, bins.len())].record(score, label);
+            self.record(shard, score, label);
         }
         Ok(())
     }

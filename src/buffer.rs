@@ -188,13 +188,14 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         self.hits += u64::from(label);
     }
 
-    /// Puts the samples back in arrival order (to encode them) and returns them so.
+    /// Puts the samples back in arrival order (to encode them) and returns them so. Slots
+    /// already in that order (never sorted, or appended only) cost one O(n) pass: pdqsort
+    /// recognises sorted input. A reservoir, whose replacements land anywhere, relies on
+    /// the sort always happening.
     pub(crate) fn arrival_order(&mut self) -> impl Iterator<Item = (f64, u8)> + '_ {
         let slots = &mut self.slots.as_mut()[..self.len];
-        if self.sorted > 0 {
-            slots.sort_unstable_by_key(|slot| slot.order);
-            self.sorted = 0;
-        }
+        slots.sort_unstable_by_key(|slot| slot.order);
+        self.sorted = 0;
         slots.iter().map(|slot| (slot.score, slot.label()))
     }
 

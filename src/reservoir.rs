@@ -207,7 +207,6 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
 
     /// Puts the held samples in arrival order and returns them (to encode them).
     pub(crate) fn arrival_order(&mut self) -> impl Iterator<Item = (f64, u8)> + '_ {
-        self.buffer.sorted = self.buffer.len; // force a sort by arrival, not by score
         self.buffer.arrival_order()
     }
 }

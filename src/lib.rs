@@ -41,6 +41,7 @@ pub mod estimate;
 pub mod ffi;
 #[cfg(feature = "std")]
 pub mod fit;
+mod floor;
 pub mod histogram;
 #[cfg(feature = "std")]
 pub mod kde;

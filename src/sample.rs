@@ -21,15 +21,21 @@ pub fn check(score: f64, label: u8, index: usize) -> Result<(), PushError> {
     Ok(())
 }
 
-/// Checks a whole batch before anything from it is recorded, so that a bad element
-/// rejects the batch whole.
-pub fn check_batch(scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
+/// Checks that a batch has one label per score.
+pub fn check_lengths(scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
     if scores.len() != labels.len() {
         return Err(PushError::LengthMismatch {
             scores: scores.len(),
             labels: labels.len(),
         });
     }
+    Ok(())
+}
+
+/// Checks a whole batch before anything from it is recorded, so that a bad element
+/// rejects the batch whole.
+pub fn check_batch(scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
+    check_lengths(scores, labels)?;
     // Branch-free scan first (it vectorises); name the culprit only if there is one.
     let all_valid = scores.iter().zip(labels).fold(true, |ok, (&s, &l)| {
         ok & (0.0..=1.0).contains(&s) & (l <= 1)

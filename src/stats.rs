@@ -5,10 +5,17 @@
 //! bit for bit the state of pushing both streams into one, and every estimate is
 //! invariant to input order.
 //!
-//! Error: a score ≥ 2^-12 converts exactly (its lowest mantissa bit is ≥ 2^-64); a
-//! smaller one is truncated by less than 2^-64 ≈ 5.4e-20. A bin's mean score is then
-//! rounded twice (the sum to `f64`, the division by the count): relative error ≤ 2^-52.
-//! A `u128` sum of scores ≤ 1 cannot overflow before 2^63 samples.
+//! Error: each score is truncated to a multiple of 2^-62 (the quantum) before it is
+//! summed: a score ≥ 2^-10 is exact (its lowest mantissa bit is ≥ 2^-62), a smaller one
+//! loses less than 2^-62 ≈ 2.2e-19. The sums of those quanta are exact. A bin's mean
+//! score is then rounded twice (the sum to `f64`, the division by the count): relative
+//! error ≤ 2^-52. A `u128` sum of scores ≤ 1 cannot overflow before 2^63 samples.
+//!
+//! Why 2^-62 and not 2^-64: a score times 2^62 is at most 2^62, so it converts with one
+//! truncating instruction into an `i64` (see the `floor` module); 1.0 · 2^64 would not fit. The
+//! batch push of the histogram depends on that conversion being cheap.
+
+use crate::floor::floor_nonnegative;
 
 /// The statistics of one bin: how many samples, how many of them were hits (label 1),
 /// and the exact sum of their scores.
@@ -37,6 +44,17 @@ impl BinStats {
         self.count += 1;
         self.hits += u64::from(label);
         self.score_sum += to_fixed(score);
+    }
+
+    /// Statistics of `count` samples with `hits` hits whose quantized scores
+    /// ([`quantize`]) sum to `quanta`: how the histogram's batch lanes hand over.
+    #[inline]
+    pub(crate) fn from_quanta(count: u64, hits: u64, quanta: u128) -> BinStats {
+        BinStats {
+            count,
+            hits,
+            score_sum: quanta << QUANTUM_BITS,
+        }
     }
 
     /// Adds another bin's statistics: exact, so merging is associative and commutative.
@@ -95,25 +113,21 @@ fn fixed_to_f64(sum: u128) -> f64 {
     }
 }
 
-/// Converts a score in [0, 1] to 64.64 fixed point by its bits (exact, and faster than a
-/// float-to-`u128` cast, which is a library call on most targets).
+/// log2 of the quantum in units of 2^-64: scores are summed as multiples of 2^-62.
+const QUANTUM_BITS: u32 = 2;
+
+/// A score in [0, 1] as a whole number of quanta: floor(score · 2^62), at most 2^62.
+/// Meaningless (but defined) for an invalid score: callers validate first.
+#[inline(always)]
+pub(crate) fn quantize(score: f64) -> u64 {
+    const QUANTA_PER_UNIT: f64 = (1u64 << (64 - QUANTUM_BITS)) as f64;
+    floor_nonnegative(score * QUANTA_PER_UNIT)
+}
+
+/// A score in [0, 1] in 64.64 fixed point: its quanta, in units of 2^-64.
 #[inline]
 pub(crate) fn to_fixed(score: f64) -> u128 {
-    let bits = score.to_bits();
-    let biased_exponent = ((bits >> 52) & 0x7ff) as i32;
-    if biased_exponent == 0 {
-        return 0; // ±0 and subnormals (< 2^-1022): below the resolution.
-    }
-    let mantissa = u128::from((bits & ((1 << 52) - 1)) | (1 << 52));
-    // score = mantissa · 2^(e − 1075), so score · 2^64 = mantissa · 2^(e − 1011).
-    let shift = biased_exponent - 1011;
-    if shift >= 0 {
-        mantissa << shift
-    } else if shift > -64 {
-        mantissa >> -shift
-    } else {
-        0
-    }
+    u128::from(quantize(score)) << QUANTUM_BITS
 }
 
 #[cfg(test)]
@@ -127,9 +141,25 @@ mod tests {
         assert_eq!(to_fixed(0.0), 0);
         assert_eq!(to_fixed(-0.0), 0);
         assert_eq!(to_fixed(0.75), 3u128 << 62);
-        assert_eq!(to_fixed(f64::powi(2.0, -64)), 1);
-        assert_eq!(to_fixed(f64::powi(2.0, -65)), 0);
-        for &x in &[0.955, 0.227, 0.1, 1e-3, 0.999_999_999] {
+        assert_eq!(to_fixed(f64::powi(2.0, -62)), 4);
+        assert_eq!(to_fixed(f64::powi(2.0, -63)), 0);
+        // Below 2^-10 the bits under 2^-62 are truncated.
+        let tiny = f64::powi(2.0, -11) + f64::powi(2.0, -63);
+        assert_eq!(to_fixed(tiny), 1u128 << 53);
+        assert_eq!(quantize(1.0), 1 << 62);
+        // The largest score below 1, 1 − 2^-53, is exact: 2^62 − 2^9 quanta.
+        assert_eq!(
+            quantize(f64::from_bits(1.0f64.to_bits() - 1)),
+            (1 << 62) - (1 << 9)
+        );
+        for &x in &[
+            0.955,
+            0.227,
+            0.1,
+            1e-3,
+            f64::powi(2.0, -10) * 1.3,
+            0.999_999_999,
+        ] {
             assert_eq!(to_fixed(x) as f64 / SCALE, x, "{x}");
         }
     }

@@ -9,7 +9,7 @@ use crate::error::{ConfigError, EstimateError, MergeError, PushError};
 use crate::estimate::{self, Estimate};
 use crate::norm::Norm;
 use crate::sample;
-use crate::stats::BinStats;
+use crate::stats::{self, BinStats};
 
 /// An equal-width histogram of (score, label) samples over storage `S`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,6 +26,16 @@ const LANES: usize = 4;
 const LANED_BINS: usize = 64;
 /// ... and the batch is long enough to repay clearing and merging the copies.
 const LANED_BATCH: usize = 1024;
+
+/// Each lane keeps two cells per bin, one per label, so that a sample's label picks its
+/// cell instead of being added: hits are the count of the label-1 cell. A cell packs the
+/// count and the sum of quantized scores into one `u128` (sum in bits [0, 96), count in
+/// [96, 128)), so a sample costs one 128-bit addition. A lane is emptied into its bins
+/// every `PACKED_SAMPLES` samples, few enough that neither field overflows: at most
+/// 2^20 · 2^62 < 2^96 quanta and 2^20 < 2^32 samples.
+const PACKED_SAMPLES: usize = 1 << 20;
+const COUNT_SHIFT: u32 = 96;
+const CELLS: usize = 2 * LANED_BINS;
 
 /// A histogram with `B` bins stored inline.
 pub type InlineHistogram<const B: usize> = Histogram<[BinStats; B]>;
@@ -182,37 +192,92 @@ fn fill(
     bins: &mut [BinStats],
     scores: &[f64],
     labels: &[u8],
-    index: fn(f64, usize) -> usize,
+    index: impl Fn(f64, usize) -> usize + Copy,
 ) -> Result<(), PushError> {
-    sample::check_batch(scores, labels)?;
-    let count = bins.len();
-    if count > LANED_BINS || scores.len() < LANED_BATCH {
+    if bins.len() > LANED_BINS || scores.len() < LANED_BATCH {
+        sample::check_batch(scores, labels)?;
+        let count = bins.len();
         for (&score, &label) in scores.iter().zip(labels) {
             bins[index(score, count)].record(score, label);
         }
         return Ok(());
     }
-    // Consecutive samples mostly land in the same few bins, and updating one bin from
-    // back-to-back samples serialises every sample on the previous one's store. Four
-    // independent copies of the bins break that chain; the sums are exact integers, so
-    // merging the copies afterwards gives the same bits as one pass.
-    let mut lanes = [[BinStats::EMPTY; LANED_BINS]; LANES];
+    sample::check_lengths(scores, labels)?;
+    let mut staged = [BinStats::EMPTY; LANED_BINS];
+    let staged = &mut staged[..bins.len()];
+    let mut suspect = false;
+    for (scores, labels) in scores
+        .chunks(PACKED_SAMPLES)
+        .zip(labels.chunks(PACKED_SAMPLES))
+    {
+        suspect |= fill_lanes(staged, scores, labels, index);
+    }
+    // The lanes' cheap test only raises suspicion; the one validation rule decides, and
+    // names the offending element.
+    if suspect {
+        sample::check_batch(scores, labels)?;
+    }
+    for (bin, partial) in bins.iter_mut().zip(staged.iter()) {
+        bin.merge(partial);
+    }
+    Ok(())
+}
+
+/// Adds at most `PACKED_SAMPLES` samples to `staged` (≤ `LANED_BINS` bins) through packed
+/// lanes, validating as it goes. Returns whether any element may be invalid.
+///
+/// Consecutive samples mostly land in the same few bins, and updating one bin from
+/// back-to-back samples serialises every sample on the previous one's store: four lanes
+/// break that chain. Validation rides along instead of taking a separate pass: clamping a
+/// score into [0, 1] changes it exactly when it is out of range or NaN, so the summed
+/// changes are zero exactly when every score is valid; and the OR of all labels is at
+/// most 1 exactly when every label is 0 or 1. An invalid sample still lands in some
+/// cell (bin indices and quanta are defined for every input, and the cell is masked into
+/// range) and the caller then throws the lanes away.
+#[inline]
+fn fill_lanes(
+    staged: &mut [BinStats],
+    scores: &[f64],
+    labels: &[u8],
+    index: impl Fn(f64, usize) -> usize,
+) -> bool {
+    debug_assert!(staged.len() <= LANED_BINS && scores.len() <= PACKED_SAMPLES);
+    let count = staged.len();
+    let mut lanes = [[0u128; CELLS]; LANES];
+    let mut clamped_away = [0.0f64; LANES];
+    let mut label_bits = 0u8;
+    let mut add = |lane: usize, score: f64, label: u8| {
+        let clamped = if score > 0.0 { score } else { 0.0 };
+        let clamped = if clamped < 1.0 { clamped } else { 1.0 };
+        clamped_away[lane] += (score - clamped).abs();
+        label_bits |= label;
+        // `index` keeps valid scores below `count` ≤ LANED_BINS, so a valid cell is below
+        // CELLS; the mask only spares the bounds check.
+        let cell = ((index(score, count) << 1) | usize::from(label)) & (CELLS - 1);
+        lanes[lane][cell] += (1 << COUNT_SHIFT) | u128::from(stats::quantize(score));
+    };
     let (score_quads, label_quads) = (scores.chunks_exact(LANES), labels.chunks_exact(LANES));
     let (score_tail, label_tail) = (score_quads.remainder(), label_quads.remainder());
     for (s, l) in score_quads.zip(label_quads) {
-        for (lane, lane_bins) in lanes.iter_mut().enumerate() {
-            lane_bins[index(s[lane], count)].record(s[lane], l[lane]);
+        for lane in 0..LANES {
+            add(lane, s[lane], l[lane]);
         }
     }
     for (&score, &label) in score_tail.iter().zip(label_tail) {
-        lanes[0][index(score, count)].record(score, label);
+        add(0, score, label);
     }
     for lane in &lanes {
-        for (bin, partial) in bins.iter_mut().zip(lane) {
-            bin.merge(partial);
+        for (bin, cells) in staged.iter_mut().zip(lane.chunks_exact(2)) {
+            let quanta = (cells[0] + cells[1]) & ((1 << COUNT_SHIFT) - 1);
+            let (misses, hits) = (cells[0] >> COUNT_SHIFT, cells[1] >> COUNT_SHIFT);
+            bin.merge(&BinStats::from_quanta(
+                (misses + hits) as u64,
+                hits as u64,
+                quanta,
+            ));
         }
     }
-    Ok(())
+    clamped_away.iter().sum::<f64>() != 0.0 || label_bits > 1
 }
 
 impl<const B: usize> Default for Histogram<[BinStats; B]> {
@@ -245,6 +310,35 @@ mod tests {
         view.push(0.3, 1).unwrap();
         assert_eq!(view.bin_count(), 4);
         assert_eq!(h.bins()[1].count(), 1);
+    }
+
+    #[test]
+    fn batches_longer_than_a_lane_flush_equal_single_pushes() {
+        // More than PACKED_SAMPLES samples, most of them 1.0 with label 1 (the largest
+        // values every packed field can receive), plus a spread of others.
+        let n = PACKED_SAMPLES + PACKED_SAMPLES / 2 + 3;
+        let scores: Vec<f64> = (0..n)
+            .map(|i| {
+                if i % 7 == 0 {
+                    (i % 1000) as f64 / 999.0
+                } else {
+                    1.0
+                }
+            })
+            .collect();
+        let labels: Vec<u8> = (0..n).map(|i| u8::from(i % 13 != 0)).collect();
+        for closure in [Closure::Left, Closure::Right] {
+            let mut batch = InlineHistogram::<15>::new(closure);
+            let mut single = InlineHistogram::<15>::new(closure);
+            batch.push_batch(&scores, &labels).unwrap();
+            for (&s, &l) in scores.iter().zip(&labels) {
+                single.push(s, l).unwrap();
+            }
+            assert_eq!(batch, single);
+            assert_eq!(batch.samples(), n as u64);
+            let ones = scores.iter().filter(|&&s| s == 1.0).count() as u64;
+            assert!(batch.bins()[14].count() >= ones);
+        }
     }
 
     fn static_assertions() {

@@ -8,7 +8,7 @@ use tce::{
 /// A bad score and the error it must get at a given index.
 type BadScore = (f64, fn(usize) -> PushError);
 
-const BAD_SCORES: [BadScore; 6] = [
+const BAD_SCORES: [BadScore; 9] = [
     (f64::NAN, |index| PushError::NonFiniteScore { index }),
     (f64::INFINITY, |index| PushError::NonFiniteScore { index }),
     (f64::NEG_INFINITY, |index| PushError::NonFiniteScore {
@@ -19,6 +19,10 @@ const BAD_SCORES: [BadScore; 6] = [
     (1.0 + f64::EPSILON, |index| PushError::ScoreOutOfRange {
         index,
     }),
+    // Negative scores too small to move any bin index or fixed-point sum.
+    (-1e-300, |index| PushError::ScoreOutOfRange { index }),
+    (-5e-324, |index| PushError::ScoreOutOfRange { index }),
+    (2.0, |index| PushError::ScoreOutOfRange { index }),
 ];
 
 fn filled_histogram() -> InlineHistogram<15> {

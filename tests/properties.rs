@@ -18,6 +18,29 @@ fn score() -> impl Strategy<Value = f64> {
     ]
 }
 
+/// Scores at and beyond the edges of [0, 1], valid or not, and arbitrary bit patterns.
+fn bad_or_edge_score() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        prop::sample::select(vec![
+            -0.0,
+            0.0,
+            1.0,
+            5e-324,
+            -5e-324,
+            -1e-300,
+            1.0 + f64::EPSILON,
+            1.0 - f64::EPSILON / 2.0,
+            2.0,
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MAX,
+        ]),
+        any::<u64>().prop_map(f64::from_bits),
+    ]
+}
+
 fn samples(max: usize) -> impl Strategy<Value = (Vec<f64>, Vec<u8>)> {
     prop::collection::vec((score(), 0u8..=1), 1..max).prop_map(|v| v.into_iter().unzip())
 }
@@ -210,6 +233,42 @@ proptest! {
         let assignment = common::equal_width_bins(&scores, bins, closure == Closure::Right);
         for (k, stats) in batch.bins().iter().enumerate() {
             prop_assert_eq!(stats.count() as usize, assignment.iter().filter(|&&i| i == k).count());
+        }
+    }
+
+    #[test]
+    fn long_batches_are_refused_exactly_when_the_validation_rule_refuses(
+        (mut scores, mut labels) in prop::collection::vec((score(), 0u8..=1), 1024..2000)
+            .prop_map(|v| v.into_iter().unzip::<_, _, Vec<f64>, Vec<u8>>()),
+        bad_score in prop::option::of((any::<prop::sample::Index>(), bad_or_edge_score())),
+        bad_label in prop::option::of((any::<prop::sample::Index>(), 2u8..)),
+        bins in 1usize..=64, closure in closure()
+    ) {
+        // The laned path validates on the fly with its own cheap test; its verdict must be
+        // the one rule's, element for element, and a refused batch must leave no trace.
+        if let Some((at, score)) = bad_score {
+            let at = at.index(scores.len());
+            scores[at] = score;
+        }
+        if let Some((at, label)) = bad_label {
+            let at = at.index(labels.len());
+            labels[at] = label;
+        }
+        let (mut a, mut b) = (vec![BinStats::EMPTY; bins], vec![BinStats::EMPTY; bins]);
+        let mut batch = Histogram::with_storage(&mut a, closure).unwrap();
+        batch.push(0.5, 1).unwrap();
+        let before = batch.bins().to_vec();
+        let result = batch.push_batch(&scores, &labels);
+        prop_assert_eq!(result, tce::sample::check_batch(&scores, &labels));
+        if result.is_err() {
+            prop_assert_eq!(batch.bins(), &before[..]);
+        } else {
+            let mut single = Histogram::with_storage(&mut b, closure).unwrap();
+            single.push(0.5, 1).unwrap();
+            for (&s, &l) in scores.iter().zip(&labels) {
+                single.push(s, l).unwrap();
+            }
+            prop_assert_eq!(batch.bins(), single.bins());
         }
     }
 

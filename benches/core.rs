@@ -28,7 +28,7 @@ const BINS: usize = 15;
 /// Samples per iteration of the single-push benchmarks.
 const SINGLE: usize = 1024;
 /// Runs per case in the self-timed section.
-const RUNS: usize = 15;
+const RUNS: usize = 31;
 
 // ---------------------------------------------------------------------------------------
 // Inputs
@@ -351,11 +351,28 @@ fn median(mut times: Vec<Duration>) -> Duration {
     times[times.len() / 2]
 }
 
-/// Median times of `baseline` and `candidate` over `RUNS` interleaved runs each.
+/// The median and the fastest of a case's runs.
+#[derive(Clone, Copy)]
+struct Runs {
+    median: Duration,
+    fastest: Duration,
+}
+
+impl Runs {
+    fn of(times: Vec<Duration>) -> Runs {
+        let fastest = *times.iter().min().expect("at least one run");
+        Runs {
+            median: median(times),
+            fastest,
+        }
+    }
+}
+
+/// Times of `baseline` and `candidate` over `RUNS` interleaved runs each.
 fn interleaved(
     mut baseline: impl FnMut() -> Duration,
     mut candidate: impl FnMut() -> Duration,
-) -> (Duration, Duration) {
+) -> (Runs, Runs) {
     // One untimed warm-up run of each.
     baseline();
     candidate();
@@ -364,7 +381,7 @@ fn interleaved(
         base.push(baseline());
         cand.push(candidate());
     }
-    (median(base), median(cand))
+    (Runs::of(base), Runs::of(cand))
 }
 
 fn median_of(mut run: impl FnMut() -> Duration) -> Duration {
@@ -378,8 +395,8 @@ fn ms(d: Duration) -> String {
 
 fn ratios() {
     println!("\n## Ratios (self-timed: median of {RUNS} interleaved runs, same inputs)\n");
-    println!("| case | baseline | candidate | ratio | target |");
-    println!("|---|---|---|---|---|");
+    println!("| case | baseline | candidate | ratio of medians | ratio of fastest runs | target |");
+    println!("|---|---|---|---|---|---|");
 
     let s = samples(Data::Realistic, N);
     let (base, cand) = interleaved(
@@ -416,10 +433,11 @@ fn ratios() {
         },
     );
     println!(
-        "| floor: counting into 15 bins without score sums, vs sum loop | {} | {} | {:.2}× | (reference) |",
-        ms(base),
-        ms(cand),
-        cand.as_secs_f64() / base.as_secs_f64()
+        "| floor: counting into 15 bins without score sums, vs sum loop | {} | {} | {:.2}× | {:.2}× | (reference) |",
+        ms(base.median),
+        ms(cand.median),
+        cand.median.as_secs_f64() / base.median.as_secs_f64(),
+        cand.fastest.as_secs_f64() / base.fastest.as_secs_f64()
     );
 
     let mut figures = Vec::new();
@@ -525,13 +543,16 @@ fn per(total: Duration, n: usize) -> f64 {
     total.as_secs_f64() * 1e9 / n as f64
 }
 
-fn row(case: &str, base: Duration, cand: Duration, target: f64) {
-    let ratio = cand.as_secs_f64() / base.as_secs_f64();
+/// A ratio row: the target is judged on the ratio of the medians; the ratio of the
+/// fastest runs (the least disturbed by anything else on the machine) follows it.
+fn row(case: &str, base: Runs, cand: Runs, target: f64) {
+    let ratio = cand.median.as_secs_f64() / base.median.as_secs_f64();
+    let fastest = cand.fastest.as_secs_f64() / base.fastest.as_secs_f64();
     let verdict = if ratio <= target { "met" } else { "MISSED" };
     println!(
-        "| {case} | {} | {} | **{ratio:.2}×** | ≤ {target}× ({verdict}) |",
-        ms(base),
-        ms(cand)
+        "| {case} | {} | {} | **{ratio:.2}×** | {fastest:.2}× | ≤ {target}× ({verdict}) |",
+        ms(base.median),
+        ms(cand.median)
     );
 }
 

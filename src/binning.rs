@@ -67,14 +67,16 @@ pub(crate) fn left_closed_index(score: f64, bins: usize) -> usize {
 }
 
 /// max(0, ceil(f·B) − 1), branch-free. ceil(x) is floor(x) + 1 unless x is whole, and
-/// x ≤ B keeps the result ≤ B − 1; only x = 0 would give −1.
+/// x ≤ B keeps the result ≤ B − 1; only x = 0 would give −1. The arithmetic wraps so that
+/// an invalid score (binned before the verdict on its batch) gives a meaningless index,
+/// never an overflow.
 #[inline]
 pub(crate) fn right_closed_index(score: f64, bins: usize) -> usize {
     let x = score * bins as f64;
     let floor = floor_nonnegative(x);
     // Through i64: converting a u64 to f64 takes several instructions on x86-64.
-    let ceil = floor + u64::from(floor as i64 as f64 != x);
-    (ceil + u64::from(ceil == 0) - 1) as usize
+    let ceil = floor.wrapping_add(u64::from(floor as i64 as f64 != x));
+    ceil.wrapping_sub(u64::from(ceil != 0)) as usize
 }
 
 /// Lower and upper edge of equal-width bin `k` of `bins`.

@@ -8,7 +8,7 @@ use tce::{
 /// A bad score and the error it must get at a given index.
 type BadScore = (f64, fn(usize) -> PushError);
 
-const BAD_SCORES: [BadScore; 9] = [
+const BAD_SCORES: [BadScore; 10] = [
     (f64::NAN, |index| PushError::NonFiniteScore { index }),
     (f64::INFINITY, |index| PushError::NonFiniteScore { index }),
     (f64::NEG_INFINITY, |index| PushError::NonFiniteScore {
@@ -23,10 +23,15 @@ const BAD_SCORES: [BadScore; 9] = [
     (-1e-300, |index| PushError::ScoreOutOfRange { index }),
     (-5e-324, |index| PushError::ScoreOutOfRange { index }),
     (2.0, |index| PushError::ScoreOutOfRange { index }),
+    (-1.5, |index| PushError::ScoreOutOfRange { index }),
 ];
 
 fn filled_histogram() -> InlineHistogram<15> {
-    let mut h = InlineHistogram::<15>::new(Closure::Left);
+    filled_histogram_closed(Closure::Left)
+}
+
+fn filled_histogram_closed(closure: Closure) -> InlineHistogram<15> {
+    let mut h = InlineHistogram::<15>::new(closure);
     h.push_batch(&[0.1, 0.5, 0.9], &[0, 1, 1]).unwrap();
     h
 }
@@ -76,12 +81,14 @@ fn a_bad_element_late_in_a_long_batch_records_nothing() {
     // Long batches take the laned path; the refusal must still be whole.
     let mut scores = vec![0.7; 5000];
     let labels = vec![1u8; 5000];
-    for (bad, error) in BAD_SCORES {
-        let mut h = filled_histogram();
-        let before = h.clone();
-        scores[4321] = bad;
-        assert_eq!(h.push_batch(&scores, &labels), Err(error(4321)));
-        assert_eq!(h, before);
+    for closure in [Closure::Left, Closure::Right] {
+        for (bad, error) in BAD_SCORES {
+            let mut h = filled_histogram_closed(closure);
+            let before = h.clone();
+            scores[4321] = bad;
+            assert_eq!(h.push_batch(&scores, &labels), Err(error(4321)), "{bad}");
+            assert_eq!(h, before);
+        }
     }
 }
 

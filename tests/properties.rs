@@ -32,6 +32,8 @@ fn bad_or_edge_score() -> impl Strategy<Value = f64> {
             1.0 - f64::EPSILON / 2.0,
             2.0,
             -1.0,
+            -1.5,
+            -1e10,
             f64::NAN,
             f64::INFINITY,
             f64::NEG_INFINITY,

@@ -1,6 +1,7 @@
 //! Arbitrary batches (9 bytes a sample: an f64's bits and a label byte) into every state:
-//! a refused batch leaves the state as it was; an accepted one gives estimates that are
-//! fractions.
+//! a refused batch leaves the state as it was, and is refused exactly when the validation
+//! rule says so; an accepted one equals pushing its samples one at a time and gives
+//! estimates that are fractions.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -12,15 +13,27 @@ fuzz_target!(|bytes: &[u8]| {
         .map(|c| (f64::from_le_bytes(c[..8].try_into().unwrap()), c[8]))
         .unzip();
     let closure = if bytes.len() % 2 == 0 { Closure::Left } else { Closure::Right };
-    let mut histogram = InlineHistogram::<7>::new(closure);
-    histogram.push(0.25, 1).unwrap();
-    let before = histogram.clone();
-    match histogram.push_batch(&scores, &labels) {
-        Err(_) => assert_eq!(histogram, before),
-        Ok(()) => {
-            let e = histogram.ece_bin(Norm::L2).unwrap();
-            assert!((0.0..=1.0).contains(&e.value));
-            assert_eq!(e.samples, scores.len() as u64 + 1);
+    // The batch as given, and cycled to 1500 samples so that it takes the histogram's
+    // laned path (batches of 1024 or more), which validates on the fly.
+    let long: (Vec<f64>, Vec<u8>) = scores.iter().copied().zip(labels.iter().copied()).cycle().take(1500).unzip();
+    for (scores, labels) in [(&scores, &labels), (&long.0, &long.1)] {
+        let mut histogram = InlineHistogram::<7>::new(closure);
+        histogram.push(0.25, 1).unwrap();
+        let before = histogram.clone();
+        let result = histogram.push_batch(scores, labels);
+        assert_eq!(result, tce::sample::check_batch(scores, labels));
+        match result {
+            Err(_) => assert_eq!(histogram, before),
+            Ok(()) => {
+                let mut single = before.clone();
+                for (&s, &l) in scores.iter().zip(labels) {
+                    single.push(s, l).unwrap();
+                }
+                assert_eq!(histogram, single);
+                let e = histogram.ece_bin(Norm::L2).unwrap();
+                assert!((0.0..=1.0).contains(&e.value));
+                assert_eq!(e.samples, scores.len() as u64 + 1);
+            }
         }
     }
     let mut buffer = InlineBuffer::<128>::new();

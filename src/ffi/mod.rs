@@ -5,7 +5,7 @@
 //! * every fallible function returns a [`tce_status`]; other outputs go through
 //!   out-parameters, written only on success;
 //! * a pointer is followed by its length; a `const T*` is never written through;
-//! * no panic crosses the boundary ([`boundary`]); NULL pointers, NaN, bad labels, short or
+//! * no panic crosses the boundary (`boundary.rs`); NULL pointers, NaN, bad labels, short or
 //!   misaligned buffers, full buffers, handles of the wrong kind and enum values out of
 //!   range are named statuses, not undefined behaviour.
 //!

@@ -2,7 +2,7 @@
 //! softmax(z / T), fitted by minimising the cross-entropy of the true classes.
 //!
 //! With s = 1/T the loss L(s) = Σ_i [logsumexp(s·z_i) − s·z_{i,y_i}] is convex, with
-//! L'(s) = Σ_i (E_{p_i}[z] − z_{i,y_i}) and L''(s) = Σ_i Var_{p_i}[z] under p_i =
+//! L'(s) = Σ_i (E_{p_i}\[z\] − z_{i,y_i}) and L''(s) = Σ_i Var_{p_i}\[z\] under p_i =
 //! softmax(s·z_i); Newton with step halving converges from s = 1.
 
 use super::RecalibrateError;

@@ -13,7 +13,7 @@ pub enum Pieces {
         /// The number of bins B.
         bins: usize,
     },
-    /// Piece k is [starts[k], starts[k+1]) (the last one closed at 1); starts[0] = 0.
+    /// Piece k is [`starts[k]`, `starts[k+1]`) (the last one closed at 1); `starts[0]` = 0.
     Starts(Vec<f64>),
 }
 

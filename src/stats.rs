@@ -11,9 +11,9 @@
 //! score is then rounded twice (the sum to `f64`, the division by the count): relative
 //! error ≤ 2^-52. A `u128` sum of scores ≤ 1 cannot overflow before 2^63 samples.
 //!
-//! Why 2^-62 and not 2^-64: a score times 2^62 is at most 2^62, so it converts with one
-//! truncating instruction into an `i64` (see the `floor` module); 1.0 · 2^64 would not fit. The
-//! batch push of the histogram depends on that conversion being cheap.
+//! Why 2^-62 and not 2^-64: a score times 2^62 is at most 2^62, so it converts into an
+//! `i64` with one truncating instruction (see the `floor` module); 1.0 · 2^64 would not
+//! fit. The histogram's batch push depends on that conversion being cheap.
 
 use crate::floor::floor_nonnegative;
 

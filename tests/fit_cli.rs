@@ -793,9 +793,10 @@ fn table1_runs_paper_and_file_settings() {
     assert_eq!(stderr.matches(" done").count(), 3, "{stderr}");
 
     let sections: Vec<&str> = text.split("### ").filter(|s| !s.is_empty()).collect();
-    assert_eq!(sections.len(), 2, "{text}");
+    assert_eq!(sections.len(), 3, "{text}");
     assert!(sections[0].starts_with("The paper's methods"));
     assert!(sections[1].starts_with("All four methods"));
+    assert!(sections[2].starts_with("Signed error"));
     let estimators = [
         "EW ECE_bin",
         "EM ECE_bin",
@@ -806,7 +807,7 @@ fn table1_runs_paper_and_file_settings() {
     ];
     let methods = ["histogram", "isotonic", "platt", "temperature"];
     let mut mean_tce = Vec::new();
-    for (s, section) in sections.iter().enumerate() {
+    for (s, section) in sections[..2].iter().enumerate() {
         let rows = markdown_rows(section);
         assert_eq!(rows.len(), 4, "header + 3 settings: {section}");
         let header = &rows[0];
@@ -872,4 +873,42 @@ fn table1_runs_paper_and_file_settings() {
     }
     // Both tables summarize the same repetitions: the same mean TCE per method.
     assert_eq!(mean_tce[0], mean_tce[1]);
+
+    // Signed errors: "histogram / isotonic / temperature" per estimator, in percent of
+    // TCE_2 with an explicit sign; then the two sweeps' mean b*, between 1 and n = 300.
+    let rows = markdown_rows(sections[2]);
+    assert_eq!(
+        rows.len(),
+        5,
+        "header + 3 settings + pooled: {}",
+        sections[2]
+    );
+    assert_eq!(rows[0][1..7], estimators);
+    assert_eq!(
+        rows[0][7..],
+        ["EM ECE_sweep mean b*", "EM ECE_sweep (ties kept) mean b*"]
+    );
+    assert_eq!(rows[4][0], "pooled (12 repetitions)");
+    let per_method = |cell: &str| -> Vec<f64> {
+        cell.split(" / ")
+            .map(|v| v.parse().unwrap_or_else(|_| panic!("{cell}")))
+            .collect()
+    };
+    for row in &rows[1..] {
+        assert_eq!(row.len(), 9, "{row:?}");
+        for cell in &row[1..7] {
+            assert!(cell.starts_with(['+', '-']), "{row:?}");
+            let errors = per_method(cell);
+            assert_eq!(errors.len(), 3, "{row:?}");
+            assert!(errors.iter().all(|e| e.abs() < 100.0), "{row:?}");
+        }
+        for cell in &row[7..] {
+            let b_star = per_method(cell);
+            assert_eq!(b_star.len(), 3, "{row:?}");
+            assert!(
+                b_star.iter().all(|&b| (1.0..=300.0).contains(&b)),
+                "{row:?}"
+            );
+        }
+    }
 }

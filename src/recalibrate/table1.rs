@@ -2,7 +2,9 @@
 //! curve, draw a calibration set and a test set, fit every recalibration method on the
 //! calibration set, and ask each estimator, computed on the recalibrated test set, which
 //! method is best. The exact TCE after recalibration ([`super::exact`]) says which one
-//! truly is; the table reports how often each estimator agrees.
+//! truly is; the table reports how often each estimator agrees, and how far each
+//! estimate falls from that exact TCE (an estimator that under-reports one method's
+//! error more than another's is biased towards picking it).
 //!
 //! Every estimate comes from the core (Histogram, SortedBuffer) or [`crate::kde`].
 
@@ -67,9 +69,27 @@ impl Estimator {
     }
 }
 
-/// Every estimator on one data set; `None` where one is undefined (e.g. KDE with zero
-/// bandwidth).
-pub fn estimates(scores: &[f64], labels: &[u8]) -> [Option<f64>; ESTIMATORS] {
+/// Every estimator on one data set, with the number of bins each EM sweep chose.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Estimates {
+    /// Per estimator ([`Estimator::ALL`]); `None` where one is undefined (e.g. KDE with
+    /// zero bandwidth).
+    pub values: [Option<f64>; ESTIMATORS],
+    /// b* of each defined EM sweep, `None` for the other estimators: a sweep that stops
+    /// early on tied scores shows here.
+    pub sweep_bins: [Option<usize>; ESTIMATORS],
+}
+
+impl Estimates {
+    /// No estimator defined.
+    pub const UNDEFINED: Estimates = Estimates {
+        values: [None; ESTIMATORS],
+        sweep_bins: [None; ESTIMATORS],
+    };
+}
+
+/// Every estimator on one data set.
+pub fn estimates(scores: &[f64], labels: &[u8]) -> Estimates {
     let norm = Norm::L2;
     let mut bins = [BinStats::EMPTY; BINS];
     let mut histogram = Histogram::with_storage(&mut bins, crate::Closure::Left).expect("BINS > 0");
@@ -80,32 +100,50 @@ pub fn estimates(scores: &[f64], labels: &[u8]) -> [Option<f64>; ESTIMATORS] {
         .map(|e| e.value);
     let mut storage = vec![Slot::EMPTY; scores.len().max(1)];
     let mut buffer = SortedBuffer::with_storage(&mut storage).expect("capacity >= 1");
-    let em = if buffer.push_batch(scores, labels).is_ok() {
+    let (em, sweep, sweep_ties_kept, debias) = if buffer.push_batch(scores, labels).is_ok() {
         let sorted = buffer.sorted();
         let binning = Binning::EQUAL_MASS;
-        [
-            sorted.ece_bin(binning, BINS, norm).ok().map(|e| e.value),
+        (
+            sorted.ece_bin(binning, BINS, norm).ok(),
             sorted
                 .ece_sweep(binning, norm, SweepOptions::default())
-                .ok()
-                .map(|e| e.value),
+                .ok(),
             sorted
                 .ece_sweep(
                     Binning::EqualMass(crate::Ties::Keep),
                     norm,
                     SweepOptions::default(),
                 )
-                .ok()
-                .map(|e| e.value),
-            sorted.ece_debias(binning, BINS, norm).ok().map(|e| e.value),
-        ]
+                .ok(),
+            sorted.ece_debias(binning, BINS, norm).ok(),
+        )
     } else {
-        [None; 4]
+        (None, None, None, None)
     };
     let kde = kde_calibration_error(scores, labels, norm)
         .ok()
         .map(|e| e.value);
-    [ew, em[0], em[1], em[2], em[3], kde]
+    let value = |e: Option<crate::Estimate>| e.map(|e| e.value);
+    // The sweep's `bins` is its b*.
+    let b_star = |e: Option<crate::Estimate>| e.map(|e| e.bins);
+    Estimates {
+        values: [
+            ew,
+            value(em),
+            value(sweep),
+            value(sweep_ties_kept),
+            value(debias),
+            kde,
+        ],
+        sweep_bins: [
+            None,
+            None,
+            b_star(sweep),
+            b_star(sweep_ties_kept),
+            None,
+            None,
+        ],
+    }
 }
 
 /// A model and the sizes of its calibration and test sets.
@@ -155,9 +193,8 @@ impl std::error::Error for Table1Error {}
 pub struct Repetition {
     /// Exact TCE_2 after each method, in [`Method::ALL`] order.
     pub tce: [f64; 4],
-    /// Estimates per method (outer, [`Method::ALL`]) and estimator (inner,
-    /// [`Estimator::ALL`]).
-    pub estimates: [[Option<f64>; ESTIMATORS]; 4],
+    /// Estimates per method, in [`Method::ALL`] order.
+    pub estimates: [Estimates; 4],
 }
 
 /// The index of the smallest value (first on ties); `None` if no value is present.
@@ -180,7 +217,7 @@ impl Repetition {
     /// Among the marked methods, the one an estimator picks (lowest estimate), if it is
     /// defined for any.
     pub fn picked_by(&self, estimator: usize, among: &[bool; 4]) -> Option<usize> {
-        argmin((0..4).map(|m| self.estimates[m][estimator].filter(|_| among[m])))
+        argmin((0..4).map(|m| self.estimates[m].values[estimator].filter(|_| among[m])))
     }
 }
 
@@ -194,7 +231,7 @@ pub fn repetition(setting: &Setting, seed: u64, rep: u64) -> Result<Repetition, 
     let (fit_labels, test_labels) = labels.split_at(setting.calibration);
     let mut outcome = Repetition {
         tce: [0.0; 4],
-        estimates: [[None; ESTIMATORS]; 4],
+        estimates: [Estimates::UNDEFINED; 4],
     };
     for (m, method) in Method::ALL.into_iter().enumerate() {
         let map = method
@@ -204,6 +241,39 @@ pub fn repetition(setting: &Setting, seed: u64, rep: u64) -> Result<Repetition, 
         outcome.estimates[m] = estimates(&map.apply_all(test_scores), test_labels);
     }
     Ok(outcome)
+}
+
+/// A mean being accumulated: its sum and count, so that means over several settings
+/// pool their repetitions rather than average their averages.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Mean {
+    /// The sum of the values added.
+    pub sum: f64,
+    /// How many values were added.
+    pub count: usize,
+}
+
+impl Mean {
+    /// Adds a value; `None` (an undefined estimate) is left out.
+    pub fn add(&mut self, value: Option<f64>) {
+        if let Some(value) = value {
+            self.sum += value;
+            self.count += 1;
+        }
+    }
+
+    /// Both means' values together.
+    pub fn merge(self, other: Mean) -> Mean {
+        Mean {
+            sum: self.sum + other.sum,
+            count: self.count + other.count,
+        }
+    }
+
+    /// The mean; `None` if no value was added.
+    pub fn value(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.sum / self.count as f64)
+    }
 }
 
 /// The summary over repetitions of one setting.
@@ -225,6 +295,14 @@ pub struct Summary {
     pub tce_best: [usize; 4],
     /// Per method, the mean exact TCE (fraction).
     pub mean_tce: [f64; 4],
+    /// Per method and estimator, the mean of estimate − exact TCE (fraction, like
+    /// `mean_tce`) over the repetitions in which the estimate is defined: negative means
+    /// the estimator under-reports that method's error, which makes it prefer the method.
+    /// Independent of which methods compete.
+    pub signed_error: [[Mean; ESTIMATORS]; 4],
+    /// Per method and estimator, the mean b* of the EM sweeps (no values for the other
+    /// estimators).
+    pub sweep_bins: [[Mean; ESTIMATORS]; 4],
 }
 
 impl Summary {
@@ -264,6 +342,8 @@ pub fn summarize(
         undefined: [0; ESTIMATORS],
         tce_best: [0; 4],
         mean_tce: [0.0; 4],
+        signed_error: [[Mean::default(); ESTIMATORS]; 4],
+        sweep_bins: [[Mean::default(); ESTIMATORS]; 4],
     };
     for outcome in outcomes {
         let best = outcome.tce_best(&among);
@@ -272,12 +352,17 @@ pub fn summarize(
         }
         for m in 0..4 {
             summary.mean_tce[m] += outcome.tce[m] / repetitions as f64;
+            let estimates = &outcome.estimates[m];
+            for e in 0..ESTIMATORS {
+                summary.signed_error[m][e].add(estimates.values[e].map(|v| v - outcome.tce[m]));
+                summary.sweep_bins[m][e].add(estimates.sweep_bins[e].map(|b| b as f64));
+            }
         }
         for e in 0..ESTIMATORS {
             if best.is_some() && outcome.picked_by(e, &among) == best {
                 summary.agreements[e] += 1;
             }
-            if (0..4).any(|m| among[m] && outcome.estimates[m][e].is_none()) {
+            if (0..4).any(|m| among[m] && outcome.estimates[m].values[e].is_none()) {
                 summary.undefined[e] += 1;
             }
         }
@@ -320,11 +405,77 @@ mod tests {
             0.986, 0.906, 0.734, 0.864, 0.976, 0.738, 0.851,
         ];
         let y = [1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 0];
-        let e = estimates(&f, &y);
+        let e = estimates(&f, &y).values;
         assert!((e[0].unwrap() - 0.136057083608).abs() < 1e-12);
         assert!((e[1].unwrap() - 0.209971188500).abs() < 1e-12);
         assert!((e[2].unwrap() - 0.146112599274).abs() < 1e-12);
         assert!((e[4].unwrap() - 0.108649206164).abs() < 1e-12);
         assert!(e[3].is_some() && e[5].is_some());
+    }
+
+    #[test]
+    fn the_sweeps_report_their_b_star() {
+        // SPEC §9's example: b* = 9. Its scores are all distinct, so keeping ties changes
+        // nothing.
+        let f = [
+            0.955, 0.943, 0.892, 0.998, 0.78, 0.995, 0.227, 1.0, 0.916, 0.908, 0.997, 0.936, 0.965,
+            0.986, 0.906, 0.734, 0.864, 0.976, 0.738, 0.851,
+        ];
+        let y = [1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 0];
+        let e = estimates(&f, &y);
+        assert_eq!(e.sweep_bins, [None, None, Some(9), Some(9), None, None]);
+        assert_eq!(e.values[3], e.values[2]);
+    }
+
+    #[test]
+    fn signed_errors_and_b_star_average_over_defined_estimates() {
+        let setting = Setting {
+            name: "hand-made".into(),
+            model: Model::new(
+                Beta::new(1.1, 0.1).unwrap(),
+                Curve::polynomial(2.0).unwrap(),
+            ),
+            calibration: 10,
+            test: 10,
+        };
+        // Only the histogram method (index 0) gets estimates, from the two EM sweeps;
+        // binary fractions keep the arithmetic exact.
+        let repetition = |tce: f64, sweep: (f64, usize), ties_kept: Option<(f64, usize)>| {
+            let mut values = [None; ESTIMATORS];
+            let mut sweep_bins = [None; ESTIMATORS];
+            (values[2], sweep_bins[2]) = (Some(sweep.0), Some(sweep.1));
+            (values[3], sweep_bins[3]) = (ties_kept.map(|t| t.0), ties_kept.map(|t| t.1));
+            let none = Estimates::UNDEFINED;
+            Repetition {
+                tce: [tce, 0.5, 0.5, 0.5],
+                estimates: [Estimates { values, sweep_bins }, none, none, none],
+            }
+        };
+        let outcomes = [
+            repetition(0.25, (0.125, 3), Some((0.375, 10))),
+            repetition(0.5, (0.125, 5), None),
+        ];
+        let s = summarize(&setting, &outcomes, &PAPER_METHODS).unwrap();
+        let histogram = 0;
+        // Sweep: (0.125 − 0.25 + 0.125 − 0.5) / 2; ties kept: only the first repetition.
+        assert_eq!(s.signed_error[histogram][2].value(), Some(-0.25));
+        assert_eq!(s.signed_error[histogram][3].value(), Some(0.125));
+        assert_eq!(s.signed_error[histogram][3].count, 1);
+        assert_eq!(s.sweep_bins[histogram][2].value(), Some(4.0));
+        assert_eq!(s.sweep_bins[histogram][3].value(), Some(10.0));
+        assert_eq!(s.signed_error[histogram][0].value(), None);
+        assert_eq!(s.sweep_bins[histogram][0].value(), None);
+        assert_eq!(s.signed_error[1][2].value(), None);
+        // Pooling with a second setting's single repetition (+0.25) weighs every
+        // repetition once: −0.25 / 3, where the mean of the two means would be 0.
+        let other = summarize(
+            &setting,
+            &[repetition(0.25, (0.5, 7), None)],
+            &PAPER_METHODS,
+        )
+        .unwrap();
+        let pooled = s.signed_error[histogram][2].merge(other.signed_error[histogram][2]);
+        assert_eq!(pooled.count, 3);
+        assert_eq!(pooled.value(), Some(-0.25 / 3.0));
     }
 }

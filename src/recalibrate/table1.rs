@@ -375,17 +375,29 @@ mod tests {
     use super::*;
     use crate::sim::{Beta, Curve};
 
-    #[test]
-    fn a_small_run_is_deterministic_and_consistent() {
-        let setting = Setting {
-            name: "Beta(1.1, 0.1), c^2".into(),
+    /// SPEC §9's worked example.
+    const SPEC_SCORES: [f64; 20] = [
+        0.955, 0.943, 0.892, 0.998, 0.78, 0.995, 0.227, 1.0, 0.916, 0.908, 0.997, 0.936, 0.965,
+        0.986, 0.906, 0.734, 0.864, 0.976, 0.738, 0.851,
+    ];
+    const SPEC_LABELS: [u8; 20] = [1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 0];
+
+    /// The paper's Beta(1.1, 0.1) model with T = c², `n` samples for calibration and test.
+    fn paper_setting(name: &str, n: usize) -> Setting {
+        Setting {
+            name: name.into(),
             model: Model::new(
                 Beta::new(1.1, 0.1).unwrap(),
                 Curve::polynomial(2.0).unwrap(),
             ),
-            calibration: 500,
-            test: 500,
-        };
+            calibration: n,
+            test: n,
+        }
+    }
+
+    #[test]
+    fn a_small_run_is_deterministic_and_consistent() {
+        let setting = paper_setting("Beta(1.1, 0.1), c^2", 500);
         let outcomes = run(&setting, 6, 3).unwrap();
         assert_eq!(outcomes, run(&setting, 6, 3).unwrap());
         let a = summarize(&setting, &outcomes, &Method::ALL).unwrap();
@@ -400,12 +412,7 @@ mod tests {
     #[test]
     fn estimates_match_the_spec_worked_example() {
         // SPEC §9: EW B = 15 p = 2 → 0.136057083608, EM sweep → 0.146112599274.
-        let f = [
-            0.955, 0.943, 0.892, 0.998, 0.78, 0.995, 0.227, 1.0, 0.916, 0.908, 0.997, 0.936, 0.965,
-            0.986, 0.906, 0.734, 0.864, 0.976, 0.738, 0.851,
-        ];
-        let y = [1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 0];
-        let e = estimates(&f, &y).values;
+        let e = estimates(&SPEC_SCORES, &SPEC_LABELS).values;
         assert!((e[0].unwrap() - 0.136057083608).abs() < 1e-12);
         assert!((e[1].unwrap() - 0.209971188500).abs() < 1e-12);
         assert!((e[2].unwrap() - 0.146112599274).abs() < 1e-12);
@@ -417,27 +424,14 @@ mod tests {
     fn the_sweeps_report_their_b_star() {
         // SPEC §9's example: b* = 9. Its scores are all distinct, so keeping ties changes
         // nothing.
-        let f = [
-            0.955, 0.943, 0.892, 0.998, 0.78, 0.995, 0.227, 1.0, 0.916, 0.908, 0.997, 0.936, 0.965,
-            0.986, 0.906, 0.734, 0.864, 0.976, 0.738, 0.851,
-        ];
-        let y = [1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 0];
-        let e = estimates(&f, &y);
+        let e = estimates(&SPEC_SCORES, &SPEC_LABELS);
         assert_eq!(e.sweep_bins, [None, None, Some(9), Some(9), None, None]);
         assert_eq!(e.values[3], e.values[2]);
     }
 
     #[test]
     fn signed_errors_and_b_star_average_over_defined_estimates() {
-        let setting = Setting {
-            name: "hand-made".into(),
-            model: Model::new(
-                Beta::new(1.1, 0.1).unwrap(),
-                Curve::polynomial(2.0).unwrap(),
-            ),
-            calibration: 10,
-            test: 10,
-        };
+        let setting = paper_setting("hand-made", 10);
         // Only the histogram method (index 0) gets estimates, from the two EM sweeps;
         // binary fractions keep the arithmetic exact.
         let repetition = |tce: f64, sweep: (f64, usize), ties_kept: Option<(f64, usize)>| {

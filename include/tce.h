@@ -23,6 +23,18 @@
 #define TCE_VERSION_STRING "0.1.0"
 
 /**
+ * The largest sample count a state may reach (`tce::MAX_COUNT`, 2^63 − 1): a call that
+ * would pass it returns `TCE_STATUS_COUNT_OVERFLOW` and changes nothing.
+ */
+#define TCE_MAX_COUNT 9223372036854775807
+
+/**
+ * The largest number of bins (`tce::MAX_BINS`, 2^24): more give
+ * `TCE_STATUS_TOO_MANY_BINS`.
+ */
+#define TCE_MAX_BINS 16777216
+
+/**
  * The result of every fallible function: `TCE_STATUS_OK` (0) or the named cause of the
  * failure. Values are explicit and stable: new statuses are only ever appended. On any
  * status other than `TCE_STATUS_OK` no out-parameter was written and no state changed.
@@ -185,9 +197,28 @@ enum tce_status
    */
   TCE_STATUS_CHECKSUM = 34,
   /**
-   * Serialised state: well formed but impossible contents.
+   * Serialised state: well formed but impossible contents (among them counts above
+   * `TCE_MAX_COUNT`).
    */
   TCE_STATUS_INCONSISTENT = 35,
+  /**
+   * The call would take a sample count (a state's total, a bin's count, or the samples
+   * a reservoir or window has seen) past `TCE_MAX_COUNT` (2^63 − 1). Nothing changed.
+   */
+  TCE_STATUS_COUNT_OVERFLOW = 36,
+  /**
+   * The number of bins is above `TCE_MAX_BINS` (2^24).
+   */
+  TCE_STATUS_TOO_MANY_BINS = 37,
+  /**
+   * Serialised state: the state is too large for the format to describe (a payload
+   * of 2^32 bytes or more).
+   */
+  TCE_STATUS_FRAME_TOO_LARGE = 38,
+  /**
+   * A decaying histogram's weights are too small or too large for a finite estimate.
+   */
+  TCE_STATUS_DEGENERATE_WEIGHTS = 39,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -25,6 +25,9 @@ pub enum PushError {
         len: usize,
         requested: usize,
     },
+    /// Recording would take a count (samples in total or in a bin, or samples seen) past
+    /// [`crate::MAX_COUNT`]. Nothing was recorded.
+    CountOverflow,
 }
 
 /// Why a histogram or a buffer could not be built over the given storage.
@@ -43,6 +46,8 @@ pub enum ConfigError {
     /// A concurrent histogram's storage (`storage` bins) is not a whole number of
     /// shards of `bins` bins.
     ShardMismatch { storage: usize, bins: usize },
+    /// More bins than [`crate::MAX_BINS`].
+    TooManyBins { bins: usize, max: usize },
 }
 
 /// Why an estimate could not be computed.
@@ -52,6 +57,11 @@ pub enum EstimateError {
     NoSamples,
     /// The requested number of bins (or `max_bins`) is 0.
     ZeroBins,
+    /// The requested number of bins is above [`crate::MAX_BINS`].
+    TooManyBins { bins: usize, max: usize },
+    /// A weighted (decaying) state has samples but their weights are too small or too
+    /// large to divide by: no finite estimate exists.
+    DegenerateWeights,
 }
 
 /// Why a norm exponent was refused.
@@ -76,6 +86,8 @@ pub enum MergeError {
         len: usize,
         requested: usize,
     },
+    /// The merged counts would exceed [`crate::MAX_COUNT`]. Neither state changed.
+    CountOverflow,
 }
 
 /// Why a row of class probabilities or logits could not be reduced to its top label.
@@ -114,6 +126,11 @@ impl fmt::Display for PushError {
                 f,
                 "buffer full: {len} of {capacity} slots used, {requested} more requested"
             ),
+            Self::CountOverflow => write!(
+                f,
+                "the sample count would exceed {} (tce::MAX_COUNT)",
+                crate::MAX_COUNT
+            ),
         }
     }
 }
@@ -134,15 +151,24 @@ impl fmt::Display for ConfigError {
                 f,
                 "{storage} bins of storage are not a whole number of shards of {bins} bins"
             ),
+            Self::TooManyBins { bins, max } => {
+                write!(f, "{bins} bins exceed the maximum {max} (tce::MAX_BINS)")
+            }
         }
     }
 }
 
 impl fmt::Display for EstimateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        match *self {
             Self::NoSamples => f.write_str("no samples: an estimate needs n >= 1"),
             Self::ZeroBins => f.write_str("the number of bins must be at least 1"),
+            Self::TooManyBins { bins, max } => {
+                write!(f, "{bins} bins exceed the maximum {max} (tce::MAX_BINS)")
+            }
+            Self::DegenerateWeights => f.write_str(
+                "the decayed weights are too small or too large for a finite estimate",
+            ),
         }
     }
 }
@@ -172,6 +198,11 @@ impl fmt::Display for MergeError {
             } => write!(
                 f,
                 "buffer full: {len} of {capacity} slots used, {requested} more requested"
+            ),
+            Self::CountOverflow => write!(
+                f,
+                "the merged sample count would exceed {} (tce::MAX_COUNT)",
+                crate::MAX_COUNT
             ),
         }
     }

@@ -45,6 +45,7 @@ mod floor;
 pub mod histogram;
 #[cfg(feature = "std")]
 pub mod kde;
+pub mod limits;
 pub mod norm;
 pub mod portable;
 #[cfg(feature = "std")]
@@ -67,6 +68,7 @@ pub use decay::{DecayedBin, DecayingHistogram};
 pub use error::{ConfigError, EstimateError, MergeError, NormError, PushError, ReduceError};
 pub use estimate::Estimate;
 pub use histogram::{Histogram, InlineHistogram};
+pub use limits::{MAX_BINS, MAX_COUNT};
 pub use norm::Norm;
 pub use reservoir::{InlineReservoir, Reservoir};
 pub use stats::BinStats;

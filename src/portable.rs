@@ -73,6 +73,12 @@ pub enum EncodeError {
         /// Bytes the encoding takes.
         needed: usize,
     },
+    /// The state's payload (`payload` bytes) is longer than the format's 32-bit length
+    /// field can describe.
+    FrameTooLarge {
+        /// Bytes the payload would take.
+        payload: usize,
+    },
 }
 
 /// Why bytes could not be read back into a state. The destination is unchanged.
@@ -122,8 +128,15 @@ pub enum DecodeError {
 
 impl fmt::Display for EncodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Self::BufferTooSmall { needed } = self;
-        write!(f, "the output buffer is too small: {needed} bytes needed")
+        match self {
+            Self::BufferTooSmall { needed } => {
+                write!(f, "the output buffer is too small: {needed} bytes needed")
+            }
+            Self::FrameTooLarge { payload } => write!(
+                f,
+                "the state's payload of {payload} bytes is too large for the format (at most 2^32 - 1)"
+            ),
+        }
     }
 }
 

@@ -79,3 +79,11 @@ pub extern "C" fn tce_version() -> *const core::ffi::c_char {
     static VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
     VERSION.as_ptr().cast()
 }
+
+/// The largest sample count a state may reach (`tce::MAX_COUNT`, 2^63 − 1): a call that
+/// would pass it returns `TCE_STATUS_COUNT_OVERFLOW` and changes nothing.
+pub const TCE_MAX_COUNT: u64 = 9_223_372_036_854_775_807;
+/// The largest number of bins (`tce::MAX_BINS`, 2^24): more give
+/// `TCE_STATUS_TOO_MANY_BINS`.
+pub const TCE_MAX_BINS: usize = 16_777_216;
+const _: () = assert!(TCE_MAX_COUNT == crate::MAX_COUNT && TCE_MAX_BINS == crate::MAX_BINS);

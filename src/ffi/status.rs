@@ -92,13 +92,24 @@ pub enum tce_status {
     WrongKind = 33,
     /// Serialised state: the checksum does not match (corrupted bytes).
     Checksum = 34,
-    /// Serialised state: well formed but impossible contents.
+    /// Serialised state: well formed but impossible contents (among them counts above
+    /// `TCE_MAX_COUNT`).
     Inconsistent = 35,
+    /// The call would take a sample count (a state's total, a bin's count, or the samples
+    /// a reservoir or window has seen) past `TCE_MAX_COUNT` (2^63 − 1). Nothing changed.
+    CountOverflow = 36,
+    /// The number of bins is above `TCE_MAX_BINS` (2^24).
+    TooManyBins = 37,
+    /// Serialised state: the state is too large for the format to describe (a payload
+    /// of 2^32 bytes or more).
+    FrameTooLarge = 38,
+    /// A decaying histogram's weights are too small or too large for a finite estimate.
+    DegenerateWeights = 39,
 }
 
 impl tce_status {
     /// Every status, in value order.
-    pub(crate) const ALL: [tce_status; 36] = [
+    pub(crate) const ALL: [tce_status; 40] = [
         Self::Ok,
         Self::NullPointer,
         Self::NonFiniteScore,
@@ -135,6 +146,10 @@ impl tce_status {
         Self::WrongKind,
         Self::Checksum,
         Self::Inconsistent,
+        Self::CountOverflow,
+        Self::TooManyBins,
+        Self::FrameTooLarge,
+        Self::DegenerateWeights,
     ];
 
     /// The static NUL-terminated message of the status.
@@ -178,6 +193,12 @@ impl tce_status {
             Self::WrongKind => "serialised state is of another kind than the destination\0",
             Self::Checksum => "serialised state checksum mismatch: corrupted bytes\0",
             Self::Inconsistent => "serialised state contents are inconsistent\0",
+            Self::CountOverflow => "the sample count would exceed TCE_MAX_COUNT (2^63 - 1)\0",
+            Self::TooManyBins => "the number of bins exceeds TCE_MAX_BINS (2^24)\0",
+            Self::FrameTooLarge => "the state is too large for the portable format\0",
+            Self::DegenerateWeights => {
+                "decayed weights too small or too large for a finite estimate\0"
+            }
         }
     }
 }
@@ -202,6 +223,7 @@ impl From<PushError> for tce_status {
             PushError::InvalidLabel { .. } => Self::InvalidLabel,
             PushError::LengthMismatch { .. } => Self::LengthMismatch,
             PushError::Full { .. } => Self::BufferFull,
+            PushError::CountOverflow => Self::CountOverflow,
         }
     }
 }
@@ -216,6 +238,7 @@ impl From<ConfigError> for tce_status {
             ConfigError::StorageMismatch { .. } | ConfigError::ShardMismatch { .. } => {
                 Self::StorageMismatch
             }
+            ConfigError::TooManyBins { .. } => Self::TooManyBins,
         }
     }
 }
@@ -225,6 +248,8 @@ impl From<EstimateError> for tce_status {
         match e {
             EstimateError::NoSamples => Self::NoSamples,
             EstimateError::ZeroBins => Self::ZeroBins,
+            EstimateError::TooManyBins { .. } => Self::TooManyBins,
+            EstimateError::DegenerateWeights => Self::DegenerateWeights,
         }
     }
 }
@@ -244,6 +269,7 @@ impl From<MergeError> for tce_status {
             MergeError::ClosureMismatch => Self::ClosureMismatch,
             MergeError::Full { .. } => Self::BufferFull,
             MergeError::CapacityMismatch { .. } => Self::CapacityMismatch,
+            MergeError::CountOverflow => Self::CountOverflow,
         }
     }
 }
@@ -282,6 +308,7 @@ impl From<crate::portable::EncodeError> for tce_status {
     fn from(e: crate::portable::EncodeError) -> Self {
         match e {
             crate::portable::EncodeError::BufferTooSmall { .. } => Self::BufferTooSmall,
+            crate::portable::EncodeError::FrameTooLarge { .. } => Self::FrameTooLarge,
         }
     }
 }

@@ -21,10 +21,8 @@ impl TempDir {
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
             .as_nanos();
-        let dir = std::env::temp_dir().join(format!(
-            "tce-setup-{name}-{}-{nanos}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("tce-setup-{name}-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         TempDir(dir)
     }
@@ -85,7 +83,11 @@ fn check(path: &Path, venv: &Path) -> Vec<String> {
         "scripts/test --check failed:\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(output.stderr.is_empty(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     String::from_utf8(output.stdout)
         .unwrap()
         .lines()
@@ -115,7 +117,10 @@ fn baseline(real_path: &Path, venv: &Path) -> Vec<String> {
     );
     let rest = full[..full.len() - expected_venv.len()].to_vec();
     if std::env::var_os("TCE_TEST_PYTHON").is_some() {
-        assert!(rest.is_empty(), "scripts/test left things missing: {rest:#?}");
+        assert!(
+            rest.is_empty(),
+            "scripts/test left things missing: {rest:#?}"
+        );
     }
     rest
 }

@@ -79,3 +79,8 @@ pub use window::{InlineWindow, SlidingWindow};
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+/// And so do those of every doc in docs/ that has Rust code blocks.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/monitoring.md")]
+struct MonitoringDoctests;

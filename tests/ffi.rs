@@ -5,7 +5,8 @@
 //! with the outer build), compiles the programs of `ffi-tests/` and `examples/` with gcc
 //! and g++ (`-Wall -Wextra -Wpedantic -Werror`), and runs them under AddressSanitizer +
 //! UndefinedBehaviorSanitizer and under valgrind. A missing tool (gcc, g++, valgrind,
-//! python3, cmake, pkg-config) fails the test loudly: CI installs them.
+//! python3, cmake, pkg-config) fails the test loudly: `scripts/test` installs them. No test
+//! here downloads anything.
 #![cfg(all(feature = "ffi", feature = "cli"))]
 
 use std::collections::BTreeMap;
@@ -45,38 +46,17 @@ fn require(tool: &str) {
     assert!(
         found,
         "`{tool}` is not installed, and the C ABI tests need it (they fail rather than skip). \
-         Install it, e.g. `apt-get install -y gcc g++ valgrind pkg-config cmake python3`."
+         Run the suite with `scripts/test`, which installs what is missing."
     );
 }
 
-/// CMake: the system's, or else (a fresh machine of this project's kind has none) the
-/// binary of PyPI's `cmake` wheel, installed once into the test's own target directory —
-/// nothing outside it changes.
-fn cmake() -> PathBuf {
-    static CMAKE: OnceLock<PathBuf> = OnceLock::new();
-    CMAKE
-        .get_or_init(|| {
-            let on_path = std::env::var_os("PATH").and_then(|paths| {
-                std::env::split_paths(&paths)
-                    .map(|dir| dir.join("cmake"))
-                    .find(|p| p.is_file())
-            });
-            if let Some(found) = on_path {
-                return found;
-            }
-            require("python3");
-            let dir = ffi_target().join("cmake-from-pypi");
-            let binary = dir.join("cmake/data/bin/cmake");
-            if !binary.is_file() {
-                run(Command::new("python3")
-                    .args(["-m", "pip", "install", "--quiet", "--target"])
-                    .arg(&dir)
-                    .arg("cmake"));
-            }
-            assert!(binary.is_file(), "no cmake binary at {}", binary.display());
-            binary
-        })
-        .clone()
+/// The Python that runs the examples: `TCE_TEST_PYTHON` (scripts/test exports its venv's),
+/// else `python3` from PATH.
+fn python() -> std::ffi::OsString {
+    std::env::var_os("TCE_TEST_PYTHON").unwrap_or_else(|| {
+        require("python3");
+        "python3".into()
+    })
 }
 
 fn run(command: &mut Command) -> Output {
@@ -861,9 +841,9 @@ fn rust_estimate_json(scores: &[f64], labels: &[u8], bins: usize) -> String {
 
 #[test]
 fn python_ctypes_example_matches_rust() {
-    require("python3");
+    let python = python();
     let file = root().join("data/resnet110_c10_test.csv");
-    let output = run(Command::new("python3")
+    let output = run(Command::new(&python)
         .current_dir(root())
         .arg("examples/estimate.py")
         .arg("--lib")
@@ -876,7 +856,7 @@ fn python_ctypes_example_matches_rust() {
     let (scores, labels) = read_csv(&file);
     std::fs::write(&from_rust, rust_estimate_json(&scores, &labels, 15)).unwrap();
     // Bit for bit (--rel 0): the same library computes both.
-    run(Command::new("python3")
+    run(Command::new(&python)
         .current_dir(root())
         .arg("examples/compare_estimates.py")
         .args([&from_rust, &from_python])
@@ -888,7 +868,7 @@ fn python_ctypes_example_matches_rust() {
         .args(["estimate", "--json"])
         .arg(&file));
     std::fs::write(&from_cli, &cli.stdout).unwrap();
-    run(Command::new("python3")
+    run(Command::new(&python)
         .current_dir(root())
         .arg("examples/compare_estimates.py")
         .args([&from_cli, &from_python])
@@ -897,7 +877,7 @@ fn python_ctypes_example_matches_rust() {
     let mut altered = rust_estimate_json(&scores, &labels, 15);
     altered = altered.replacen("\"bins\": 15", "\"bins\": 14", 1);
     std::fs::write(&from_rust, altered).unwrap();
-    let status = Command::new("python3")
+    let status = Command::new(&python)
         .current_dir(root())
         .arg("examples/compare_estimates.py")
         .args([&from_rust, &from_python])
@@ -911,7 +891,7 @@ fn python_ctypes_example_matches_rust() {
 
 #[test]
 fn install_then_build_examples_with_cmake_and_pkg_config() {
-    let cmake = cmake();
+    require("cmake");
     require("pkg-config");
     require("gcc");
     let lib = lib_dir();
@@ -938,14 +918,14 @@ fn install_then_build_examples_with_cmake_and_pkg_config() {
 
     // CMake: find_package(tce) and the imported targets.
     let build = work.join("cmake-build");
-    run(Command::new(&cmake)
+    run(Command::new("cmake")
         .current_dir(root())
         .args(["-S", "examples/cmake", "-B"])
         .arg(&build)
         .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display()))
         .arg("-DCMAKE_C_FLAGS=-Wall -Wextra -Wpedantic -Werror")
         .arg("-DCMAKE_CXX_FLAGS=-Wall -Wextra -Wpedantic -Werror"));
-    run(Command::new(&cmake).arg("--build").arg(&build));
+    run(Command::new("cmake").arg("--build").arg(&build));
     let data = root().join("data/resnet110_c10_test.csv");
     let out = stdout(&run(Command::new(build.join("estimate")).arg(&data)));
     assert!(out.contains("ece_sweep"), "{out}");

@@ -110,7 +110,7 @@ pub(crate) const RESCALE_ABOVE: f64 = 1.606_938_044_258_990_3e60; // 2^200
 
 /// The smallest λ accepted: 2^−510 (half-life 1/510 samples). See the module docs: the
 /// newest sample's weight after a rescale is λ, and λ² must be a normal `f64`.
-pub(crate) const MIN_RETAIN: f64 = f64::from_bits((1023 - 510) << 52);
+pub(crate) const MIN_RETAIN: f64 = 2.983_336_292_480_083e-154; // 2^-510, exactly (tested)
 
 /// An equal-width histogram whose samples fade with a half-life, over storage `S`.
 #[derive(Clone, Debug, PartialEq)]
@@ -286,5 +286,23 @@ impl<S: AsRef<[DecayedBin]> + ?Sized> DecayingHistogram<S> {
     /// ECE_debias with Kish's effective sample size per bin.
     pub fn ece_debias(&self, norm: Norm) -> Result<Estimate, EstimateError> {
         estimate::ece_debias(self.bins().iter().copied(), norm)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_accepted_range_ends_where_the_module_docs_say() {
+        assert_eq!(MIN_RETAIN, f64::from_bits((1023 - 510) << 52));
+        assert_eq!(retain_per_push(1.0 / 510.0), Ok(MIN_RETAIN));
+        assert_eq!(
+            retain_per_push(1.0 / 511.0),
+            Err(ConfigError::InvalidHalfLife)
+        );
+        // About 2^54·ln 2 ≈ 1.2487e16: the last half-lives whose λ is below 1.
+        assert!(retain_per_push(1.2e16).is_ok());
+        assert_eq!(retain_per_push(1.3e16), Err(ConfigError::InvalidHalfLife));
     }
 }

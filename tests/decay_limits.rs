@@ -53,7 +53,6 @@ fn half_lives_whose_weights_cannot_be_represented_are_refused_and_storage_is_unt
         let mut live = DecayingHistogram::with_storage(&mut storage, Closure::Left, 10.0).unwrap();
         live.push(0.3, 1).unwrap();
         let before = bytes_of(&live);
-        drop(live);
         let copy = storage;
         assert_eq!(
             DecayingHistogram::with_storage(&mut storage, Closure::Left, half_life).unwrap_err(),
@@ -76,8 +75,15 @@ fn the_ends_of_the_accepted_range_give_finite_estimates_and_read_back_their_half
         }
         // Defect 7: mce said 0 and ece_bin NaN where the sample says 0.1.
         let ece = h.ece_bin(Norm::L2).unwrap();
-        assert!((ece.value - 0.1).abs() < 1e-12, "{half_life:e}: {}", ece.value);
-        assert!((h.mce().unwrap().value - 0.1).abs() < 1e-12, "{half_life:e}");
+        assert!(
+            (ece.value - 0.1).abs() < 1e-12,
+            "{half_life:e}: {}",
+            ece.value
+        );
+        assert!(
+            (h.mce().unwrap().value - 0.1).abs() < 1e-12,
+            "{half_life:e}"
+        );
         assert!(h.ece_debias(Norm::L1).unwrap().value.is_finite());
         assert_eq!(h.half_life(), half_life);
     }
@@ -201,7 +207,9 @@ fn bin_counts_above_max_bins_are_refused_before_any_work() {
         );
     }
     // MAX_BINS itself is a valid bin count.
-    assert!(sorted.ece_bin(Binning::EQUAL_WIDTH, MAX_BINS, Norm::L2).is_ok());
+    assert!(sorted
+        .ece_bin(Binning::EQUAL_WIDTH, MAX_BINS, Norm::L2)
+        .is_ok());
     // A sweep cap is a cap: any size, the same b* as no cap.
     let capped = SweepOptions {
         max_bins: Some(usize::MAX),

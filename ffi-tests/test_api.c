@@ -77,7 +77,7 @@ static void test_version_and_status(void) {
         CHECK(m != NULL && strlen(m) > 0 && strcmp(m, "unknown status") != 0);
     }
     CHECK(strcmp(tce_status_str(TCE_STATUS_OK), "ok") == 0);
-    CHECK(strcmp(tce_status_str(TCE_STATUS_INCONSISTENT + 1), "unknown status") == 0);
+    CHECK(strcmp(tce_status_str(TCE_STATUS_DEGENERATE_WEIGHTS + 1), "unknown status") == 0);
     CHECK(strcmp(tce_status_str(0xffffffffu), "unknown status") == 0);
     seen[TCE_STATUS_PANIC] = 1;            /* see the file comment */
     seen[TCE_STATUS_STORAGE_MISMATCH] = 1; /* likewise */
@@ -119,7 +119,7 @@ static void test_histogram(void) {
     EXPECT(tce_ew_histogram_layout(0, &size, &align), TCE_STATUS_ZERO_BINS);
     EXPECT(tce_ew_histogram_layout(15, NULL, &align), TCE_STATUS_NULL_POINTER);
     EXPECT(tce_ew_histogram_layout(15, &size, NULL), TCE_STATUS_NULL_POINTER);
-    EXPECT(tce_ew_histogram_layout(SIZE_MAX / 2, &size, &align), TCE_STATUS_CAPACITY_TOO_LARGE);
+    EXPECT(tce_ew_histogram_layout(SIZE_MAX / 2, &size, &align), TCE_STATUS_TOO_MANY_BINS);
     ALIGNED(16) unsigned char raw[32];
     EXPECT(tce_ew_histogram_layout(15, (size_t *)(void *)(raw + 1), &align), TCE_STATUS_MISALIGNED);
 
@@ -133,7 +133,7 @@ static void test_histogram(void) {
     EXPECT(tce_ew_histogram_init(hist_memory + 8, 4000, 15, TCE_CLOSURE_LEFT, &h), TCE_STATUS_MISALIGNED);
     EXPECT(tce_ew_histogram_init(hist_memory, size - 1, 15, TCE_CLOSURE_LEFT, &h), TCE_STATUS_BUFFER_TOO_SMALL);
     EXPECT(tce_ew_histogram_init(hist_memory, 4096, SIZE_MAX / 4, TCE_CLOSURE_LEFT, &h),
-           TCE_STATUS_CAPACITY_TOO_LARGE);
+           TCE_STATUS_TOO_MANY_BINS);
     CHECK(h == NULL && hist_memory[0] == 0xab && hist_memory[size - 1] == 0xab);
 
     OK(tce_ew_histogram_init(hist_memory, size, 15, TCE_CLOSURE_LEFT, &h));
@@ -205,7 +205,7 @@ static void test_histogram(void) {
     tce_bin_stats stats[16];
     EXPECT(tce_ew_histogram_bin_stats(h, stats, 14), TCE_STATUS_BUFFER_TOO_SMALL);
     EXPECT(tce_ew_histogram_bin_stats(h, NULL, 15), TCE_STATUS_NULL_POINTER);
-    EXPECT(tce_ew_histogram_bin_stats(h, NULL, 0), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_ew_histogram_bin_stats(h, NULL, 0), TCE_STATUS_BUFFER_TOO_SMALL); /* NULL, 0: an empty array */
     OK(tce_ew_histogram_bin_stats(h, stats, 16));
     uint64_t total = 0;
     for (int k = 0; k < 15; k++) {
@@ -253,9 +253,14 @@ static void test_histogram(void) {
     EXPECT(tce_ew_histogram_new(0, TCE_CLOSURE_LEFT, &none), TCE_STATUS_ZERO_BINS);
     EXPECT(tce_ew_histogram_new(15, 5, &none), TCE_STATUS_INVALID_ENUM);
     EXPECT(tce_ew_histogram_new(15, TCE_CLOSURE_LEFT, NULL), TCE_STATUS_NULL_POINTER);
-    EXPECT(tce_ew_histogram_new(SIZE_MAX / 2, TCE_CLOSURE_LEFT, &none), TCE_STATUS_CAPACITY_TOO_LARGE);
-    /* 2^45 bins = 1 PiB: the allocation fails (tests run ASan with allocator_may_return_null=1). */
-    EXPECT(tce_ew_histogram_new((size_t)1 << 45, TCE_CLOSURE_LEFT, &none), TCE_STATUS_ALLOCATION_FAILED);
+    EXPECT(tce_ew_histogram_new(SIZE_MAX / 2, TCE_CLOSURE_LEFT, &none), TCE_STATUS_TOO_MANY_BINS);
+    EXPECT(tce_ew_histogram_new((size_t)1 << 45, TCE_CLOSURE_LEFT, &none), TCE_STATUS_TOO_MANY_BINS);
+    /* 2^4 bins × 2^41 shards = 1 PiB: the allocation fails (tests run ASan with
+     * allocator_may_return_null=1). */
+    tce_concurrent_histogram *no_concurrent = NULL;
+    EXPECT(tce_concurrent_histogram_new(16, (size_t)1 << 41, TCE_CLOSURE_LEFT, &no_concurrent),
+           TCE_STATUS_ALLOCATION_FAILED);
+    CHECK(no_concurrent == NULL);
     CHECK(none == NULL);
     tce_ew_histogram_free(NULL);
     tce_ew_histogram_free(other_bins); /* caller memory: a no-op */
@@ -695,7 +700,7 @@ static void test_reservoir(void) {
     o = tce_options_default();
     o.bins = 0;
     EXPECT(tce_reservoir_mce(r, &o, &e), TCE_STATUS_ZERO_BINS);
-    EXPECT(tce_reservoir_bin_stats(r, &o, NULL, 0), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_reservoir_bin_stats(r, &o, NULL, 0), TCE_STATUS_ZERO_BINS);
     o.bins = 15;
     EXPECT(tce_reservoir_ece_bin(r, &o, NULL), TCE_STATUS_NULL_POINTER);
 
@@ -760,7 +765,7 @@ static void test_decaying_histogram(void) {
     OK(tce_decaying_histogram_layout(15, &size, &align));
     CHECK(size >= 15 * 40 && size <= sizeof decay_memory && align >= 8);
     EXPECT(tce_decaying_histogram_layout(0, &size, &align), TCE_STATUS_ZERO_BINS);
-    EXPECT(tce_decaying_histogram_layout(SIZE_MAX / 2, &size, &align), TCE_STATUS_CAPACITY_TOO_LARGE);
+    EXPECT(tce_decaying_histogram_layout(SIZE_MAX / 2, &size, &align), TCE_STATUS_TOO_MANY_BINS);
     EXPECT(tce_decaying_histogram_layout(15, NULL, &align), TCE_STATUS_NULL_POINTER);
 
     tce_decaying_histogram *h = NULL;
@@ -885,8 +890,8 @@ static void test_concurrent_histogram(void) {
     CHECK(size == one_shard + 2 * 15 * 32);
     EXPECT(tce_concurrent_histogram_layout(0, 3, &size, &align), TCE_STATUS_ZERO_BINS);
     EXPECT(tce_concurrent_histogram_layout(15, 0, &size, &align), TCE_STATUS_ZERO_BINS);
-    EXPECT(tce_concurrent_histogram_layout(SIZE_MAX / 2, 1, &size, &align), TCE_STATUS_CAPACITY_TOO_LARGE);
-    EXPECT(tce_concurrent_histogram_layout(SIZE_MAX / 2, 4, &size, &align), TCE_STATUS_CAPACITY_TOO_LARGE);
+    EXPECT(tce_concurrent_histogram_layout(SIZE_MAX / 2, 1, &size, &align), TCE_STATUS_TOO_MANY_BINS);
+    EXPECT(tce_concurrent_histogram_layout(15, SIZE_MAX / 2, &size, &align), TCE_STATUS_CAPACITY_TOO_LARGE);
     EXPECT(tce_concurrent_histogram_layout(15, 3, &size, NULL), TCE_STATUS_NULL_POINTER);
 
     tce_concurrent_histogram *c = NULL;
@@ -896,6 +901,8 @@ static void test_concurrent_histogram(void) {
     EXPECT(tce_concurrent_histogram_init(concurrent_memory, 4096, 0, 3, TCE_CLOSURE_LEFT, &c), TCE_STATUS_ZERO_BINS);
     EXPECT(tce_concurrent_histogram_init(concurrent_memory, 4096, 15, 0, TCE_CLOSURE_LEFT, &c), TCE_STATUS_ZERO_BINS);
     EXPECT(tce_concurrent_histogram_init(concurrent_memory, 4096, SIZE_MAX / 2, 4, TCE_CLOSURE_LEFT, &c),
+           TCE_STATUS_TOO_MANY_BINS);
+    EXPECT(tce_concurrent_histogram_init(concurrent_memory, 4096, 4, SIZE_MAX / 2, TCE_CLOSURE_LEFT, &c),
            TCE_STATUS_CAPACITY_TOO_LARGE);
     EXPECT(tce_concurrent_histogram_init(concurrent_memory, 4096, 15, 3, 7, &c), TCE_STATUS_INVALID_ENUM);
     EXPECT(tce_concurrent_histogram_init(concurrent_memory + 4, 4000, 15, 3, TCE_CLOSURE_LEFT, &c),
@@ -975,7 +982,7 @@ static void test_concurrent_histogram(void) {
     EXPECT(tce_concurrent_histogram_snapshot(heap, right), TCE_STATUS_BIN_COUNT_MISMATCH);
     EXPECT(tce_concurrent_histogram_new(0, 2, TCE_CLOSURE_LEFT, &none), TCE_STATUS_ZERO_BINS);
     EXPECT(tce_concurrent_histogram_new(5, 0, TCE_CLOSURE_LEFT, &none), TCE_STATUS_ZERO_BINS);
-    EXPECT(tce_concurrent_histogram_new(SIZE_MAX / 2, 4, TCE_CLOSURE_LEFT, &none), TCE_STATUS_CAPACITY_TOO_LARGE);
+    EXPECT(tce_concurrent_histogram_new(SIZE_MAX / 2, 4, TCE_CLOSURE_LEFT, &none), TCE_STATUS_TOO_MANY_BINS);
     EXPECT(tce_concurrent_histogram_new(5, 2, 2, &none), TCE_STATUS_INVALID_ENUM);
     EXPECT(tce_concurrent_histogram_new(5, 2, TCE_CLOSURE_LEFT, NULL), TCE_STATUS_NULL_POINTER);
     CHECK(none == NULL);
@@ -1400,6 +1407,258 @@ static void test_top_label(void) {
     CHECK(untouched[0] == -1.0 && untouched[1] == -1.0 && untouched[2] == -1.0);
 }
 
+/* Issue 10: every failed init, new, decode or call leaves caller memory byte for byte as
+ * it was, and a failed _new leaks nothing (ASan's LeakSanitizer and valgrind check that
+ * at exit: the calls below would lose their allocation otherwise). */
+ALIGNED(16) static unsigned char limit_memory[4096];
+ALIGNED(16) static unsigned char limit_snapshot[4096];
+#define SNAPSHOT(mem) memcpy(limit_snapshot, (mem), sizeof limit_snapshot)
+#define UNCHANGED(mem) CHECK(memcmp(limit_snapshot, (mem), sizeof limit_snapshot) == 0)
+
+static void test_decay_limits(void) {
+    /* Defect 1 and 7: half-lives whose weights underflow, and (defect 8) those whose λ
+     * rounds to 1, are refused before anything is written or allocated. */
+    const double bad[10] = {1e-4, 1.0 / 1100, 1e-300, 5e-324, 1.0 / 1030, 1.0 / 1074, 1.0 / 511, 1e17, 1e300, 2e16};
+    tce_decaying_histogram *h = NULL;
+    memset(limit_memory, 0x5a, sizeof limit_memory);
+    OK(tce_decaying_histogram_init(limit_memory, sizeof limit_memory, 4, TCE_CLOSURE_LEFT, 10.0, &h));
+    OK(tce_decaying_histogram_push(h, 0.3, 1));
+    SNAPSHOT(limit_memory);
+    for (int i = 0; i < 10; i++) {
+        tce_decaying_histogram *other = NULL;
+        EXPECT(tce_decaying_histogram_init(limit_memory, sizeof limit_memory, 4, TCE_CLOSURE_LEFT, bad[i], &other),
+               TCE_STATUS_INVALID_HALF_LIFE);
+        CHECK(other == NULL);
+        EXPECT(tce_decaying_histogram_new(4, TCE_CLOSURE_LEFT, bad[i], &other), TCE_STATUS_INVALID_HALF_LIFE);
+        CHECK(other == NULL);
+    }
+    EXPECT(tce_decaying_histogram_new(TCE_MAX_BINS + 1, TCE_CLOSURE_LEFT, 10.0, &h), TCE_STATUS_TOO_MANY_BINS);
+    UNCHANGED(limit_memory);
+    uint64_t samples = 0;
+    OK(tce_decaying_histogram_samples(h, &samples));
+    CHECK(samples == 1);
+
+    /* The extremes of the accepted range give finite estimates; the half-life reads back
+     * as given (defect 8). */
+    const double good[4] = {1.0 / 510, 1.0 / 3, 1e15, 1e16};
+    for (int i = 0; i < 4; i++) {
+        tce_decaying_histogram *g = NULL;
+        OK(tce_decaying_histogram_new(3, TCE_CLOSURE_LEFT, good[i], &g));
+        double half_life = 0.0;
+        OK(tce_decaying_histogram_half_life(g, &half_life));
+        CHECK(half_life == good[i]);
+        for (int k = 0; k < 50; k++) {
+            OK(tce_decaying_histogram_push(g, 0.1, 0));
+        }
+        tce_estimate e;
+        OK(tce_decaying_histogram_ece_bin(g, 2.0, &e));
+        CHECK(close_to(e.value, 0.1) && e.samples == 50);
+        OK(tce_decaying_histogram_mce(g, &e));
+        CHECK(close_to(e.value, 0.1)); /* defect 7: was 0 */
+        OK(tce_decaying_histogram_ece_debias(g, 1.0, &e));
+        CHECK(isfinite(e.value));
+        tce_decaying_histogram_free(g);
+    }
+
+    /* Defect 6: λ = 1, two bins of count 1 and weight 1e308, valid checksum. */
+    unsigned char frame[12 + 24 + 2 * 40 + 4];
+    tce_decaying_histogram *two = NULL;
+    OK(tce_decaying_histogram_new(2, TCE_CLOSURE_LEFT, 5.0, &two));
+    OK(tce_decaying_histogram_push(two, 0.2, 0));
+    OK(tce_decaying_histogram_push(two, 0.8, 1));
+    size_t written = 0;
+    OK(tce_decaying_histogram_encode(two, frame, sizeof frame, &written));
+    CHECK(written == sizeof frame);
+    const double one = 1.0, huge = 1e308;
+    memcpy(frame + 12 + 8, &one, 8);
+    for (int k = 0; k < 2; k++) {
+        for (int field = 8; field < 40; field += 8) {
+            memcpy(frame + 12 + 24 + 40 * k + field, &huge, 8);
+        }
+    }
+    resign(frame, sizeof frame);
+    tce_decaying_histogram *target = NULL;
+    memset(limit_memory, 0x5a, sizeof limit_memory);
+    OK(tce_decaying_histogram_init(limit_memory, sizeof limit_memory, 2, TCE_CLOSURE_LEFT, 10.0, &target));
+    OK(tce_decaying_histogram_push(target, 0.5, 1));
+    SNAPSHOT(limit_memory);
+    EXPECT(tce_decaying_histogram_decode(target, frame, sizeof frame), TCE_STATUS_INCONSISTENT);
+    /* λ fine but every weight 0 while the bins hold samples (defect 7's state). */
+    OK(tce_decaying_histogram_encode(two, frame, sizeof frame, &written));
+    const double zero = 0.0;
+    for (int k = 0; k < 2; k++) {
+        for (int field = 8; field < 40; field += 8) {
+            memcpy(frame + 12 + 24 + 40 * k + field, &zero, 8);
+        }
+    }
+    resign(frame, sizeof frame);
+    EXPECT(tce_decaying_histogram_decode(target, frame, sizeof frame), TCE_STATUS_INCONSISTENT);
+    UNCHANGED(limit_memory);
+    /* The encoder's own frame decodes, and a destination with the same λ keeps its
+     * half-life. */
+    OK(tce_decaying_histogram_encode(two, frame, sizeof frame, &written));
+    tce_decaying_histogram *same = NULL;
+    OK(tce_decaying_histogram_new(2, TCE_CLOSURE_RIGHT, 5.0, &same));
+    OK(tce_decaying_histogram_decode(same, frame, sizeof frame));
+    double half_life = 0.0;
+    OK(tce_decaying_histogram_half_life(same, &half_life));
+    CHECK(half_life == 5.0);
+    tce_decaying_histogram_free(same);
+    tce_decaying_histogram_free(two);
+}
+
+static void test_bin_limits(void) {
+    /* Defect 9: a bin count above TCE_MAX_BINS fails at once, before any work. */
+    size_t size = 0, align = 0;
+    const size_t too_many[3] = {TCE_MAX_BINS + 1, (size_t)1 << 31, SIZE_MAX};
+    for (int i = 0; i < 3; i++) {
+        EXPECT(tce_ew_histogram_layout(too_many[i], &size, &align), TCE_STATUS_TOO_MANY_BINS);
+        EXPECT(tce_decaying_histogram_layout(too_many[i], &size, &align), TCE_STATUS_TOO_MANY_BINS);
+        EXPECT(tce_concurrent_histogram_layout(too_many[i], 1, &size, &align), TCE_STATUS_TOO_MANY_BINS);
+    }
+    OK(tce_ew_histogram_layout(TCE_MAX_BINS, &size, &align));
+    tce_ew_histogram *eh = NULL;
+    memset(limit_memory, 0x5a, sizeof limit_memory);
+    SNAPSHOT(limit_memory);
+    EXPECT(tce_ew_histogram_init(limit_memory, sizeof limit_memory, SIZE_MAX, TCE_CLOSURE_LEFT, &eh),
+           TCE_STATUS_TOO_MANY_BINS);
+    EXPECT(tce_ew_histogram_new(SIZE_MAX, TCE_CLOSURE_LEFT, &eh), TCE_STATUS_TOO_MANY_BINS);
+    tce_concurrent_histogram *ch = NULL;
+    EXPECT(tce_concurrent_histogram_init(limit_memory, sizeof limit_memory, SIZE_MAX, 1, TCE_CLOSURE_LEFT, &ch),
+           TCE_STATUS_TOO_MANY_BINS);
+    UNCHANGED(limit_memory);
+    CHECK(eh == NULL && ch == NULL);
+
+    /* One-call functions: options.bins = SIZE_MAX used to loop for minutes. The scratch
+     * is not even sorted into. */
+    tce_options o = tce_options_default();
+    tce_estimate e;
+    e.value = -1.0;
+    for (int i = 0; i < 3; i++) {
+        o.bins = too_many[i];
+        for (uint32_t binning = 0; binning < 2; binning++) {
+            o.binning = binning;
+            memset(scratch, 0x5a, sizeof scratch);
+            memcpy(limit_snapshot, scratch, sizeof limit_snapshot);
+            EXPECT(tce_ece_bin(F, 20, Y, 20, &o, scratch, sizeof scratch, &e), TCE_STATUS_TOO_MANY_BINS);
+            EXPECT(tce_mce(F, 20, Y, 20, &o, scratch, sizeof scratch, &e), TCE_STATUS_TOO_MANY_BINS);
+            EXPECT(tce_ece_debias(F, 20, Y, 20, &o, scratch, sizeof scratch, &e), TCE_STATUS_TOO_MANY_BINS);
+            tce_bin_stats stats[2];
+            EXPECT(tce_reliability_bins(F, 20, Y, 20, &o, scratch, sizeof scratch, stats, 2), TCE_STATUS_TOO_MANY_BINS);
+            CHECK(memcmp(limit_snapshot, scratch, sizeof scratch) == 0);
+        }
+    }
+    CHECK(e.value == -1.0);
+    /* max_bins is a cap: a huge one is no cap (the sweep's b is bounded by n). */
+    o = tce_options_default();
+    o.max_bins = SIZE_MAX;
+    OK(tce_ece_sweep(F, 20, Y, 20, &o, scratch, sizeof scratch, &e));
+    tce_estimate uncapped;
+    o.max_bins = 0;
+    OK(tce_ece_sweep(F, 20, Y, 20, &o, scratch, sizeof scratch, &uncapped));
+    CHECK(e.value == uncapped.value && e.bins == uncapped.bins);
+
+    /* A state's estimators: refused before the state is sorted. */
+    tce_sorted_buffer *b = NULL;
+    memset(limit_memory, 0x5a, sizeof limit_memory);
+    OK(tce_sorted_buffer_init(limit_memory, sizeof limit_memory, 32, &b));
+    OK(tce_sorted_buffer_push_batch(b, F, 20, Y, 20));
+    SNAPSHOT(limit_memory);
+    o = tce_options_default();
+    o.bins = SIZE_MAX;
+    EXPECT(tce_sorted_buffer_ece_bin(b, &o, &e), TCE_STATUS_TOO_MANY_BINS);
+    EXPECT(tce_sorted_buffer_mce(b, &o, &e), TCE_STATUS_TOO_MANY_BINS);
+    tce_bin_stats stats[2];
+    EXPECT(tce_sorted_buffer_bin_stats(b, &o, stats, 2), TCE_STATUS_TOO_MANY_BINS);
+    UNCHANGED(limit_memory);
+}
+
+/* Fills `memory` with a pattern, lays a window or reservoir over it, pushes, and checks
+ * that failed calls leave every byte (padding included) as it was. */
+static void test_failed_calls_leave_memory_unchanged(void) {
+    tce_options o = tce_options_default();
+    tce_estimate e;
+    tce_bin_stats stats[2];
+    const double bad_scores[2] = {0.5, NAN};
+    const uint8_t bad_labels[2] = {1, 7};
+    unsigned char junk[64];
+    memset(junk, 0xee, sizeof junk);
+
+    tce_window *w = NULL;
+    memset(limit_memory, 0xa5, sizeof limit_memory);
+    OK(tce_window_init(limit_memory, sizeof limit_memory, 16, &w));
+    OK(tce_window_push_batch(w, F, 20, Y, 20));
+    OK(tce_window_ece_bin(w, &o, &e)); /* sorted now: a later sort changes nothing */
+    SNAPSHOT(limit_memory);
+    EXPECT(tce_window_push(w, NAN, 1), TCE_STATUS_NON_FINITE_SCORE);
+    EXPECT(tce_window_push(w, 0.5, 2), TCE_STATUS_INVALID_LABEL);
+    EXPECT(tce_window_push_batch(w, bad_scores, 2, Y, 2), TCE_STATUS_NON_FINITE_SCORE);
+    EXPECT(tce_window_push_batch(w, F, 2, bad_labels, 2), TCE_STATUS_INVALID_LABEL);
+    EXPECT(tce_window_push_batch(w, F, 2, Y, 1), TCE_STATUS_LENGTH_MISMATCH);
+    o.bins = 0;
+    EXPECT(tce_window_ece_bin(w, &o, &e), TCE_STATUS_ZERO_BINS);
+    o.bins = SIZE_MAX;
+    EXPECT(tce_window_ece_debias(w, &o, &e), TCE_STATUS_TOO_MANY_BINS);
+    o.bins = 3;
+    EXPECT(tce_window_bin_stats(w, &o, stats, 2), TCE_STATUS_BUFFER_TOO_SMALL);
+    EXPECT(tce_window_bin_stats(w, &o, NULL, 0), TCE_STATUS_BUFFER_TOO_SMALL);
+    EXPECT(tce_window_decode(w, junk, sizeof junk), TCE_STATUS_BAD_MAGIC);
+    EXPECT(tce_window_decode(w, NULL, 0), TCE_STATUS_TRUNCATED);
+    UNCHANGED(limit_memory);
+
+    tce_reservoir *r = NULL;
+    memset(limit_memory, 0xa5, sizeof limit_memory);
+    OK(tce_reservoir_init(limit_memory, sizeof limit_memory, 16, 7, &r));
+    OK(tce_reservoir_push_batch(r, F, 20, Y, 20));
+    o = tce_options_default();
+    OK(tce_reservoir_ece_bin(r, &o, &e));
+    SNAPSHOT(limit_memory);
+    EXPECT(tce_reservoir_push(r, NAN, 1), TCE_STATUS_NON_FINITE_SCORE);
+    EXPECT(tce_reservoir_push(r, 0.5, 2), TCE_STATUS_INVALID_LABEL);
+    EXPECT(tce_reservoir_push_batch(r, bad_scores, 2, Y, 2), TCE_STATUS_NON_FINITE_SCORE);
+    EXPECT(tce_reservoir_push_batch(r, F, 2, Y, 1), TCE_STATUS_LENGTH_MISMATCH);
+    EXPECT(tce_reservoir_merge(r, r), TCE_STATUS_SAME_STATE);
+    o.bins = 0;
+    EXPECT(tce_reservoir_mce(r, &o, &e), TCE_STATUS_ZERO_BINS);
+    o.bins = SIZE_MAX;
+    EXPECT(tce_reservoir_ece_bin(r, &o, &e), TCE_STATUS_TOO_MANY_BINS);
+    o.bins = 3;
+    EXPECT(tce_reservoir_bin_stats(r, &o, NULL, 0), TCE_STATUS_BUFFER_TOO_SMALL);
+    EXPECT(tce_reservoir_decode(r, junk, sizeof junk), TCE_STATUS_BAD_MAGIC);
+    UNCHANGED(limit_memory);
+}
+
+/* The one array rule: a NULL pointer with length 0 is an empty array, input or output. */
+static void test_null_with_length_zero_is_an_empty_array(void) {
+    tce_options o = tce_options_default();
+    tce_estimate e;
+    size_t written = 0;
+    tce_ew_histogram *h = NULL;
+    OK(tce_ew_histogram_new(4, TCE_CLOSURE_LEFT, &h));
+    OK(tce_ew_histogram_push_batch(h, NULL, 0, NULL, 0));
+    EXPECT(tce_ew_histogram_bin_stats(h, NULL, 0), TCE_STATUS_BUFFER_TOO_SMALL);
+    EXPECT(tce_ew_histogram_encode(h, NULL, 0, &written), TCE_STATUS_BUFFER_TOO_SMALL);
+    EXPECT(tce_ew_histogram_decode(h, NULL, 0), TCE_STATUS_TRUNCATED);
+    EXPECT(tce_ew_histogram_bin_stats(h, NULL, 4), TCE_STATUS_NULL_POINTER);
+    tce_ew_histogram_free(h);
+    tce_decaying_histogram *d = NULL;
+    OK(tce_decaying_histogram_new(4, TCE_CLOSURE_LEFT, 10.0, &d));
+    EXPECT(tce_decaying_histogram_bin_stats(d, NULL, 0), TCE_STATUS_BUFFER_TOO_SMALL);
+    EXPECT(tce_decaying_histogram_encode(d, NULL, 0, &written), TCE_STATUS_BUFFER_TOO_SMALL);
+    tce_decaying_histogram_free(d);
+    tce_sorted_buffer *b = NULL;
+    OK(tce_sorted_buffer_new(4, &b));
+    OK(tce_sorted_buffer_push(b, 0.5, 1));
+    EXPECT(tce_sorted_buffer_bin_stats(b, &o, NULL, 0), TCE_STATUS_BUFFER_TOO_SMALL);
+    tce_sorted_buffer_free(b);
+    EXPECT(tce_reliability_bins(F, 20, Y, 20, &o, scratch, sizeof scratch, NULL, 0), TCE_STATUS_BUFFER_TOO_SMALL);
+    EXPECT(tce_ece_bin(NULL, 0, NULL, 0, &o, scratch, sizeof scratch, &e), TCE_STATUS_NO_SAMPLES);
+    tce_sorted_buffer *none = NULL;
+    EXPECT(tce_sorted_buffer_init(NULL, 0, 4, &none), TCE_STATUS_BUFFER_TOO_SMALL);
+    EXPECT(tce_sorted_buffer_init(NULL, 4096, 4, &none), TCE_STATUS_NULL_POINTER);
+    CHECK(none == NULL);
+}
+
 int main(void) {
     test_version_and_status();
     test_options();
@@ -1412,6 +1671,11 @@ int main(void) {
     test_decaying_histogram();
     test_concurrent_histogram();
     test_portable();
+    test_decay_limits();
+    test_bin_limits();
+    test_failed_calls_leave_memory_unchanged();
+    test_null_with_length_zero_is_an_empty_array();
+    CHECK(seen[TCE_STATUS_TOO_MANY_BINS]);
     for (uint32_t s = 0; s <= TCE_STATUS_INCONSISTENT; s++) {
         if (!seen[s]) {
             fprintf(stderr, "status %u (%s) never returned by the test\n", (unsigned)s, tce_status_str(s));

@@ -574,7 +574,7 @@ tce_status tce_options_validate(const struct tce_options *options);
 /**
  * The size and alignment of caller memory for a histogram of `bins` bins.
  *
- * Errors: `ZERO_BINS`; `CAPACITY_TOO_LARGE` if the size overflows; `NULL_POINTER`,
+ * Errors: `ZERO_BINS`; `TOO_MANY_BINS` (above `TCE_MAX_BINS`); `NULL_POINTER`,
  * `MISALIGNED`.
  *
  * # Safety
@@ -589,8 +589,8 @@ tce_status tce_ew_histogram_layout(size_t bins, size_t *size, size_t *align);
  * it must outlive the handle and must not be used otherwise meanwhile; there is nothing
  * to free. Initialising memory again starts a new, empty histogram.
  *
- * Errors: `NULL_POINTER`, `ZERO_BINS`, `INVALID_ENUM` (closure), `MISALIGNED`,
- * `BUFFER_TOO_SMALL`, `CAPACITY_TOO_LARGE`. On error the memory is untouched.
+ * Errors: `NULL_POINTER`, `ZERO_BINS`, `TOO_MANY_BINS`, `INVALID_ENUM` (closure),
+ * `MISALIGNED`, `BUFFER_TOO_SMALL`. On error the memory is untouched.
  *
  * # Safety
  * `memory` must be NULL or writable for `memory_len` bytes; `out` NULL or valid for a
@@ -606,8 +606,8 @@ tce_status tce_ew_histogram_init(void *memory,
  * Allocates an empty histogram of `bins` bins on the heap; release it with
  * `tce_ew_histogram_free`. Only in builds with the `std` feature.
  *
- * Errors: `NULL_POINTER`, `ZERO_BINS`, `INVALID_ENUM`, `CAPACITY_TOO_LARGE`,
- * `ALLOCATION_FAILED`.
+ * Errors: `NULL_POINTER`, `ZERO_BINS`, `TOO_MANY_BINS`, `INVALID_ENUM`,
+ * `ALLOCATION_FAILED`. Every argument is checked before allocating.
  *
  * # Safety
  * `out` must be NULL or valid for a write.
@@ -1319,8 +1319,8 @@ tce_status tce_reservoir_bin_stats(struct tce_reservoir *r,
 /**
  * The size and alignment of caller memory for a decaying histogram of `bins` bins.
  *
- * Errors: `ZERO_BINS`; `CAPACITY_TOO_LARGE` if the size overflows; `NULL_POINTER`,
- * `MISALIGNED`.
+ * Errors: `ZERO_BINS`; `TOO_MANY_BINS` (above `TCE_MAX_BINS`); `CAPACITY_TOO_LARGE` if
+ * the size overflows; `NULL_POINTER`, `MISALIGNED`.
  *
  * # Safety
  * `size` and `align` must be NULL or valid for writes.
@@ -1329,14 +1329,18 @@ tce_status tce_decaying_histogram_layout(size_t bins, size_t *size, size_t *alig
 
 /**
  * Initialises an empty decaying histogram of `bins` bins closed as `closure` (a
- * `tce_closure` value), whose samples' weight halves every `half_life` samples (finite,
- * above 0), in `memory[0..memory_len]` (at least the size and alignment of
+ * `tce_closure` value), whose samples' weight halves every `half_life` samples, in
+ * `memory[0..memory_len]` (at least the size and alignment of
  * `tce_decaying_histogram_layout`), and writes its handle to `*out`. The memory stays
  * the caller's; nothing to free.
  *
- * Errors: `NULL_POINTER`, `ZERO_BINS`, `INVALID_ENUM`, `INVALID_HALF_LIFE`,
- * `MISALIGNED`, `BUFFER_TOO_SMALL`, `CAPACITY_TOO_LARGE`. On error the memory is
- * untouched.
+ * The half-life must be at least 1/510 samples and at most about 1.25e16 samples
+ * (precisely: 2^(−1/half_life) must be in [2^−510, 1)): shorter ones would make the
+ * weights underflow, longer ones round λ to 1 (no decay).
+ *
+ * Errors: `NULL_POINTER`, `ZERO_BINS`, `TOO_MANY_BINS`, `INVALID_ENUM`,
+ * `INVALID_HALF_LIFE`, `MISALIGNED`, `BUFFER_TOO_SMALL`, `CAPACITY_TOO_LARGE`. On error
+ * the memory is untouched.
  *
  * # Safety
  * `memory` must be NULL or writable for `memory_len` bytes; `out` NULL or valid for a
@@ -1354,8 +1358,9 @@ tce_status tce_decaying_histogram_init(void *memory,
  * `tce_decaying_histogram_init`); release it with `tce_decaying_histogram_free`. Only
  * in builds with the `std` feature.
  *
- * Errors: `NULL_POINTER`, `ZERO_BINS`, `INVALID_ENUM`, `INVALID_HALF_LIFE`,
- * `CAPACITY_TOO_LARGE`, `ALLOCATION_FAILED`.
+ * Errors: `NULL_POINTER`, `ZERO_BINS`, `TOO_MANY_BINS`, `INVALID_ENUM`,
+ * `INVALID_HALF_LIFE`, `CAPACITY_TOO_LARGE`, `ALLOCATION_FAILED`. Every argument is
+ * checked before allocating; on error nothing stays allocated.
  *
  * # Safety
  * `out` must be NULL or valid for a write.
@@ -1429,7 +1434,9 @@ tce_status tce_decaying_histogram_bin_count(const struct tce_decaying_histogram 
 tce_status tce_decaying_histogram_closure(const struct tce_decaying_histogram *h, uint32_t *out);
 
 /**
- * The half-life in samples (as given, up to rounding).
+ * The half-life in samples, as given to init or new. After a decode it is this
+ * histogram's own half-life if the frame has the same λ, else −1/log2 λ (the frame
+ * carries λ only).
  *
  * # Safety
  * `h` NULL or a valid handle; `out` NULL or valid for a write.
@@ -1448,7 +1455,8 @@ tce_status tce_decaying_histogram_samples(const struct tce_decaying_histogram *h
 /**
  * ECE_bin with every sample weighted by its decay, norm exponent `p`.
  *
- * Errors: `NULL_POINTER`, `WRONG_STATE`, `INVALID_NORM`, `NO_SAMPLES`.
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `INVALID_NORM`, `NO_SAMPLES`,
+ * `DEGENERATE_WEIGHTS` (no finite estimate: not reachable from valid pushes or frames).
  *
  * # Safety
  * `h` NULL or a valid handle; `out` NULL or valid for a write.
@@ -1460,7 +1468,7 @@ tce_status tce_decaying_histogram_ece_bin(const struct tce_decaying_histogram *h
 /**
  * The maximum calibration error over the non-empty bins.
  *
- * Errors: `NULL_POINTER`, `WRONG_STATE`, `NO_SAMPLES`.
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `NO_SAMPLES`, `DEGENERATE_WEIGHTS`.
  *
  * # Safety
  * `h` NULL or a valid handle; `out` NULL or valid for a write.
@@ -1471,7 +1479,8 @@ tce_status tce_decaying_histogram_mce(const struct tce_decaying_histogram *h,
 /**
  * ECE_debias with Kish's effective sample size per bin, norm exponent `p`.
  *
- * Errors: `NULL_POINTER`, `WRONG_STATE`, `INVALID_NORM`, `NO_SAMPLES`.
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `INVALID_NORM`, `NO_SAMPLES`,
+ * `DEGENERATE_WEIGHTS` (no finite estimate: not reachable from valid pushes or frames).
  *
  * # Safety
  * `h` NULL or a valid handle; `out` NULL or valid for a write.
@@ -1498,7 +1507,7 @@ tce_status tce_decaying_histogram_bin_stats(const struct tce_decaying_histogram 
  * of `bins` bins each (32 bytes a bin). One shard is the unstriped histogram; use as
  * many as threads that push often.
  *
- * Errors: `ZERO_BINS` (`bins` or `shards` is 0); `CAPACITY_TOO_LARGE` if the size
+ * Errors: `ZERO_BINS` (`bins` or `shards` is 0); `TOO_MANY_BINS`; `CAPACITY_TOO_LARGE` if the size
  * overflows; `NULL_POINTER`.
  *
  * # Safety
@@ -1514,7 +1523,7 @@ tce_status tce_concurrent_histogram_layout(size_t bins, size_t shards, size_t *s
  * itself: publish the handle to other threads after this returns (e.g. before creating
  * them).
  *
- * Errors: `NULL_POINTER`, `ZERO_BINS` (`bins` or `shards` is 0), `INVALID_ENUM`,
+ * Errors: `NULL_POINTER`, `ZERO_BINS` (`bins` or `shards` is 0), `TOO_MANY_BINS`, `INVALID_ENUM`,
  * `MISALIGNED`, `BUFFER_TOO_SMALL`, `CAPACITY_TOO_LARGE`. On error the memory is
  * untouched.
  *
@@ -1534,7 +1543,7 @@ tce_status tce_concurrent_histogram_init(void *memory,
  * release it with `tce_concurrent_histogram_free` once no thread uses it. Only in
  * builds with `std`.
  *
- * Errors: `NULL_POINTER`, `ZERO_BINS` (`bins` or `shards` is 0), `INVALID_ENUM`,
+ * Errors: `NULL_POINTER`, `ZERO_BINS` (`bins` or `shards` is 0), `TOO_MANY_BINS`, `INVALID_ENUM`,
  * `CAPACITY_TOO_LARGE`, `ALLOCATION_FAILED`.
  *
  * # Safety
@@ -1903,7 +1912,8 @@ tce_status tce_scratch_layout(size_t n, size_t *size, size_t *align);
  * Errors: `NULL_POINTER`, `MISALIGNED`, `INVALID_ENUM`, `INVALID_NORM`,
  * `LENGTH_MISMATCH`, `NO_SAMPLES` (n = 0), `BUFFER_TOO_SMALL` (scratch below
  * `tce_scratch_layout(n)`), `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`, `INVALID_LABEL`,
- * `ZERO_BINS`, `CAPACITY_TOO_LARGE`.
+ * `ZERO_BINS`, `TOO_MANY_BINS` (`options->bins` above `TCE_MAX_BINS`, checked before any
+ * work), `CAPACITY_TOO_LARGE`.
  *
  * # Safety
  * `scores` / `labels` NULL or readable for their lengths; `options` NULL or readable;
@@ -1925,7 +1935,8 @@ tce_status tce_ece_bin(const double *scores,
  * Errors: `NULL_POINTER`, `MISALIGNED`, `INVALID_ENUM`, `INVALID_NORM`,
  * `LENGTH_MISMATCH`, `NO_SAMPLES` (n = 0), `BUFFER_TOO_SMALL` (scratch below
  * `tce_scratch_layout(n)`), `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`, `INVALID_LABEL`,
- * `ZERO_BINS`, `CAPACITY_TOO_LARGE`.
+ * `ZERO_BINS`, `TOO_MANY_BINS` (`options->bins` above `TCE_MAX_BINS`, checked before any
+ * work), `CAPACITY_TOO_LARGE`.
  *
  * # Safety
  * `scores` / `labels` NULL or readable for their lengths; `options` NULL or readable;
@@ -1947,7 +1958,8 @@ tce_status tce_mce(const double *scores,
  * Errors: `NULL_POINTER`, `MISALIGNED`, `INVALID_ENUM`, `INVALID_NORM`,
  * `LENGTH_MISMATCH`, `NO_SAMPLES` (n = 0), `BUFFER_TOO_SMALL` (scratch below
  * `tce_scratch_layout(n)`), `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`, `INVALID_LABEL`,
- * `ZERO_BINS`, `CAPACITY_TOO_LARGE`.
+ * `ZERO_BINS`, `TOO_MANY_BINS` (`options->bins` above `TCE_MAX_BINS`, checked before any
+ * work), `CAPACITY_TOO_LARGE`.
  *
  * # Safety
  * `scores` / `labels` NULL or readable for their lengths; `options` NULL or readable;
@@ -1969,7 +1981,8 @@ tce_status tce_ece_debias(const double *scores,
  * Errors: `NULL_POINTER`, `MISALIGNED`, `INVALID_ENUM`, `INVALID_NORM`,
  * `LENGTH_MISMATCH`, `NO_SAMPLES` (n = 0), `BUFFER_TOO_SMALL` (scratch below
  * `tce_scratch_layout(n)`), `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`, `INVALID_LABEL`,
- * `ZERO_BINS`, `CAPACITY_TOO_LARGE`.
+ * `ZERO_BINS`, `TOO_MANY_BINS` (`options->bins` above `TCE_MAX_BINS`, checked before any
+ * work), `CAPACITY_TOO_LARGE`.
  *
  * # Safety
  * `scores` / `labels` NULL or readable for their lengths; `options` NULL or readable;

@@ -1,6 +1,21 @@
 //! How samples are assigned to bins (SPEC §3.1 and §3.2).
 
+use crate::error::ConfigError;
 use crate::floor::floor_nonnegative;
+use crate::MAX_BINS;
+
+/// The one check of the number of bins a state is built with: at least 1
+/// ([`ConfigError::ZeroBins`]) and at most [`MAX_BINS`] ([`ConfigError::TooManyBins`]).
+pub(crate) fn check_bin_count(bins: usize) -> Result<(), ConfigError> {
+    match bins {
+        0 => Err(ConfigError::ZeroBins),
+        bins if bins > MAX_BINS => Err(ConfigError::TooManyBins {
+            bins,
+            max: MAX_BINS,
+        }),
+        _ => Ok(()),
+    }
+}
 
 /// Which side of an equal-width bin is closed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -364,11 +364,11 @@ impl<'a> SortedSamples<'a> {
     }
 
     fn checked_bins(&self, bins: usize) -> Result<(), EstimateError> {
-        match (bins, self.slots.len()) {
-            (0, _) => Err(EstimateError::ZeroBins),
-            (_, 0) => Err(EstimateError::NoSamples),
-            _ => Ok(()),
+        estimate::check_bins(bins)?;
+        if self.slots.is_empty() {
+            return Err(EstimateError::NoSamples);
         }
+        Ok(())
     }
 
     /// ECE_bin with `bins` bins.

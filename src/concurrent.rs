@@ -203,13 +203,16 @@ impl<'a> ConcurrentHistogram<&'a [AtomicBin]> {
     /// here), which holds `storage.len() / bins` shards, shard after shard.
     ///
     /// Errors: [`ConfigError::ZeroBins`] if `bins` is 0 or the storage empty;
+    /// [`ConfigError::TooManyBins`] if `bins` is above [`crate::MAX_BINS`];
     /// [`ConfigError::ShardMismatch`] if `storage.len()` is not a multiple of `bins`.
+    /// On error the storage is untouched.
     pub fn with_storage(
         storage: &'a [AtomicBin],
         bins: usize,
         closure: Closure,
     ) -> Result<Self, ConfigError> {
-        if bins == 0 || storage.is_empty() {
+        crate::binning::check_bin_count(bins)?;
+        if storage.is_empty() {
             return Err(ConfigError::ZeroBins);
         }
         if storage.len() % bins != 0 {

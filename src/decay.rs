@@ -8,6 +8,28 @@
 //! `f64`, so unlike the plain histogram this one is not exact: each push rounds the
 //! weighted sums (relative error ~2^-53 each), and it is not mergeable (two streams have
 //! no common clock). ECE_debias uses Kish's effective sample size (Σw)²/Σw² per bin.
+//!
+//! # Which half-lives are accepted
+//!
+//! A half-life h (in samples) is accepted when its λ and the weights it produces are
+//! representable, so that every estimate stays finite; anything else is
+//! [`ConfigError::InvalidHalfLife`], checked before anything is written:
+//!
+//! * **from below, λ ≥ 2^−510, i.e. h ≥ 1/510 samples.** After the rescaling the newest
+//!   sample weighs λ relative to the next one (it is never lighter than that), and its
+//!   squared weight λ² must stay a normal `f64` (≥ 2^−1022, with a factor 4 to spare for
+//!   rounding) for Kish's effective count. Shorter half-lives make 1/λ overflow
+//!   (h < 1/1024: the first push scales every weight to 0) or λ² underflow, and the
+//!   estimates would divide 0 by 0.
+//! * **from above, λ < 1, i.e. h up to about 1.25·10^16 samples** (2^54·ln 2: beyond it
+//!   2^(−1/h) rounds to 1, nothing decays and the half-life cannot be told from λ).
+//!   Near that bound λ is coarse: 1 − λ ≈ ln 2 / h is a multiple of 2^−53, so the decay
+//!   rate is that of the given half-life only up to a relative h·2^−54/ln 2 (1e-10 at
+//!   h = 10^6, 1e-4 at 10^12).
+//!
+//! Within that range a weight is never above the next sample's (≤ 2^200), a bin's
+//! weight is at most its count times that (≤ 2^263 with counts below 2^63), and old
+//! samples may underflow to weight 0, which only means they no longer count.
 
 use crate::binning::{equal_width_edges, Closure};
 use crate::error::{ConfigError, EstimateError, PushError};
@@ -70,49 +92,76 @@ impl BinSummary for DecayedBin {
     fn accuracy(&self) -> f64 {
         self.hit_weight / self.weight
     }
+    /// (Σw)²/Σw², computed as (Σw/Σw²)·Σw so that it does not underflow with the
+    /// weights. A bin whose samples are so old that their squared weights underflowed
+    /// (Σw² = 0 while Σw > 0) has no usable effective count: 0, which makes its ECE_debias
+    /// correction 0 (like a bin of fewer than 2 samples) instead of NaN.
     fn effective_count(&self) -> f64 {
-        self.weight * self.weight / self.weight_squared
+        if self.weight_squared > 0.0 {
+            self.weight / self.weight_squared * self.weight
+        } else {
+            0.0
+        }
     }
 }
 
 /// Above this a new sample's weight is brought back to 1, scaling every bin with it.
 pub(crate) const RESCALE_ABOVE: f64 = 1.606_938_044_258_990_3e60; // 2^200
 
+/// The smallest λ accepted: 2^−510 (half-life 1/510 samples). See the module docs: the
+/// newest sample's weight after a rescale is λ, and λ² must be a normal `f64`.
+pub(crate) const MIN_RETAIN: f64 = 2.983_336_292_480_083e-154; // 2^-510, exactly (tested)
+
 /// An equal-width histogram whose samples fade with a half-life, over storage `S`.
 #[derive(Clone, Debug, PartialEq)]
 #[repr(C)]
 pub struct DecayingHistogram<S: ?Sized = [DecayedBin]> {
     pub(crate) closure: Closure,
-    /// λ: what a weight keeps per push, in (0, 1] for half-lives above ~1/1075 (1 when
-    /// the half-life is so long that 2^(−1/half_life) rounds to 1: no decay).
+    /// The half-life as given (λ alone does not determine it: many half-lives round to
+    /// the same λ).
+    pub(crate) half_life: f64,
+    /// λ = 2^(−1/half_life): what a weight keeps per push, in [2^−510, 1) (see
+    /// [`MIN_RETAIN`] and the module docs).
     pub(crate) retain: f64,
     /// The weight the next sample gets, in [1, 2^200].
     pub(crate) next_weight: f64,
     pub(crate) bins: S,
 }
 
-/// λ = 2^(−1/half_life) for a half-life in samples (finite, > 0).
-/// A half-life below ~1/1075 samples makes λ underflow to 0 (every push would wipe the
-/// bins): refused like a non-positive one.
-fn retain_per_push(half_life: f64) -> Result<f64, ConfigError> {
+/// λ = 2^(−1/half_life) for a half-life in samples, or [`ConfigError::InvalidHalfLife`]
+/// unless λ is in [[`MIN_RETAIN`], 1) (the accepted range: see the module docs). The one
+/// check of a half-life, for the constructors and the C ABI alike.
+pub(crate) fn retain_per_push(half_life: f64) -> Result<f64, ConfigError> {
+    if !(half_life.is_finite() && half_life > 0.0) {
+        return Err(ConfigError::InvalidHalfLife);
+    }
     let retain = libm::exp2(-1.0 / half_life);
-    if half_life.is_finite() && half_life > 0.0 && retain > 0.0 {
+    if (MIN_RETAIN..1.0).contains(&retain) {
         Ok(retain)
     } else {
         Err(ConfigError::InvalidHalfLife)
     }
 }
 
+/// A half-life that gives `retain` (in [`MIN_RETAIN`], 1)), for a state decoded from a
+/// frame, which carries λ but not the half-life: −1/log2 λ.
+pub(crate) fn half_life_of(retain: f64) -> f64 {
+    -1.0 / libm::log2(retain)
+}
+
 impl<const B: usize> DecayingHistogram<[DecayedBin; B]> {
     /// An empty histogram of `B` bins whose samples' weight halves every `half_life`
     /// samples.
+    ///
+    /// Errors: [`ConfigError::ZeroBins`], [`ConfigError::TooManyBins`] (above
+    /// [`crate::MAX_BINS`]), [`ConfigError::InvalidHalfLife`] (outside the accepted range,
+    /// see the module docs).
     pub fn new(closure: Closure, half_life: f64) -> Result<Self, ConfigError> {
-        if B == 0 {
-            return Err(ConfigError::ZeroBins);
-        }
+        crate::binning::check_bin_count(B)?;
         let retain = retain_per_push(half_life)?;
         Ok(DecayingHistogram {
             closure,
+            half_life,
             retain,
             next_weight: 1.0,
             bins: [DecayedBin::EMPTY; B],
@@ -121,19 +170,19 @@ impl<const B: usize> DecayingHistogram<[DecayedBin; B]> {
 }
 
 impl<'a> DecayingHistogram<&'a mut [DecayedBin]> {
-    /// An empty histogram over caller-owned bins (cleared here).
+    /// An empty histogram over caller-owned bins (cleared here, once every argument has
+    /// been checked: on error the storage is untouched). Errors as [`DecayingHistogram::new`].
     pub fn with_storage(
         storage: &'a mut [DecayedBin],
         closure: Closure,
         half_life: f64,
     ) -> Result<Self, ConfigError> {
-        if storage.is_empty() {
-            return Err(ConfigError::ZeroBins);
-        }
+        crate::binning::check_bin_count(storage.len())?;
         let retain = retain_per_push(half_life)?;
         storage.fill(DecayedBin::EMPTY);
         Ok(DecayingHistogram {
             closure,
+            half_life,
             retain,
             next_weight: 1.0,
             bins: storage,
@@ -178,18 +227,16 @@ impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S>
 
 #[cfg(feature = "ffi")]
 impl DecayingHistogram<[DecayedBin]> {
-    /// Empties the histogram and sets its closure and half-life (checked first: on error
-    /// nothing changes). For the C ABI (`src/ffi/decay.rs`), which lays this view over
-    /// caller memory it has zeroed (zero bytes are empty bins, closure left, but λ = 0).
-    pub(crate) fn reinitialise(
-        &mut self,
-        closure: Closure,
-        half_life: f64,
-    ) -> Result<(), ConfigError> {
-        self.retain = retain_per_push(half_life)?;
+    /// Empties the histogram and sets its closure and half-life, whose λ the caller has
+    /// computed with [`retain_per_push`] before touching any memory. For the C ABI
+    /// (`src/ffi/decay.rs`), which lays this view over caller memory it has zeroed (zero
+    /// bytes are empty bins, closure left, but λ = 0).
+    pub(crate) fn reinitialise(&mut self, closure: Closure, half_life: f64, retain: f64) {
+        debug_assert_eq!(retain_per_push(half_life), Ok(retain));
         self.closure = closure;
+        self.half_life = half_life;
+        self.retain = retain;
         self.reset();
-        Ok(())
     }
 }
 
@@ -214,9 +261,11 @@ impl<S: AsRef<[DecayedBin]> + ?Sized> DecayingHistogram<S> {
         equal_width_edges(k, self.bin_count())
     }
 
-    /// The half-life in samples.
+    /// The half-life in samples, as given to the constructor. (A histogram decoded from
+    /// a frame, which carries λ only, reports −1/log2 λ unless it already had that λ:
+    /// see [`DecayingHistogram::decode`].)
     pub fn half_life(&self) -> f64 {
-        -1.0 / libm::log2(self.retain)
+        self.half_life
     }
 
     /// Samples pushed since creation or the last reset (the estimates report this).
@@ -237,5 +286,23 @@ impl<S: AsRef<[DecayedBin]> + ?Sized> DecayingHistogram<S> {
     /// ECE_debias with Kish's effective sample size per bin.
     pub fn ece_debias(&self, norm: Norm) -> Result<Estimate, EstimateError> {
         estimate::ece_debias(self.bins().iter().copied(), norm)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_accepted_range_ends_where_the_module_docs_say() {
+        assert_eq!(MIN_RETAIN, f64::from_bits((1023 - 510) << 52));
+        assert_eq!(retain_per_push(1.0 / 510.0), Ok(MIN_RETAIN));
+        assert_eq!(
+            retain_per_push(1.0 / 511.0),
+            Err(ConfigError::InvalidHalfLife)
+        );
+        // About 2^54·ln 2 ≈ 1.2487e16: the last half-lives whose λ is below 1.
+        assert!(retain_per_push(1.2e16).is_ok());
+        assert_eq!(retain_per_push(1.3e16), Err(ConfigError::InvalidHalfLife));
     }
 }

@@ -4,6 +4,21 @@
 use crate::error::EstimateError;
 use crate::norm::Norm;
 use crate::stats::BinStats;
+use crate::MAX_BINS;
+
+/// The one check of a bin count an estimate is asked for, before any work:
+/// [`EstimateError::ZeroBins`] for 0, [`EstimateError::TooManyBins`] above [`MAX_BINS`]
+/// (an untrusted count such as `SIZE_MAX` would otherwise loop for minutes).
+pub(crate) fn check_bins(bins: usize) -> Result<(), EstimateError> {
+    match bins {
+        0 => Err(EstimateError::ZeroBins),
+        bins if bins > MAX_BINS => Err(EstimateError::TooManyBins {
+            bins,
+            max: MAX_BINS,
+        }),
+        _ => Ok(()),
+    }
+}
 
 /// An estimate and what it was computed from.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -52,6 +67,11 @@ impl BinSummary for BinStats {
 
 /// Sums `term(bin)` over the non-empty bins weighted by their weights, divides by the
 /// total weight, and counts samples and bins.
+///
+/// [`EstimateError::DegenerateWeights`] when there are samples but no finite, positive
+/// total weight to divide by, or the mean is not finite: only a weighted state can get
+/// there (plain bins weigh their counts), and no state built by pushes or by decoding a
+/// valid frame does; the check keeps a NaN from ever being reported as an estimate.
 fn weighted_mean<B, I, F>(bins: I, mut term: F) -> Result<(f64, u64, usize), EstimateError>
 where
     B: BinSummary,
@@ -72,7 +92,23 @@ where
     match (count, samples) {
         (0, _) => Err(EstimateError::ZeroBins),
         (_, 0) => Err(EstimateError::NoSamples),
-        _ => Ok((sum / total, samples, count)),
+        _ => {
+            let mean = sum / total;
+            if total > 0.0 && total.is_finite() && mean.is_finite() {
+                Ok((mean, samples, count))
+            } else {
+                Err(EstimateError::DegenerateWeights)
+            }
+        }
+    }
+}
+
+/// `value`, or [`EstimateError::DegenerateWeights`] if it is not finite.
+fn finite(value: f64) -> Result<f64, EstimateError> {
+    if value.is_finite() {
+        Ok(value)
+    } else {
+        Err(EstimateError::DegenerateWeights)
     }
 }
 
@@ -88,7 +124,7 @@ pub fn ece_bin<B: BinSummary, I: IntoIterator<Item = B>>(
 ) -> Result<Estimate, EstimateError> {
     let (mean, samples, count) = weighted_mean(bins, |bin| norm.power(gap(bin)))?;
     Ok(Estimate {
-        value: norm.root(mean),
+        value: finite(norm.root(mean))?,
         samples,
         bins: count,
     })
@@ -98,9 +134,14 @@ pub fn ece_bin<B: BinSummary, I: IntoIterator<Item = B>>(
 pub fn mce<B: BinSummary, I: IntoIterator<Item = B>>(bins: I) -> Result<Estimate, EstimateError> {
     let mut worst = 0.0f64;
     let (_, samples, count) = weighted_mean(bins, |bin| {
-        worst = worst.max(gap(bin).abs());
-        0.0
+        let gap = gap(bin).abs();
+        // `max` would drop a NaN gap silently.
+        worst = if gap.is_nan() { gap } else { worst.max(gap) };
+        gap
     })?;
+    if !worst.is_finite() {
+        return Err(EstimateError::DegenerateWeights);
+    }
     Ok(Estimate {
         value: worst,
         samples,
@@ -118,7 +159,7 @@ pub fn ece_debias<B: BinSummary, I: IntoIterator<Item = B>>(
 ) -> Result<Estimate, EstimateError> {
     let (mean, samples, count) = weighted_mean(bins, |bin| debiased_term(bin, norm))?;
     Ok(Estimate {
-        value: norm.root(mean.max(0.0)),
+        value: finite(norm.root(mean.max(0.0)))?,
         samples,
         bins: count,
     })

@@ -42,12 +42,15 @@ pub type InlineHistogram<const B: usize> = Histogram<[BinStats; B]>;
 
 impl<const B: usize> Histogram<[BinStats; B]> {
     const AT_LEAST_ONE_BIN: () = assert!(B > 0, "a histogram needs at least one bin");
+    const AT_MOST_MAX_BINS: () = assert!(B <= crate::MAX_BINS, "more bins than tce::MAX_BINS");
 
     /// An empty histogram of `B` bins stored inline; `const`, so it can initialise a
-    /// `static`. `B = 0` fails to compile.
+    /// `static`. `B = 0` and `B >` [`crate::MAX_BINS`] fail to compile.
     pub const fn new(closure: Closure) -> Self {
         #[allow(clippy::let_unit_value)]
         let () = Self::AT_LEAST_ONE_BIN;
+        #[allow(clippy::let_unit_value)]
+        let () = Self::AT_MOST_MAX_BINS;
         Histogram {
             closure,
             bins: [BinStats::EMPTY; B],
@@ -57,14 +60,14 @@ impl<const B: usize> Histogram<[BinStats; B]> {
 
 impl<'a> Histogram<&'a mut [BinStats]> {
     /// An empty histogram over caller-owned storage: one bin per slot. The slots are
-    /// cleared; an empty slice is [`ConfigError::ZeroBins`].
+    /// cleared (only once the length is accepted); an empty slice is
+    /// [`ConfigError::ZeroBins`], more than [`crate::MAX_BINS`] slots
+    /// [`ConfigError::TooManyBins`].
     pub fn with_storage(
         storage: &'a mut [BinStats],
         closure: Closure,
     ) -> Result<Self, ConfigError> {
-        if storage.is_empty() {
-            return Err(ConfigError::ZeroBins);
-        }
+        crate::binning::check_bin_count(storage.len())?;
         storage.fill(BinStats::EMPTY);
         Ok(Histogram {
             closure,

@@ -34,7 +34,7 @@ use core::fmt;
 
 use crate::binning::Closure;
 use crate::buffer::{Slot, SortedBuffer};
-use crate::decay::{DecayedBin, DecayingHistogram, RESCALE_ABOVE};
+use crate::decay::{self, DecayedBin, DecayingHistogram, MIN_RETAIN, RESCALE_ABOVE};
 use crate::error::PushError;
 use crate::histogram::Histogram;
 use crate::reservoir::Reservoir;
@@ -364,7 +364,8 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
             _ => return Err(DecodeError::Inconsistent),
         };
         let found = u32_at(payload, 4) as usize;
-        if !holds(payload, 8, BIN_BYTES, found) {
+        // No state has more bins than MAX_BINS, so no encoder writes such a frame.
+        if found > crate::MAX_BINS || !holds(payload, 8, BIN_BYTES, found) {
             return Err(DecodeError::Inconsistent);
         }
         if found != self.bin_count() {
@@ -538,10 +539,14 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
     }
 }
 
-/// Reads one decaying bin, or `None` when it cannot come from recorded samples: a
-/// negative or non-finite number, more hit or score weight than weight, or weight in a
-/// bin without samples. (A bin with samples may have weight 0: old weights underflow.)
-fn decayed_bin(chunk: &[u8]) -> Option<DecayedBin> {
+/// Reads one decaying bin, or `None` when it cannot come from recorded samples with
+/// this `next_weight`: a negative or non-finite number, more hit or score weight than
+/// weight, weight in a bin without samples, or more weight than its samples can have.
+/// A sample weighs at most the next sample's weight (it weighed less when recorded, and
+/// rescaling scales both alike), so a bin of n samples weighs at most n·next_weight and
+/// its squared weights sum to at most n·next_weight² (with a factor 2 for rounding).
+/// (A bin with samples may have weight 0: old weights underflow.)
+fn decayed_bin(chunk: &[u8], next_weight: f64) -> Option<DecayedBin> {
     let bin = DecayedBin {
         count: u64_at(chunk, 0),
         weight: f64_at(chunk, 8),
@@ -556,9 +561,13 @@ fn decayed_bin(chunk: &[u8]) -> Option<DecayedBin> {
         bin.weight_squared,
     ];
     let bound = bin.weight * (1.0 + WEIGHT_SLACK);
+    // In f64: n ≤ 2^64 and next_weight ≤ 2^200, so neither bound overflows.
+    let heaviest = 2.0 * bin.count as f64 * next_weight;
     let possible = weights.iter().all(|w| w.is_finite() && *w >= 0.0)
         && bin.hit_weight <= bound
         && bin.score_weight <= bound
+        && bin.weight <= heaviest
+        && bin.weight_squared <= heaviest * next_weight
         && (bin.count > 0 || weights.iter().all(|&w| w == 0.0));
     possible.then_some(bin)
 }
@@ -606,6 +615,18 @@ impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S>
     /// Replaces this histogram's state (closure, half-life, next weight and bins) with the
     /// one in `bytes`, which must have as many bins: it then goes on exactly as the
     /// encoded one would. On error nothing changes.
+    ///
+    /// The frame carries λ, not the half-life (many half-lives round to one λ, and format
+    /// version 1 has no field for it). So [`DecayingHistogram::half_life`] reports
+    /// afterwards the destination's own half-life if it already had this λ (a histogram
+    /// configured like the encoder's reads back its half-life exactly), and otherwise
+    /// −1/log2 λ, a half-life that decays at the same rate (equal to the encoder's up to
+    /// rounding).
+    ///
+    /// Refused as [`DecodeError::Inconsistent`], besides malformed frames: a λ outside
+    /// the accepted range (see [`crate::decay`]), weights no recorded samples can have
+    /// (see `decayed_bin`), and samples without any weight (the newest sample always
+    /// weighs λ times the next one, so some bin weighs at least that).
     pub fn decode(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
         let payload = read_frame(bytes, KIND_DECAYING)?;
         if payload.len() < DECAYING_HEADER {
@@ -617,7 +638,8 @@ impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S>
             _ => return Err(DecodeError::Inconsistent),
         };
         let found = u32_at(payload, 4) as usize;
-        if !holds(payload, DECAYING_HEADER, DECAYED_BIN_BYTES, found) {
+        // No state has more bins than MAX_BINS, so no encoder writes such a frame.
+        if found > crate::MAX_BINS || !holds(payload, DECAYING_HEADER, DECAYED_BIN_BYTES, found) {
             return Err(DecodeError::Inconsistent);
         }
         if found != self.bin_count() {
@@ -626,26 +648,35 @@ impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S>
                 found,
             });
         }
-        // λ = 2^(−1/half_life) is in (0, 1] (1 for half-lives so long that it rounds to
-        // 1); the next weight grows from 1 by 1/λ per push and is brought back to 1 once
-        // above 2^200.
+        // λ = 2^(−1/half_life) is in [2^−510, 1) for every accepted half-life; the next
+        // weight grows from 1 by 1/λ per push and is brought back to 1 once above 2^200.
         let (retain, next_weight) = (f64_at(payload, 8), f64_at(payload, 16));
         let possible =
-            retain > 0.0 && retain <= 1.0 && (1.0..=RESCALE_ABOVE).contains(&next_weight);
+            (MIN_RETAIN..1.0).contains(&retain) && (1.0..=RESCALE_ABOVE).contains(&next_weight);
         if !possible {
             return Err(DecodeError::Inconsistent);
         }
         let bins = payload[DECAYING_HEADER..].chunks_exact(DECAYED_BIN_BYTES);
         let mut samples = 0u64;
+        let mut heaviest = 0.0f64;
         for chunk in bins.clone() {
-            let bin = decayed_bin(chunk).ok_or(DecodeError::Inconsistent)?;
+            let bin = decayed_bin(chunk, next_weight).ok_or(DecodeError::Inconsistent)?;
             // The estimates sum the counts.
             samples = samples
                 .checked_add(bin.count)
                 .ok_or(DecodeError::Inconsistent)?;
+            heaviest = heaviest.max(bin.weight);
+        }
+        // The newest sample weighs λ·next_weight (up to rounding): samples whose weights
+        // are all 0, or all far lighter, were not recorded by this histogram.
+        if samples > 0 && heaviest < retain * next_weight * (1.0 - WEIGHT_SLACK) {
+            return Err(DecodeError::Inconsistent);
         }
         for (bin, chunk) in self.bins.as_mut().iter_mut().zip(bins) {
-            *bin = decayed_bin(chunk).unwrap_or(DecayedBin::EMPTY);
+            *bin = decayed_bin(chunk, next_weight).unwrap_or(DecayedBin::EMPTY);
+        }
+        if retain != self.retain {
+            self.half_life = decay::half_life_of(retain);
         }
         self.closure = closure;
         self.retain = retain;

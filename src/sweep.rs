@@ -17,6 +17,12 @@ pub enum SweepLimit {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SweepOptions {
     /// A cap on b* (and so on the work): `Some(0)` is [`EstimateError::ZeroBins`].
+    ///
+    /// Unlike a bin count, a cap is never refused for being large (above
+    /// [`crate::MAX_BINS`] included): it can only lower the b the sweep tries, which is
+    /// bounded by the number of samples n anyway, so a huge cap costs nothing and means
+    /// "no cap". (The sweep's own b* may exceed `MAX_BINS` for more samples than that: it
+    /// allocates nothing per bin and its work is bounded by the data.)
     pub max_bins: Option<usize>,
     /// The limit that applies without (or below) the cap.
     pub limit: SweepLimit,

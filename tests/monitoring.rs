@@ -895,7 +895,7 @@ mod decay {
         fn a_decoded_decaying_histogram_equals_and_goes_on_like_the_original(
             (scores, labels) in samples(400),
             (more_scores, more_labels) in samples(200),
-            half_life in prop_oneof![0.5..5.0f64, 5.0..500.0f64, Just(1e17)],
+            half_life in prop_oneof![0.5..5.0f64, 5.0..500.0f64, Just(1e16)],
             right in any::<bool>(),
         ) {
             let closure = if right { Closure::Right } else { Closure::Left };
@@ -909,9 +909,15 @@ mod decay {
             copy.decode(&bytes).unwrap();
             prop_assert_eq!(copy.bins(), original.bins());
             prop_assert_eq!(decaying_bytes(&copy), bytes.clone());
-            let mut back = DecayingHistogram::<[DecayedBin; 15]>::new(Closure::Left, 1.0).unwrap();
+            // The frame carries λ, not the half-life: a destination with the same λ keeps
+            // its half-life (so equals the original), another one reports −1/log2 λ.
+            let retain = (-1.0 / half_life).exp2();
+            prop_assert!(((-1.0 / copy.half_life()).exp2() - retain).abs() <= 4.0 * f64::EPSILON * retain);
+            let mut back = DecayingHistogram::<[DecayedBin; 15]>::new(Closure::Left, half_life).unwrap();
+            back.push(0.5, 1).unwrap();
             back.decode(&bytes).unwrap();
             prop_assert_eq!(&back, &original);
+            prop_assert_eq!(back.half_life(), half_life);
             original.push_batch(&more_scores, &more_labels).unwrap();
             back.push_batch(&more_scores, &more_labels).unwrap();
             copy.push_batch(&more_scores, &more_labels).unwrap();
@@ -1038,6 +1044,19 @@ mod decay {
                 u64::MAX.to_le_bytes().to_vec(),
             ),
             ("bin count 5, length for 4", 16, vec![5]),
+            // Defect 6 of issue 10: λ = 1 is no accepted half-life.
+            ("λ 1", 20, f(1.0).to_vec()),
+            ("λ below 2^-510", 20, f(2f64.powi(-511)).to_vec()),
+            (
+                "weight above count × next weight",
+                field(0, 8),
+                f(1e308).to_vec(),
+            ),
+            (
+                "squared weight above count × next weight²",
+                field(0, 32),
+                f(1e300).to_vec(),
+            ),
         ];
         for (what, at, value) in edits {
             let mut bad = bytes.clone();
@@ -1050,14 +1069,11 @@ mod decay {
             );
         }
         assert_eq!(target, before);
-        // Rounding slack: a hit weight a hair above the weight is accepted; λ = 1 (a
-        // half-life so long it rounds away) too.
-        for (at, value) in [(field(0, 16), weight * (1.0 + 1e-13)), (20, 1.0)] {
-            let mut fine = bytes.clone();
-            fine[at..at + 8].copy_from_slice(&f(value));
-            resign(&mut fine);
-            assert_eq!(target.decode(&fine), Ok(()));
-        }
+        // Rounding slack: a hit weight a hair above the weight is accepted.
+        let mut fine = bytes.clone();
+        fine[field(0, 16)..field(0, 24)].copy_from_slice(&f(weight * (1.0 + 1e-13)));
+        resign(&mut fine);
+        assert_eq!(target.decode(&fine), Ok(()));
     }
 
     #[test]
@@ -1075,7 +1091,7 @@ mod decay {
 
     #[test]
     fn bad_half_lives_and_inputs_are_refused() {
-        for h in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e-4] {
+        for h in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e-4, 1e17] {
             assert_eq!(
                 DecayingHistogram::<[DecayedBin; 4]>::new(Closure::Left, h).unwrap_err(),
                 tce::ConfigError::InvalidHalfLife

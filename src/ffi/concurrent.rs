@@ -47,10 +47,12 @@ unsafe fn get<'a>(
     Ok(h)
 }
 
-/// The number of bins of all shards: `ZERO_BINS` if either count is 0,
+/// The number of bins of all shards: `ZERO_BINS` if either count is 0, `TOO_MANY_BINS`
+/// if `bins` is above `TCE_MAX_BINS` (the shards are bounded by memory only),
 /// `CAPACITY_TOO_LARGE` if their product overflows.
 fn units(bins: usize, shards: usize) -> Result<usize, tce_status> {
-    if bins == 0 || shards == 0 {
+    crate::binning::check_bin_count(bins)?;
+    if shards == 0 {
         return Err(tce_status::ZeroBins);
     }
     bins.checked_mul(shards).ok_or(tce_status::CapacityTooLarge)
@@ -60,7 +62,7 @@ fn units(bins: usize, shards: usize) -> Result<usize, tce_status> {
 /// of `bins` bins each (32 bytes a bin). One shard is the unstriped histogram; use as
 /// many as threads that push often.
 ///
-/// Errors: `ZERO_BINS` (`bins` or `shards` is 0); `CAPACITY_TOO_LARGE` if the size
+/// Errors: `ZERO_BINS` (`bins` or `shards` is 0); `TOO_MANY_BINS`; `CAPACITY_TOO_LARGE` if the size
 /// overflows; `NULL_POINTER`.
 ///
 /// # Safety
@@ -89,7 +91,7 @@ pub unsafe extern "C" fn tce_concurrent_histogram_layout(
 /// itself: publish the handle to other threads after this returns (e.g. before creating
 /// them).
 ///
-/// Errors: `NULL_POINTER`, `ZERO_BINS` (`bins` or `shards` is 0), `INVALID_ENUM`,
+/// Errors: `NULL_POINTER`, `ZERO_BINS` (`bins` or `shards` is 0), `TOO_MANY_BINS`, `INVALID_ENUM`,
 /// `MISALIGNED`, `BUFFER_TOO_SMALL`, `CAPACITY_TOO_LARGE`. On error the memory is
 /// untouched.
 ///
@@ -123,7 +125,7 @@ pub unsafe extern "C" fn tce_concurrent_histogram_init(
 /// release it with `tce_concurrent_histogram_free` once no thread uses it. Only in
 /// builds with `std`.
 ///
-/// Errors: `NULL_POINTER`, `ZERO_BINS` (`bins` or `shards` is 0), `INVALID_ENUM`,
+/// Errors: `NULL_POINTER`, `ZERO_BINS` (`bins` or `shards` is 0), `TOO_MANY_BINS`, `INVALID_ENUM`,
 /// `CAPACITY_TOO_LARGE`, `ALLOCATION_FAILED`.
 ///
 /// # Safety

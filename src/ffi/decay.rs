@@ -62,19 +62,16 @@ pub(super) unsafe fn get_mut<'a>(
     unsafe { state::get_mut::<DecayKind>(h.cast()) }.map(|s: &mut DecayState| &mut s.view)
 }
 
-/// Checks a half-life before anything is written.
-fn half_life_ok(half_life: f64) -> Result<(), tce_status> {
-    if half_life.is_finite() && half_life > 0.0 {
-        Ok(())
-    } else {
-        Err(tce_status::InvalidHalfLife)
-    }
+/// Checks a half-life before anything is written or allocated, and returns its λ (the
+/// core's one check: `crate::decay::retain_per_push`).
+fn retain(half_life: f64) -> Result<f64, tce_status> {
+    Ok(crate::decay::retain_per_push(half_life)?)
 }
 
 /// The size and alignment of caller memory for a decaying histogram of `bins` bins.
 ///
-/// Errors: `ZERO_BINS`; `CAPACITY_TOO_LARGE` if the size overflows; `NULL_POINTER`,
-/// `MISALIGNED`.
+/// Errors: `ZERO_BINS`; `TOO_MANY_BINS` (above `TCE_MAX_BINS`); `CAPACITY_TOO_LARGE` if
+/// the size overflows; `NULL_POINTER`, `MISALIGNED`.
 ///
 /// # Safety
 /// `size` and `align` must be NULL or valid for writes.
@@ -95,14 +92,18 @@ pub unsafe extern "C" fn tce_decaying_histogram_layout(
 }
 
 /// Initialises an empty decaying histogram of `bins` bins closed as `closure` (a
-/// `tce_closure` value), whose samples' weight halves every `half_life` samples (finite,
-/// above 0), in `memory[0..memory_len]` (at least the size and alignment of
+/// `tce_closure` value), whose samples' weight halves every `half_life` samples, in
+/// `memory[0..memory_len]` (at least the size and alignment of
 /// `tce_decaying_histogram_layout`), and writes its handle to `*out`. The memory stays
 /// the caller's; nothing to free.
 ///
-/// Errors: `NULL_POINTER`, `ZERO_BINS`, `INVALID_ENUM`, `INVALID_HALF_LIFE`,
-/// `MISALIGNED`, `BUFFER_TOO_SMALL`, `CAPACITY_TOO_LARGE`. On error the memory is
-/// untouched.
+/// The half-life must be at least 1/510 samples and at most about 1.25e16 samples
+/// (precisely: 2^(−1/half_life) must be in [2^−510, 1)): shorter ones would make the
+/// weights underflow, longer ones round λ to 1 (no decay).
+///
+/// Errors: `NULL_POINTER`, `ZERO_BINS`, `TOO_MANY_BINS`, `INVALID_ENUM`,
+/// `INVALID_HALF_LIFE`, `MISALIGNED`, `BUFFER_TOO_SMALL`, `CAPACITY_TOO_LARGE`. On error
+/// the memory is untouched.
 ///
 /// # Safety
 /// `memory` must be NULL or writable for `memory_len` bytes; `out` NULL or valid for a
@@ -120,10 +121,10 @@ pub unsafe extern "C" fn tce_decaying_histogram_init(
         // SAFETY: the caller's contract.
         let out = unsafe { Out::new(out)? };
         let closure = self::closure(closure)?;
-        half_life_ok(half_life)?;
+        let retain = retain(half_life)?;
         // SAFETY: the caller's contract on `memory`.
         let state = unsafe { state::init::<DecayKind>(memory.cast(), memory_len, bins, false)? };
-        state.view.reinitialise(closure, half_life)?;
+        state.view.reinitialise(closure, half_life, retain);
         out.write(memory.cast());
         Ok(())
     })
@@ -133,8 +134,9 @@ pub unsafe extern "C" fn tce_decaying_histogram_init(
 /// `tce_decaying_histogram_init`); release it with `tce_decaying_histogram_free`. Only
 /// in builds with the `std` feature.
 ///
-/// Errors: `NULL_POINTER`, `ZERO_BINS`, `INVALID_ENUM`, `INVALID_HALF_LIFE`,
-/// `CAPACITY_TOO_LARGE`, `ALLOCATION_FAILED`.
+/// Errors: `NULL_POINTER`, `ZERO_BINS`, `TOO_MANY_BINS`, `INVALID_ENUM`,
+/// `INVALID_HALF_LIFE`, `CAPACITY_TOO_LARGE`, `ALLOCATION_FAILED`. Every argument is
+/// checked before allocating; on error nothing stays allocated.
 ///
 /// # Safety
 /// `out` must be NULL or valid for a write.
@@ -150,9 +152,9 @@ pub unsafe extern "C" fn tce_decaying_histogram_new(
         // SAFETY: the caller's contract.
         let out = unsafe { Out::new(out)? };
         let closure = self::closure(closure)?;
-        half_life_ok(half_life)?;
+        let retain = retain(half_life)?;
         let state = state::allocate::<DecayKind>(bins)?;
-        state.view.reinitialise(closure, half_life)?;
+        state.view.reinitialise(closure, half_life, retain);
         out.write((state as *mut DecayState).cast());
         Ok(())
     })
@@ -267,7 +269,9 @@ pub unsafe extern "C" fn tce_decaying_histogram_closure(
     })
 }
 
-/// The half-life in samples (as given, up to rounding).
+/// The half-life in samples, as given to init or new. After a decode it is this
+/// histogram's own half-life if the frame has the same λ, else −1/log2 λ (the frame
+/// carries λ only).
 ///
 /// # Safety
 /// `h` NULL or a valid handle; `out` NULL or valid for a write.
@@ -304,7 +308,8 @@ pub unsafe extern "C" fn tce_decaying_histogram_samples(
 
 /// ECE_bin with every sample weighted by its decay, norm exponent `p`.
 ///
-/// Errors: `NULL_POINTER`, `WRONG_STATE`, `INVALID_NORM`, `NO_SAMPLES`.
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `INVALID_NORM`, `NO_SAMPLES`,
+/// `DEGENERATE_WEIGHTS` (no finite estimate: not reachable from valid pushes or frames).
 ///
 /// # Safety
 /// `h` NULL or a valid handle; `out` NULL or valid for a write.
@@ -324,7 +329,7 @@ pub unsafe extern "C" fn tce_decaying_histogram_ece_bin(
 
 /// The maximum calibration error over the non-empty bins.
 ///
-/// Errors: `NULL_POINTER`, `WRONG_STATE`, `NO_SAMPLES`.
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `NO_SAMPLES`, `DEGENERATE_WEIGHTS`.
 ///
 /// # Safety
 /// `h` NULL or a valid handle; `out` NULL or valid for a write.
@@ -343,7 +348,8 @@ pub unsafe extern "C" fn tce_decaying_histogram_mce(
 
 /// ECE_debias with Kish's effective sample size per bin, norm exponent `p`.
 ///
-/// Errors: `NULL_POINTER`, `WRONG_STATE`, `INVALID_NORM`, `NO_SAMPLES`.
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `INVALID_NORM`, `NO_SAMPLES`,
+/// `DEGENERATE_WEIGHTS` (no finite estimate: not reachable from valid pushes or frames).
 ///
 /// # Safety
 /// `h` NULL or a valid handle; `out` NULL or valid for a write.
@@ -377,9 +383,6 @@ pub unsafe extern "C" fn tce_decaying_histogram_bin_stats(
     ffi_boundary!({
         // SAFETY: the caller's contract.
         let h = unsafe { get(h)? };
-        if out.is_null() {
-            return Err(tce_status::NullPointer);
-        }
         // SAFETY: the caller's contract.
         let out = unsafe { array_mut(out, out_len)? };
         let bins = h.bins();

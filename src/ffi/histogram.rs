@@ -36,7 +36,7 @@ pub(super) unsafe fn get_mut<'a>(
 
 /// The size and alignment of caller memory for a histogram of `bins` bins.
 ///
-/// Errors: `ZERO_BINS`; `CAPACITY_TOO_LARGE` if the size overflows; `NULL_POINTER`,
+/// Errors: `ZERO_BINS`; `TOO_MANY_BINS` (above `TCE_MAX_BINS`); `NULL_POINTER`,
 /// `MISALIGNED`.
 ///
 /// # Safety
@@ -63,8 +63,8 @@ pub unsafe extern "C" fn tce_ew_histogram_layout(
 /// it must outlive the handle and must not be used otherwise meanwhile; there is nothing
 /// to free. Initialising memory again starts a new, empty histogram.
 ///
-/// Errors: `NULL_POINTER`, `ZERO_BINS`, `INVALID_ENUM` (closure), `MISALIGNED`,
-/// `BUFFER_TOO_SMALL`, `CAPACITY_TOO_LARGE`. On error the memory is untouched.
+/// Errors: `NULL_POINTER`, `ZERO_BINS`, `TOO_MANY_BINS`, `INVALID_ENUM` (closure),
+/// `MISALIGNED`, `BUFFER_TOO_SMALL`. On error the memory is untouched.
 ///
 /// # Safety
 /// `memory` must be NULL or writable for `memory_len` bytes; `out` NULL or valid for a
@@ -93,8 +93,8 @@ pub unsafe extern "C" fn tce_ew_histogram_init(
 /// Allocates an empty histogram of `bins` bins on the heap; release it with
 /// `tce_ew_histogram_free`. Only in builds with the `std` feature.
 ///
-/// Errors: `NULL_POINTER`, `ZERO_BINS`, `INVALID_ENUM`, `CAPACITY_TOO_LARGE`,
-/// `ALLOCATION_FAILED`.
+/// Errors: `NULL_POINTER`, `ZERO_BINS`, `TOO_MANY_BINS`, `INVALID_ENUM`,
+/// `ALLOCATION_FAILED`. Every argument is checked before allocating.
 ///
 /// # Safety
 /// `out` must be NULL or valid for a write.
@@ -344,9 +344,6 @@ pub unsafe extern "C" fn tce_ew_histogram_bin_stats(
     ffi_boundary!({
         // SAFETY: the caller's contract.
         let h = unsafe { get(h)? };
-        if out.is_null() {
-            return Err(tce_status::NullPointer);
-        }
         // SAFETY: the caller's contract.
         let out = unsafe { array_mut(out, out_len)? };
         let bins = h.bins();

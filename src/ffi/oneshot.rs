@@ -5,7 +5,7 @@ use core::ffi::c_void;
 
 use super::boundary::ffi_boundary;
 use super::raw::{array, array_mut, Out};
-use super::sorted::{write_bin_stats, Estimator};
+use super::sorted::{check_bin_stats, write_bin_stats, Estimator};
 use super::state::{self, BufferKind};
 use super::status::tce_status;
 use super::types::{options, tce_bin_stats, tce_estimate, tce_options};
@@ -41,6 +41,7 @@ unsafe fn with_samples<F>(
     options: *const tce_options,
     scratch: *mut c_void,
     scratch_len: usize,
+    check: impl FnOnce(&super::types::Options) -> Result<(), tce_status>,
     f: F,
 ) -> tce_status
 where
@@ -49,6 +50,9 @@ where
     ffi_boundary!({
         // SAFETY: forwarded contract.
         let options = unsafe { self::options(options)? };
+        // The bin count before any work (an `options.bins` of SIZE_MAX fails here, not
+        // after sorting n samples and looping over the bins).
+        check(&options)?;
         // SAFETY: forwarded contract.
         let (scores, labels) = unsafe { (array(scores, scores_len)?, array(labels, labels_len)?) };
         if scores.len() != labels.len() {
@@ -99,6 +103,7 @@ unsafe fn one_call(
             options,
             scratch,
             scratch_len,
+            |o| estimator.check(o),
             |sorted, o| {
                 out.write(estimator.run(sorted, o)?);
                 Ok(())
@@ -115,7 +120,8 @@ unsafe fn one_call(
 /// Errors: `NULL_POINTER`, `MISALIGNED`, `INVALID_ENUM`, `INVALID_NORM`,
 /// `LENGTH_MISMATCH`, `NO_SAMPLES` (n = 0), `BUFFER_TOO_SMALL` (scratch below
 /// `tce_scratch_layout(n)`), `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`, `INVALID_LABEL`,
-/// `ZERO_BINS`, `CAPACITY_TOO_LARGE`.
+/// `ZERO_BINS`, `TOO_MANY_BINS` (`options->bins` above `TCE_MAX_BINS`, checked before any
+/// work), `CAPACITY_TOO_LARGE`.
 ///
 /// # Safety
 /// `scores` / `labels` NULL or readable for their lengths; `options` NULL or readable;
@@ -154,7 +160,8 @@ pub unsafe extern "C" fn tce_ece_bin(
 /// Errors: `NULL_POINTER`, `MISALIGNED`, `INVALID_ENUM`, `INVALID_NORM`,
 /// `LENGTH_MISMATCH`, `NO_SAMPLES` (n = 0), `BUFFER_TOO_SMALL` (scratch below
 /// `tce_scratch_layout(n)`), `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`, `INVALID_LABEL`,
-/// `ZERO_BINS`, `CAPACITY_TOO_LARGE`.
+/// `ZERO_BINS`, `TOO_MANY_BINS` (`options->bins` above `TCE_MAX_BINS`, checked before any
+/// work), `CAPACITY_TOO_LARGE`.
 ///
 /// # Safety
 /// `scores` / `labels` NULL or readable for their lengths; `options` NULL or readable;
@@ -193,7 +200,8 @@ pub unsafe extern "C" fn tce_mce(
 /// Errors: `NULL_POINTER`, `MISALIGNED`, `INVALID_ENUM`, `INVALID_NORM`,
 /// `LENGTH_MISMATCH`, `NO_SAMPLES` (n = 0), `BUFFER_TOO_SMALL` (scratch below
 /// `tce_scratch_layout(n)`), `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`, `INVALID_LABEL`,
-/// `ZERO_BINS`, `CAPACITY_TOO_LARGE`.
+/// `ZERO_BINS`, `TOO_MANY_BINS` (`options->bins` above `TCE_MAX_BINS`, checked before any
+/// work), `CAPACITY_TOO_LARGE`.
 ///
 /// # Safety
 /// `scores` / `labels` NULL or readable for their lengths; `options` NULL or readable;
@@ -232,7 +240,8 @@ pub unsafe extern "C" fn tce_ece_debias(
 /// Errors: `NULL_POINTER`, `MISALIGNED`, `INVALID_ENUM`, `INVALID_NORM`,
 /// `LENGTH_MISMATCH`, `NO_SAMPLES` (n = 0), `BUFFER_TOO_SMALL` (scratch below
 /// `tce_scratch_layout(n)`), `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`, `INVALID_LABEL`,
-/// `ZERO_BINS`, `CAPACITY_TOO_LARGE`.
+/// `ZERO_BINS`, `TOO_MANY_BINS` (`options->bins` above `TCE_MAX_BINS`, checked before any
+/// work), `CAPACITY_TOO_LARGE`.
 ///
 /// # Safety
 /// `scores` / `labels` NULL or readable for their lengths; `options` NULL or readable;
@@ -288,14 +297,12 @@ pub unsafe extern "C" fn tce_reliability_bins(
     out: *mut tce_bin_stats,
     out_len: usize,
 ) -> tce_status {
-    if out.is_null() {
-        return tce_status::NullPointer;
-    }
     // SAFETY: forwarded contract.
     let out = match unsafe { array_mut(out, out_len) } {
         Ok(out) => out,
         Err(status) => return status,
     };
+    let room = out.len();
     // SAFETY: forwarded contract.
     unsafe {
         with_samples(
@@ -306,6 +313,7 @@ pub unsafe extern "C" fn tce_reliability_bins(
             options,
             scratch,
             scratch_len,
+            move |o| check_bin_stats(o.bins, room),
             |sorted, o| write_bin_stats(sorted, o.binning, o.bins, out),
         )
     }

@@ -27,9 +27,6 @@ unsafe fn encode_into(
     written: *mut usize,
     encode: impl FnOnce(&mut [u8]) -> Result<usize, tce_status>,
 ) -> Result<(), tce_status> {
-    if out.is_null() {
-        return Err(tce_status::NullPointer);
-    }
     // SAFETY: the caller's contract.
     let (out, written) = unsafe { (array_mut(out, out_len)?, Out::new(written)?) };
     written.write(encode(out)?);

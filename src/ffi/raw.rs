@@ -11,8 +11,12 @@ pub(crate) fn is_aligned<T>(ptr: *const T) -> bool {
     (ptr as usize) % align_of::<T>() == 0
 }
 
-/// Checks a (pointer, length) pair for use as an array of `T`: NULL is allowed with
-/// length 0; the pointer must be aligned; the length must fit in `isize` bytes.
+/// Checks a (pointer, length) pair for use as an array of `T`. The one rule for every
+/// array the C API takes, input or output: a NULL pointer with length 0 is an empty
+/// array (so an output that must hold something then fails as `BUFFER_TOO_SMALL`, not
+/// `NULL_POINTER`); NULL with a length above 0 is `NULL_POINTER`; the pointer must be
+/// aligned; the length must fit in `isize` bytes. Every (pointer, length) pair goes
+/// through [`array`] or [`array_mut`].
 fn check_array<T>(ptr: *const T, len: usize) -> Result<bool, tce_status> {
     if len == 0 {
         return Ok(false);

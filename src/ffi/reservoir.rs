@@ -34,7 +34,8 @@ unsafe fn storage(handle: *const u8) -> *mut Slot {
     unsafe { state::detached_storage::<ReservoirKind>(handle).cast() }
 }
 
-/// Runs `f` on the reservoir behind a mutable handle, then stores its bookkeeping back.
+/// Runs `f` on the reservoir behind a mutable handle, then, if it succeeded, stores its
+/// bookkeeping back.
 ///
 /// # Safety
 /// `r` NULL or a valid handle, not accessed elsewhere meanwhile.
@@ -52,7 +53,13 @@ pub(super) unsafe fn with_mut<T>(
     let slots = unsafe { core::slice::from_raw_parts_mut(storage(handle), len) };
     let mut reservoir = state.view.clone().with_storage_of(slots);
     let result = f(&mut reservoir);
-    state.view = reservoir.with_storage_of(Detached);
+    // Stored back only on success: a failed call changed nothing (the core's rule), and
+    // assigning the whole bookkeeping, which has padding, would overwrite the caller's
+    // padding bytes with whatever the copy held (stack contents). On error the caller's
+    // memory stays byte for byte as it was.
+    if result.is_ok() {
+        state.view = reservoir.with_storage_of(Detached);
+    }
     result
 }
 
@@ -168,9 +175,12 @@ pub unsafe extern "C" fn tce_reservoir_new(
         let state = state::allocate::<ReservoirKind>(capacity)?;
         let handle = (state as *mut State<Core>).cast::<u8>();
         // SAFETY: freshly allocated and initialised at `handle`, with its whole layout.
-        let state = unsafe { state::get_mut::<ReservoirKind>(handle)? };
-        // SAFETY: as above; ours.
-        unsafe { fresh(handle, state, capacity, seed)? };
+        let setup = unsafe { state::get_mut::<ReservoirKind>(handle) }.and_then(|state| {
+            // SAFETY: as above; ours.
+            unsafe { fresh(handle, state, capacity, seed) }
+        });
+        // SAFETY: allocated above, ours.
+        unsafe { state::release_on_error::<ReservoirKind, _>(handle, setup)? };
         out.write(handle.cast());
         Ok(())
     })

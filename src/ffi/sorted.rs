@@ -8,7 +8,7 @@ use super::status::tce_status;
 use super::types::{options, tce_bin_stats, tce_estimate, tce_options, Options};
 use crate::binning::Binning;
 use crate::buffer::SortedSamples;
-use crate::error::EstimateError;
+use crate::estimate;
 
 /// What a state's [`WithSamples`] calls with its sorted samples.
 pub(crate) type UseSamples<'f> = &'f mut dyn FnMut(SortedSamples<'_>) -> Outcome;
@@ -28,6 +28,16 @@ pub(crate) enum Estimator {
 }
 
 impl Estimator {
+    /// Checks the bin count the estimator will use, before any work on the state (a
+    /// sort, say): `ZERO_BINS`, `TOO_MANY_BINS`. The sweep ignores `bins`, and its
+    /// `max_bins` is a cap that cannot be too large (see `SweepOptions::max_bins`).
+    pub(crate) fn check(&self, o: &Options) -> Outcome {
+        match self {
+            Self::EceBin | Self::Mce | Self::EceDebias => Ok(estimate::check_bins(o.bins)?),
+            Self::EceSweep => Ok(()),
+        }
+    }
+
     pub(crate) fn run(
         &self,
         sorted: &SortedSamples<'_>,
@@ -57,6 +67,7 @@ pub(crate) unsafe fn estimate<H>(
     ffi_boundary!({
         // SAFETY: forwarded contract.
         let (options, out) = unsafe { (self::options(options)?, Out::new(out)?) };
+        estimator.check(&options)?;
         let mut out = Some(out);
         // SAFETY: forwarded contract.
         unsafe {
@@ -86,11 +97,9 @@ pub(crate) unsafe fn bin_stats<H>(
     ffi_boundary!({
         // SAFETY: forwarded contract.
         let options = unsafe { self::options(options)? };
-        if out.is_null() {
-            return Err(tce_status::NullPointer);
-        }
         // SAFETY: forwarded contract.
         let out = unsafe { array_mut(out, out_len)? };
+        check_bin_stats(options.bins, out.len())?;
         // SAFETY: forwarded contract.
         unsafe {
             with(handle, &mut |sorted| {
@@ -100,6 +109,16 @@ pub(crate) unsafe fn bin_stats<H>(
     })
 }
 
+/// Checks a bin-statistics request before any work: the bin count (`ZERO_BINS`,
+/// `TOO_MANY_BINS`), then the room for it (`BUFFER_TOO_SMALL`).
+pub(crate) fn check_bin_stats(bins: usize, room: usize) -> Outcome {
+    estimate::check_bins(bins)?;
+    if room < bins {
+        return Err(tce_status::BufferTooSmall);
+    }
+    Ok(())
+}
+
 /// The statistics of the `bins` bins of `binning` over the sorted samples, into `out`.
 pub(crate) fn write_bin_stats(
     sorted: &SortedSamples<'_>,
@@ -107,12 +126,7 @@ pub(crate) fn write_bin_stats(
     bins: usize,
     out: &mut [tce_bin_stats],
 ) -> Result<(), tce_status> {
-    if bins == 0 {
-        return Err(EstimateError::ZeroBins.into());
-    }
-    if out.len() < bins {
-        return Err(tce_status::BufferTooSmall);
-    }
+    check_bin_stats(bins, out.len())?;
     // Bins cover consecutive sorted positions, so each bin's smallest and largest
     // scores are the first and last of its run.
     let mut scores = sorted.iter().map(|(score, _)| score);

@@ -114,6 +114,14 @@ macro_rules! detached_kind {
     };
 }
 
+/// A histogram's bin count: 1 to `MAX_BINS` (the core's one check).
+fn bin_count(len: usize) -> Result<(), tce_status> {
+    Ok(crate::binning::check_bin_count(len)?)
+}
+
+/// A concurrent histogram's storage: shards × bins bins, at least 1 (the bins of one
+/// shard are checked against `MAX_BINS` by `ffi/concurrent.rs`).
+#[cfg(target_has_atomic = "64")]
 fn at_least_one_bin(len: usize) -> Result<(), tce_status> {
     if len == 0 {
         return Err(tce_status::ZeroBins);
@@ -137,7 +145,7 @@ inline_kind!(
     Histogram<[BinStats]>,
     Histogram<[BinStats; 0]>,
     b"tce_hist",
-    at_least_one_bin
+    bin_count
 );
 
 /// The sorted buffer.
@@ -159,7 +167,7 @@ inline_kind!(
     DecayingHistogram<[DecayedBin]>,
     DecayingHistogram<[DecayedBin; 0]>,
     b"tce_dcay",
-    at_least_one_bin
+    bin_count
 );
 
 /// The concurrent histogram.
@@ -273,7 +281,12 @@ pub(crate) unsafe fn get_mut<'a, K: Kind>(
 /// Lays an empty state of kind `K` with `len` units over `memory[..memory_len]`: zeroes
 /// it (all-zero bytes are a valid value of every view: integers, floats, `Closure::Left`,
 /// see `Histogram::reinitialise` and `Slot::EMPTY`; the caller then sets what zero does
-/// not express, such as a closure or a half-life) and writes the header. Nothing is written unless every check passes.
+/// not express, such as a closure or a half-life) and writes the header. Nothing is
+/// written unless every check passes, so the caller must check every other argument of
+/// its function (closure, half-life, ...) before calling this.
+///
+/// `(memory, memory_len)` follows the one array rule (`raw.rs`): NULL with length 0 is
+/// empty memory, too small for any state (`BUFFER_TOO_SMALL`).
 ///
 /// # Safety
 /// A non-NULL `memory` must be writable for `memory_len` bytes, not accessed otherwise
@@ -284,13 +297,14 @@ pub(crate) unsafe fn init<'a, K: Kind>(
     len: usize,
     heap: bool,
 ) -> Result<&'a mut State<K::View>, tce_status> {
-    if memory.is_null() {
+    if memory.is_null() && memory_len > 0 {
         return Err(tce_status::NullPointer);
     }
     let (size, _) = layout::<K>(len)?;
     if !is_aligned(memory.cast::<K::Empty>()) {
         return Err(tce_status::Misaligned);
     }
+    // A state is never 0 bytes (it has a header), so NULL memory stops here.
     if memory_len < size {
         return Err(tce_status::BufferTooSmall);
     }
@@ -321,7 +335,31 @@ pub(crate) fn allocate<'a, K: Kind>(len: usize) -> Result<&'a mut State<K::View>
         return Err(tce_status::AllocationFailed);
     }
     // SAFETY: freshly allocated, writable for `size` bytes, aligned for the state, ours.
-    unsafe { init::<K>(memory, size, len, true) }
+    let state = unsafe { init::<K>(memory, size, len, true) };
+    if state.is_err() {
+        // Not reachable (the layout was checked above and the memory fits it), but a
+        // failed `_new` must not leak.
+        // SAFETY: allocated just above with this layout, not used elsewhere.
+        unsafe { std::alloc::dealloc(memory, layout) };
+    }
+    state
+}
+
+/// Passes on `result` of the steps of a `tce_*_new` after [`allocate`], releasing the
+/// state at `handle` if they failed: a failed `_new` leaks nothing.
+///
+/// # Safety
+/// `handle` is a state of kind `K` from [`allocate`], not used elsewhere.
+#[cfg(feature = "std")]
+pub(crate) unsafe fn release_on_error<K: Kind, T>(
+    handle: *mut u8,
+    result: Result<T, tce_status>,
+) -> Result<T, tce_status> {
+    if result.is_err() {
+        // SAFETY: the caller's contract.
+        unsafe { release::<K>(handle) };
+    }
+    result
 }
 
 /// Releases a state from [`allocate`]. NULL, a state in caller memory and a handle of
@@ -414,8 +452,14 @@ mod tests {
         assert_eq!(layout::<BufferKind>(0), Err(tce_status::ZeroCapacity));
         assert_eq!(
             layout::<HistogramKind>(usize::MAX / 8),
-            Err(tce_status::CapacityTooLarge)
+            Err(tce_status::TooManyBins)
         );
+        assert!(layout::<HistogramKind>(crate::MAX_BINS).is_ok());
+        assert!(layout::<DecayKind>(crate::MAX_BINS).is_ok());
+        for len in [crate::MAX_BINS + 1, usize::MAX] {
+            assert_eq!(layout::<HistogramKind>(len), Err(tce_status::TooManyBins));
+            assert_eq!(layout::<DecayKind>(len), Err(tce_status::TooManyBins));
+        }
         assert_eq!(
             layout::<BufferKind>(MAX_CAPACITY + 1),
             Err(tce_status::CapacityTooLarge)

@@ -55,7 +55,8 @@ unsafe fn storage_mut<'a>(handle: *const u8, len: usize) -> (&'a mut [Slot], &'a
     }
 }
 
-/// Runs `f` on the window behind a mutable handle, then stores its bookkeeping back.
+/// Runs `f` on the window behind a mutable handle, then, if it succeeded, stores its
+/// bookkeeping back.
 ///
 /// # Safety
 /// `w` NULL or a valid handle, not accessed elsewhere meanwhile.
@@ -70,7 +71,13 @@ pub(super) unsafe fn with_mut<T>(
     let (slots, ring) = unsafe { storage_mut(handle, state.len()) };
     let mut window = state.view.clone().with_storage_of(slots, ring);
     let result = f(&mut window);
-    state.view = window.with_storage_of(Detached, Detached);
+    // Stored back only on success: a failed call changed nothing (the core's rule), and
+    // assigning the whole bookkeeping, which has padding, would overwrite the caller's
+    // padding bytes with whatever the copy held (stack contents). On error the caller's
+    // memory stays byte for byte as it was.
+    if result.is_ok() {
+        state.view = window.with_storage_of(Detached, Detached);
+    }
     result
 }
 
@@ -182,10 +189,13 @@ pub unsafe extern "C" fn tce_window_new(capacity: usize, out: *mut *mut tce_wind
         let state = state::allocate::<WindowKind>(capacity)?;
         let handle = (state as *mut State<Core>).cast::<u8>();
         // SAFETY: freshly allocated and initialised at `handle`, with its whole layout.
-        let state = unsafe { state::get_mut::<WindowKind>(handle)? };
-        // SAFETY: as above.
-        let (slots, ring) = unsafe { storage_mut(handle, capacity) };
-        fresh(state, slots, ring)?;
+        let setup = unsafe { state::get_mut::<WindowKind>(handle) }.and_then(|state| {
+            // SAFETY: as above.
+            let (slots, ring) = unsafe { storage_mut(handle, capacity) };
+            fresh(state, slots, ring)
+        });
+        // SAFETY: allocated above, ours.
+        unsafe { state::release_on_error::<WindowKind, _>(handle, setup)? };
         out.write(handle.cast());
         Ok(())
     })

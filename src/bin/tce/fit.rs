@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde::Serialize;
+use tce::fit::beta::BetaFitError;
 use tce::fit::bootstrap::{bootstrap, Bootstrap};
 use tce::fit::check::compare_ece;
 use tce::fit::glm::{GlmData, Validity};
-use tce::fit::beta::BetaFitError;
 use tce::fit::{fit_model, EndpointRule, FitError, FittedModel};
 
 use crate::input;
@@ -335,8 +335,8 @@ pub fn run_check(args: &FitCheckArgs) -> Result<(), Failure> {
     let _ = writeln!(out, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
     for path in &args.files {
         let samples = crate::read_samples(path, &args.columns)?;
-        let fit =
-            fit_model(&samples.scores, &samples.labels, &rule).map_err(|e| fit_failure(path, &e))?;
+        let fit = fit_model(&samples.scores, &samples.labels, &rule)
+            .map_err(|e| fit_failure(path, &e))?;
         let check = compare_ece(
             &fit.model,
             &samples.scores,

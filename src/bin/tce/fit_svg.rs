@@ -44,9 +44,7 @@ pub fn glm_in_words(spec: &GlmSpec) -> (&'static str, &'static str) {
         (Link::Logit, Transform::Logit, Slope) => ("logistic in log-odds", "σ(b1·logit c)"),
         (Link::Log, Transform::Log, Full) => ("power law", "e^b0 · c^b1"),
         (Link::Log, Transform::Log, Slope) => ("power law", "c^b1"),
-        (Link::LogFlip, Transform::LogFlip, Full) => {
-            ("flipped power law", "1 − e^b0 · (1 − c)^b1")
-        }
+        (Link::LogFlip, Transform::LogFlip, Full) => ("flipped power law", "1 − e^b0 · (1 − c)^b1"),
         (Link::LogFlip, Transform::LogFlip, Slope) => ("flipped power law", "1 − (1 − c)^b1"),
         (Link::Logit, Transform::LogFlip, Full) => {
             ("logistic in ln(1 − c)", "σ(b0 + b1·ln(1 − c))")
@@ -92,11 +90,19 @@ fn tail(density: &Beta, z: f64, upper: bool) -> f64 {
     let ln_b = density.ln_beta_function();
     if upper {
         let from = z.max(FAR);
-        let near = if z < FAR { mass(density, z, FAR, 4000) } else { 0.0 };
+        let near = if z < FAR {
+            mass(density, z, FAR, 4000)
+        } else {
+            0.0
+        };
         near + (-density.beta() * from - ln_b).exp() / density.beta()
     } else {
         let to = z.min(-FAR);
-        let near = if z > -FAR { mass(density, -FAR, z, 4000) } else { 0.0 };
+        let near = if z > -FAR {
+            mass(density, -FAR, z, 4000)
+        } else {
+            0.0
+        };
         near + (density.alpha() * to - ln_b).exp() / density.alpha()
     }
 }
@@ -178,9 +184,11 @@ fn draw_reliability(area: &Area<'_>, bins: &[(usize, BinStats)], fit: &FittedMod
         .filter_map(|(_, b)| Some((b.mean_score()?, b.accuracy()?, b.count())))
         .collect();
     chart
-        .draw_series(points.iter().map(|&(x, y, n)| {
-            Circle::new((x, y), radius(n, most), BLUE_DATA.mix(0.6).filled())
-        }))?
+        .draw_series(
+            points.iter().map(|&(x, y, n)| {
+                Circle::new((x, y), radius(n, most), BLUE_DATA.mix(0.6).filled())
+            }),
+        )?
         .label("data (label: rows in the bin)")
         .legend(|(x, y)| Circle::new((x + 7, y), 4, BLUE_DATA.filled()));
     let label = (FONT, 11)
@@ -206,7 +214,12 @@ fn draw_reliability(area: &Area<'_>, bins: &[(usize, BinStats)], fit: &FittedMod
 }
 
 fn draw_counts(area: &Area<'_>, bins: &[(usize, BinStats)]) -> DrawResult {
-    let most = bins.iter().map(|(_, b)| b.count()).max().unwrap_or(1).max(1);
+    let most = bins
+        .iter()
+        .map(|(_, b)| b.count())
+        .max()
+        .unwrap_or(1)
+        .max(1);
     let mut chart = ChartBuilder::on(area)
         .caption("rows per bin (log scale)", (FONT, 14))
         .margin(10)
@@ -264,7 +277,10 @@ fn draw_log_odds_density(area: &Area<'_>, scores: &[f64], density: &Beta) -> Dra
     let expected: Vec<(f64, f64)> = (0..DENSITY_BINS)
         .map(|k| {
             let a = lo + k as f64 * width;
-            (a + 0.5 * width, n * mass(density, a, a + width, STEPS_PER_BAR))
+            (
+                a + 0.5 * width,
+                n * mass(density, a, a + width, STEPS_PER_BAR),
+            )
         })
         .collect();
     // The saturated bars sit one bar-width beyond the finite range, two wide.
@@ -273,7 +289,8 @@ fn draw_log_odds_density(area: &Area<'_>, scores: &[f64], density: &Beta) -> Dra
     let zero_bar = (lo - gap - 2.0 * width, lo - gap);
     let expected_ones = n * tail(density, hi, true);
     let expected_zeros = n * tail(density, lo, false);
-    let x_range = (if zeros > 0 { zero_bar.0 } else { lo })..(if ones > 0 { one_bar.1 } else { hi });
+    let x_range =
+        (if zeros > 0 { zero_bar.0 } else { lo })..(if ones > 0 { one_bar.1 } else { hi });
     let top = counts
         .iter()
         .map(|&c| c as f64)
@@ -305,12 +322,20 @@ fn draw_log_odds_density(area: &Area<'_>, scores: &[f64], density: &Beta) -> Dra
         Rectangle::new([(a, 0.5), (b, count as f64)], BLUE_DATA.mix(0.5).filled())
     };
     chart
-        .draw_series(counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(k, &c)| {
-            let a = lo + k as f64 * width;
-            bar((a, a + width), c)
-        }))?
+        .draw_series(
+            counts
+                .iter()
+                .enumerate()
+                .filter(|(_, &c)| c > 0)
+                .map(|(k, &c)| {
+                    let a = lo + k as f64 * width;
+                    bar((a, a + width), c)
+                }),
+        )?
         .label("data")
-        .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], BLUE_DATA.mix(0.5).filled()));
+        .legend(|(x, y)| {
+            Rectangle::new([(x, y - 5), (x + 14, y + 5)], BLUE_DATA.mix(0.5).filled())
+        });
     // Where the fit expects less than a tenth of a row, the log axis has no room.
     chart
         .draw_series(LineSeries::new(
@@ -326,8 +351,22 @@ fn draw_log_odds_density(area: &Area<'_>, scores: &[f64], density: &Beta) -> Dra
             .pos(Pos::new(anchor, VPos::Bottom))
     };
     for (count, bar_at, expect, name, anchor, x) in [
-        (ones, one_bar, expected_ones, "c = 1", HPos::Right, one_bar.1),
-        (zeros, zero_bar, expected_zeros, "c = 0", HPos::Left, zero_bar.0),
+        (
+            ones,
+            one_bar,
+            expected_ones,
+            "c = 1",
+            HPos::Right,
+            one_bar.1,
+        ),
+        (
+            zeros,
+            zero_bar,
+            expected_zeros,
+            "c = 0",
+            HPos::Left,
+            zero_bar.0,
+        ),
     ] {
         if count == 0 {
             continue;

@@ -189,7 +189,9 @@ impl From<csv::Error> for InputError {
                 if let Some(long) = e.get_ref().and_then(|r| r.downcast_ref::<LineTooLong>()) {
                     return InputError::at(
                         long.line,
-                        format!("the line is longer than the limit of {MAX_LINE_BYTES} bytes (1 MiB)"),
+                        format!(
+                            "the line is longer than the limit of {MAX_LINE_BYTES} bytes (1 MiB)"
+                        ),
                     );
                 }
                 InputError {
@@ -217,8 +219,8 @@ fn open(path: &Path) -> Result<Box<dyn Read>, InputError> {
     let reader: Box<dyn Read> = if path == Path::new("-") {
         Box::new(io::stdin().lock())
     } else {
-        let file = File::open(path)
-            .map_err(|e| InputError::general(format!("cannot open: {e}")))?;
+        let file =
+            File::open(path).map_err(|e| InputError::general(format!("cannot open: {e}")))?;
         Box::new(io::BufReader::new(file))
     };
     Ok(reader)
@@ -291,7 +293,8 @@ fn find_column(
             Ok(*index)
         }
         [] => {
-            let mut listed: Vec<String> = (0..header.len().min(LISTED_COLUMNS)).map(quoted).collect();
+            let mut listed: Vec<String> =
+                (0..header.len().min(LISTED_COLUMNS)).map(quoted).collect();
             if header.len() > LISTED_COLUMNS {
                 listed.push(format!("… ({} more)", header.len() - LISTED_COLUMNS));
             }
@@ -305,7 +308,11 @@ fn find_column(
             ))
         }
         several => {
-            let listed: Vec<String> = several.iter().take(LISTED_COLUMNS).map(|&i| quoted(i)).collect();
+            let listed: Vec<String> = several
+                .iter()
+                .take(LISTED_COLUMNS)
+                .map(|&i| quoted(i))
+                .collect();
             Err(InputError::at(
                 line,
                 format!(
@@ -347,8 +354,20 @@ fn read_rows<R: Read>(
     }
     let header_line = csv.position().line().saturating_sub(1).max(1);
     let mut samples = Samples::default();
-    let score_index = find_column(&header, score_col, "--score-col", header_line, &mut samples.notes)?;
-    let label_index = find_column(&header, label_col, "--label-col", header_line, &mut samples.notes)?;
+    let score_index = find_column(
+        &header,
+        score_col,
+        "--score-col",
+        header_line,
+        &mut samples.notes,
+    )?;
+    let label_index = find_column(
+        &header,
+        label_col,
+        "--label-col",
+        header_line,
+        &mut samples.notes,
+    )?;
     samples.columns = Columns {
         score: header[score_index].to_owned(),
         label: header[label_index].to_owned(),
@@ -471,12 +490,19 @@ mod tests {
         assert_eq!(s.notes.len(), 2, "{:?}", s.notes);
         assert!(s.notes[0].contains("`CONFIDENCE`"), "{:?}", s.notes);
         // An exact match wins over a case-insensitive one.
-        let s = read("Confidence,confidence,correct\n0.1,0.5,1\n".as_bytes(), NAMES).unwrap();
+        let s = read(
+            "Confidence,confidence,correct\n0.1,0.5,1\n".as_bytes(),
+            NAMES,
+        )
+        .unwrap();
         assert_eq!(s.scores, [0.5]);
         assert!(s.notes.is_empty());
         // Two case-insensitive matches and no exact one: ambiguous.
         let e = err("Confidence,CONFIDENCE,correct\n0.1,0.5,1\n");
-        assert!(e.contains("2 columns match") && e.contains("--score-col"), "{e}");
+        assert!(
+            e.contains("2 columns match") && e.contains("--score-col"),
+            "{e}"
+        );
         let e = err("p,y\n0.5,1\n");
         assert!(
             e.starts_with("line 1: missing column `confidence` (the header has: `p`, `y`)")
@@ -491,23 +517,42 @@ mod tests {
     fn errors_quote_bounded_excerpts() {
         let long = "x".repeat(10_000);
         let e = err(&format!("confidence,correct\n{long},1\n"));
-        assert!(e.len() < 200 && e.contains(&format!("{}…", "x".repeat(80))), "{e}");
+        assert!(
+            e.len() < 200 && e.contains(&format!("{}…", "x".repeat(80))),
+            "{e}"
+        );
         let many: Vec<String> = (0..1000).map(|i| format!("column{i}")).collect();
         let e = err(&format!("{}\n1\n", many.join(",")));
         assert!(e.len() < 600 && e.contains("(980 more)"), "{e}");
-        assert_eq!(excerpt("é".repeat(81).as_str()), format!("{}…", "é".repeat(80)));
+        assert_eq!(
+            excerpt("é".repeat(81).as_str()),
+            format!("{}…", "é".repeat(80))
+        );
         assert_eq!(excerpt("short"), "short");
     }
 
     #[test]
     fn a_line_over_the_limit_is_refused_with_its_number() {
-        let ok = format!("confidence,correct\n0.5,1\n{},1\n", "0".repeat(MAX_LINE_BYTES - 2));
+        let ok = format!(
+            "confidence,correct\n0.5,1\n{},1\n",
+            "0".repeat(MAX_LINE_BYTES - 2)
+        );
         assert!(read(ok.as_bytes(), NAMES).is_ok());
-        let long = format!("confidence,correct\n0.5,1\n0{},1\n", "0".repeat(MAX_LINE_BYTES));
+        let long = format!(
+            "confidence,correct\n0.5,1\n0{},1\n",
+            "0".repeat(MAX_LINE_BYTES)
+        );
         let e = err(&long);
-        assert!(e.starts_with("line 3: the line is longer than the limit"), "{e}");
+        assert!(
+            e.starts_with("line 3: the line is longer than the limit"),
+            "{e}"
+        );
         let header = "c".repeat(MAX_LINE_BYTES + 1);
-        assert!(err(&header).starts_with("line 1: the line is longer"), "{}", err(&header));
+        assert!(
+            err(&header).starts_with("line 1: the line is longer"),
+            "{}",
+            err(&header)
+        );
     }
 
     #[test]

@@ -287,79 +287,89 @@ pub fn line_charts(
             .chain(guide_label(p.guide))
     });
     let legend_width = legend_width(names);
-    panel_grid(path, title, panels, columns, PANEL_WIDTH + legend_width, |area, panel| {
-        let (area, legend_area) = area.split_horizontally(PANEL_WIDTH);
-        let points = || panel.series.iter().flat_map(|s| s.points.iter().copied());
-        // Log2 axes plot log2(x / smallest x) linearly, so that integer ticks land on the
-        // data's doubling sizes and are labelled with the sizes themselves.
-        let base = points().map(|p| p.0).fold(f64::INFINITY, f64::min);
-        let to_x = |x: f64| match panel.x_scale {
-            XScale::Linear => x,
-            XScale::Log2 => (x / base).log2(),
-        };
-        let x_range = padded(points().map(|p| to_x(p.0)));
-        let mut y_values: Vec<f64> = points().map(|p| p.1).collect();
-        match panel.guide {
-            Guide::Zero | Guide::None => y_values.push(0.0),
-            Guide::Diagonal => y_values.extend(points().map(|p| p.0)),
-        }
-        let y_range = padded(y_values.into_iter());
-        let mut chart = ChartBuilder::on(&area)
-            .caption(
-                &panel.title,
-                (FONT, fitting_font(&panel.title, PANEL_WIDTH, CAPTION_FONT)),
-            )
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(55)
-            .build_cartesian_2d(x_range.clone(), y_range)
-            .map_err(failed(path))?;
-        let x_ticks = match panel.x_scale {
-            XScale::Linear => 10,
-            XScale::Log2 => (x_range.end - x_range.start).floor() as usize + 1,
-        };
-        let x_label = |x: &f64| match panel.x_scale {
-            XScale::Linear => format!("{x:.3}")
-                .trim_end_matches('0')
-                .trim_end_matches('.')
-                .to_owned(),
-            XScale::Log2 => format!("{:.0}", base * x.exp2()),
-        };
-        chart
-            .configure_mesh()
-            .x_desc(&panel.x_desc)
-            .y_desc(&panel.y_desc)
-            .x_labels(x_ticks)
-            .x_label_formatter(&x_label)
-            .label_style((FONT, 13))
-            .light_line_style(WHITE.mix(0.0))
-            .draw()
-            .map_err(failed(path))?;
-        let guide = match panel.guide {
-            Guide::Zero => Some([(x_range.start, 0.0), (x_range.end, 0.0)]),
-            Guide::Diagonal => Some([(x_range.start, x_range.start), (x_range.end, x_range.end)]),
-            Guide::None => None,
-        };
-        let grey = RGBColor(150, 150, 150);
-        let mut entries = Vec::new();
-        if let (Some(line), Some(label)) = (guide, guide_label(panel.guide)) {
-            chart
-                .draw_series(LineSeries::new(line, grey.stroke_width(1)))
+    panel_grid(
+        path,
+        title,
+        panels,
+        columns,
+        PANEL_WIDTH + legend_width,
+        |area, panel| {
+            let (area, legend_area) = area.split_horizontally(PANEL_WIDTH);
+            let points = || panel.series.iter().flat_map(|s| s.points.iter().copied());
+            // Log2 axes plot log2(x / smallest x) linearly, so that integer ticks land on the
+            // data's doubling sizes and are labelled with the sizes themselves.
+            let base = points().map(|p| p.0).fold(f64::INFINITY, f64::min);
+            let to_x = |x: f64| match panel.x_scale {
+                XScale::Linear => x,
+                XScale::Log2 => (x / base).log2(),
+            };
+            let x_range = padded(points().map(|p| to_x(p.0)));
+            let mut y_values: Vec<f64> = points().map(|p| p.1).collect();
+            match panel.guide {
+                Guide::Zero | Guide::None => y_values.push(0.0),
+                Guide::Diagonal => y_values.extend(points().map(|p| p.0)),
+            }
+            let y_range = padded(y_values.into_iter());
+            let mut chart = ChartBuilder::on(&area)
+                .caption(
+                    &panel.title,
+                    (FONT, fitting_font(&panel.title, PANEL_WIDTH, CAPTION_FONT)),
+                )
+                .margin(12)
+                .x_label_area_size(40)
+                .y_label_area_size(55)
+                .build_cartesian_2d(x_range.clone(), y_range)
                 .map_err(failed(path))?;
-            entries.push((label.to_owned(), grey, false));
-        }
-        for (series, &color) in panel.series.iter().zip(SERIES_COLORS.iter().cycle()) {
-            let xy: Vec<(f64, f64)> = series.points.iter().map(|&(x, y)| (to_x(x), y)).collect();
+            let x_ticks = match panel.x_scale {
+                XScale::Linear => 10,
+                XScale::Log2 => (x_range.end - x_range.start).floor() as usize + 1,
+            };
+            let x_label = |x: &f64| match panel.x_scale {
+                XScale::Linear => format!("{x:.3}")
+                    .trim_end_matches('0')
+                    .trim_end_matches('.')
+                    .to_owned(),
+                XScale::Log2 => format!("{:.0}", base * x.exp2()),
+            };
             chart
-                .draw_series(LineSeries::new(xy.clone(), color.stroke_width(2)))
+                .configure_mesh()
+                .x_desc(&panel.x_desc)
+                .y_desc(&panel.y_desc)
+                .x_labels(x_ticks)
+                .x_label_formatter(&x_label)
+                .label_style((FONT, 13))
+                .light_line_style(WHITE.mix(0.0))
+                .draw()
                 .map_err(failed(path))?;
-            chart
-                .draw_series(xy.into_iter().map(|p| Circle::new(p, 3, color.filled())))
-                .map_err(failed(path))?;
-            entries.push((series.name.clone(), color, true));
-        }
-        legend(path, &legend_area, &entries)
-    })
+            let guide = match panel.guide {
+                Guide::Zero => Some([(x_range.start, 0.0), (x_range.end, 0.0)]),
+                Guide::Diagonal => {
+                    Some([(x_range.start, x_range.start), (x_range.end, x_range.end)])
+                }
+                Guide::None => None,
+            };
+            let grey = RGBColor(150, 150, 150);
+            let mut entries = Vec::new();
+            if let (Some(line), Some(label)) = (guide, guide_label(panel.guide)) {
+                chart
+                    .draw_series(LineSeries::new(line, grey.stroke_width(1)))
+                    .map_err(failed(path))?;
+                entries.push((label.to_owned(), grey, false));
+            }
+            for (series, &color) in panel.series.iter().zip(SERIES_COLORS.iter().cycle()) {
+                let xy: Vec<(f64, f64)> =
+                    series.points.iter().map(|&(x, y)| (to_x(x), y)).collect();
+                chart
+                    .draw_series(LineSeries::new(xy.clone(), color.stroke_width(2)))
+                    .map_err(failed(path))?;
+                chart
+                    .draw_series(xy.into_iter().map(|p| Circle::new(p, 3, color.filled())))
+                    .map_err(failed(path))?;
+                entries.push((series.name.clone(), color, true));
+            }
+            legend(path, &legend_area, &entries)
+        },
+    )
 }
 
 /// One histogram with a marked reference value.
@@ -441,4 +451,47 @@ pub fn histograms(
             .map_err(failed(path))?;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                let body = &t[t.find('>')? + 1..];
+                Some(body[..body.find("</text>")?].trim().to_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn histogram_counts_are_labelled_as_integers() {
+        let path = std::env::temp_dir().join(format!("tce-plot-{}.svg", std::process::id()));
+        let panel = HistogramPanel {
+            title: "counts".into(),
+            x_desc: "x".into(),
+            edges: vec![0.0, 1.0, 2.0, 3.0],
+            counts: vec![100, 250, 7],
+            marker: ("marker".into(), 1.5),
+        };
+        histograms(&path, "Figure", &[panel], 1).unwrap();
+        let labels = texts(&std::fs::read_to_string(&path).unwrap());
+        let _ = std::fs::remove_file(&path);
+        assert!(labels.iter().any(|t| t == "100"), "{labels:?}");
+        assert!(
+            !labels.iter().any(|t| t == "100.0" || t == "200.0"),
+            "{labels:?}"
+        );
+    }
+
+    #[test]
+    fn long_titles_shrink_to_fit() {
+        assert_eq!(fitting_font("short", 520, TITLE_FONT), TITLE_FONT);
+        let long = "x".repeat(60);
+        let size = fitting_font(&long, 520, TITLE_FONT);
+        assert!(size < TITLE_FONT && 60.0 * 0.55 * size <= 500.0, "{size}");
+    }
 }

@@ -504,7 +504,11 @@ pub fn table1_markdown(args: &Table1Args) -> Result<String, Failure> {
             &paper,
             &PAPER_METHODS[..],
         ),
-        ("All four methods (with Platt scaling)", &all, &Method::ALL[..]),
+        (
+            "All four methods (with Platt scaling)",
+            &all,
+            &Method::ALL[..],
+        ),
     ] {
         let _ = writeln!(text, "### {title}\n");
         text.push_str(&markdown(summaries, methods));

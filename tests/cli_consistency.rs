@@ -803,7 +803,7 @@ fn recalibrate_prints_and_reports_its_map() {
             (f[0].parse().unwrap(), f[1].parse().unwrap())
         })
         .collect();
-    for k in 0..15 {
+    for (k, &value) in values.iter().enumerate() {
         let in_bin: Vec<f64> = rows
             .iter()
             .filter(|(c, _)| ((c * 15.0) as usize).min(14) == k)
@@ -814,11 +814,7 @@ fn recalibrate_prints_and_reports_its_map() {
         } else {
             in_bin.iter().sum::<f64>() / in_bin.len() as f64
         };
-        assert!(
-            (values[k] - want).abs() < 1e-12,
-            "bin {k}: {} vs {want}",
-            values[k]
-        );
+        assert!((value - want).abs() < 1e-12, "bin {k}: {value} vs {want}");
     }
     assert!(confidences(&csv).iter().all(|&g| is_one_of(g, &values)));
     // Isotonic: non-decreasing steps from 0; every output is one of the step values.

@@ -363,8 +363,9 @@ fn split_birds(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 /// Runs `tce recalibrate --method method --fit a --apply b --out out`, checks that the
-/// output is `b` row for row with only the confidences changed (and in [0, 1]), and
-/// returns the (original, recalibrated) confidence pairs.
+/// output is `b` row for row with only the confidences changed (and in [0, 1]) and that
+/// stdout describes the fitted map, and returns the (original, recalibrated) confidence
+/// pairs.
 fn recalibrate(method: &str, a: &Path, b: &Path, out: &Path) -> Vec<(f64, f64)> {
     let _ = std::fs::remove_file(out);
     let stdout = success(&tce(&[
@@ -378,7 +379,16 @@ fn recalibrate(method: &str, a: &Path, b: &Path, out: &Path) -> Vec<(f64, f64)> 
         "--out",
         path_str(out),
     ]));
-    assert!(stdout.is_empty(), "--out leaves stdout empty: {stdout}");
+    let words = match method {
+        "histogram" => "histogram binning: 15 equal-width bins",
+        "isotonic" => "isotonic regression: ",
+        "platt" => "Platt scaling: ",
+        _ => "temperature scaling: ",
+    };
+    assert!(
+        stdout.starts_with(words),
+        "with --out, stdout describes the map: {stdout}"
+    );
     let input = csv_rows(&std::fs::read_to_string(b).unwrap());
     let output = csv_rows(&std::fs::read_to_string(out).unwrap());
     assert_eq!(output[0], input[0], "{method}: header");

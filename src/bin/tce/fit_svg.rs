@@ -263,7 +263,8 @@ fn draw_log_odds_density(area: &Area<'_>, scores: &[f64], density: &Beta) -> Dra
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &z| {
             (lo.min(z), hi.max(z))
         });
-    if !(lo < hi) {
+    // No finite log-odds (lo = +inf, hi = −inf), or only one value.
+    if lo >= hi {
         let centre = if lo.is_finite() { lo } else { 0.0 };
         (lo, hi) = (centre - 1.0, centre + 1.0);
     }

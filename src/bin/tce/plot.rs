@@ -234,8 +234,8 @@ fn padded(values: impl Iterator<Item = f64>) -> Range<f64> {
 /// The width of a legend beside the plot that holds `names` on one line each.
 fn legend_width<'a>(names: impl Iterator<Item = &'a str>) -> u32 {
     let longest = names.map(|n| n.chars().count()).max().unwrap_or(0) as f64;
-    // 0.6 em a glyph, plus the sample line and margins.
-    (longest * 0.6 * LEGEND_FONT + f64::from(LEGEND_SAMPLE) + 30.0).ceil() as u32
+    // About 0.5 em a glyph at this size, plus the sample line and margins.
+    (longest * 0.5 * LEGEND_FONT + f64::from(LEGEND_SAMPLE) + 30.0).ceil() as u32
 }
 
 /// The guide's legend entry, if it has one.

@@ -11,8 +11,10 @@ ECE_bin, MCE and ECE_debias use --bins bins (default 15); ECE_sweep reports its 
 
     python3 examples/estimate.py [--lib path/to/libtce.so] [--bins 15] [--p 2] data/FILE.csv
 
-The library is looked up in --lib, then $TCE_LIB, then target/release/libtce.so (build it
-with `cargo rustc --release --lib --features ffi --crate-type staticlib,cdylib`).
+The library is --lib if given, else $TCE_LIB if set, else target/release/libtce.so (build
+it with `cargo rustc --release --lib --features ffi --crate-type staticlib,cdylib`). A
+library named by --lib or $TCE_LIB must exist: a wrong path is an error, never a silent
+fallback to another library.
 """
 import argparse
 import csv
@@ -48,14 +50,18 @@ class TceError(RuntimeError):
 
 
 def find_library(explicit):
-    candidates = [explicit, os.environ.get("TCE_LIB")]
+    # A path the user named is the only one tried.
+    for named, source in ((explicit, "--lib"), (os.environ.get("TCE_LIB"), "TCE_LIB")):
+        if named:
+            if not Path(named).is_file():
+                sys.exit(f"estimate.py: error: {source} {named}: no such library file")
+            return str(named)
     root = Path(__file__).resolve().parent.parent
     target = Path(os.environ.get("CARGO_TARGET_DIR", root / "target"))
-    candidates += [target / "release" / "libtce.so", root / "target" / "release" / "libtce.so"]
-    for candidate in candidates:
-        if candidate and Path(candidate).is_file():
+    for candidate in (target / "release" / "libtce.so", root / "target" / "release" / "libtce.so"):
+        if candidate.is_file():
             return str(candidate)
-    sys.exit("libtce.so not found: pass --lib or set TCE_LIB")
+    sys.exit("estimate.py: error: libtce.so not found: build it, pass --lib or set TCE_LIB")
 
 
 def load(path):
@@ -134,7 +140,11 @@ def main():
     parser.add_argument("--bins", type=int, default=15)
     parser.add_argument("--p", type=float, default=2.0)
     args = parser.parse_args()
-    lib = load(find_library(args.lib))
+    path = find_library(args.lib)
+    try:
+        lib = load(path)
+    except OSError as e:
+        sys.exit(f"estimate.py: error: cannot load {path}: {e}")
     scores, labels = read_csv(args.file)
     try:
         document = estimate(lib, scores, labels, args.bins, args.p)

@@ -191,8 +191,13 @@ fn invalid_options_exit_2() {
 fn stdin_is_read_with_a_dash() {
     let path = Path::new(DATA).join("resnet50_birds_test.csv");
     let bytes = std::fs::read(&path).unwrap();
-    let from_stdin = json(&tce_stdin(&["estimate", "-", "--json"], &bytes));
-    let from_file = json(&tce(&["estimate", path.to_str().unwrap(), "--json"]));
+    let mut from_stdin = json(&tce_stdin(&["estimate", "-", "--json"], &bytes));
+    let mut from_file = json(&tce(&["estimate", path.to_str().unwrap(), "--json"]));
+    // Only the file setting differs.
+    assert_eq!(from_stdin["settings"]["file"], "-");
+    assert_eq!(from_file["settings"]["file"], path.to_str().unwrap());
+    from_stdin["settings"]["file"] = Value::Null;
+    from_file["settings"]["file"] = Value::Null;
     assert_eq!(from_stdin, from_file);
     assert_eq!(from_stdin["n"], 2897);
 

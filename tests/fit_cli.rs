@@ -277,6 +277,15 @@ fn fit_reads_stdin_like_the_file() {
         .write_all(&std::fs::read(birds()).unwrap())
         .unwrap();
     let stdin = success(&child.wait_with_output().unwrap());
+    // The same JSON but for the file setting.
+    let (mut file, mut stdin): (Value, Value) = (
+        serde_json::from_str(&file).unwrap(),
+        serde_json::from_str(&stdin).unwrap(),
+    );
+    assert_eq!(stdin["settings"]["file"], "-");
+    assert_eq!(file["settings"]["file"], birds());
+    file["settings"]["file"] = Value::Null;
+    stdin["settings"]["file"] = Value::Null;
     assert_eq!(stdin, file);
 }
 
@@ -354,8 +363,9 @@ fn split_birds(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 /// Runs `tce recalibrate --method method --fit a --apply b --out out`, checks that the
-/// output is `b` row for row with only the confidences changed (and in [0, 1]), and
-/// returns the (original, recalibrated) confidence pairs.
+/// output is `b` row for row with only the confidences changed (and in [0, 1]) and that
+/// stdout describes the fitted map, and returns the (original, recalibrated) confidence
+/// pairs.
 fn recalibrate(method: &str, a: &Path, b: &Path, out: &Path) -> Vec<(f64, f64)> {
     let _ = std::fs::remove_file(out);
     let stdout = success(&tce(&[
@@ -369,7 +379,16 @@ fn recalibrate(method: &str, a: &Path, b: &Path, out: &Path) -> Vec<(f64, f64)> 
         "--out",
         path_str(out),
     ]));
-    assert!(stdout.is_empty(), "--out leaves stdout empty: {stdout}");
+    let words = match method {
+        "histogram" => "histogram binning: 15 equal-width bins",
+        "isotonic" => "isotonic regression: ",
+        "platt" => "Platt scaling: ",
+        _ => "temperature scaling: ",
+    };
+    assert!(
+        stdout.starts_with(words),
+        "with --out, stdout describes the map: {stdout}"
+    );
     let input = csv_rows(&std::fs::read_to_string(b).unwrap());
     let output = csv_rows(&std::fs::read_to_string(out).unwrap());
     assert_eq!(output[0], input[0], "{method}: header");
@@ -669,11 +688,11 @@ fn zero_repetitions_or_sizes_exit_2() {
 }
 
 #[test]
-fn a_file_that_cannot_be_fitted_exits_1() {
+fn a_file_that_cannot_be_fitted_is_bad_input_and_exits_2() {
     let dir = scratch("unfit");
     let same = dir.join("same.csv");
     std::fs::write(&same, "confidence,correct\n0.9,1\n0.8,1\n0.7,1\n").unwrap();
-    let stderr = failure(&tce(&["fit", path_str(&same)]), 1);
+    let stderr = failure(&tce(&["fit", path_str(&same)]), 2);
     assert!(stderr.contains("all labels are equal"), "{stderr}");
     let platt = tce(&[
         "recalibrate",
@@ -684,7 +703,7 @@ fn a_file_that_cannot_be_fitted_exits_1() {
         "--apply",
         &birds(),
     ]);
-    let stderr = failure(&platt, 1);
+    let stderr = failure(&platt, 2);
     assert!(stderr.contains("all labels are equal"), "{stderr}");
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -805,18 +824,27 @@ fn table1_runs_paper_and_file_settings() {
         "EM ECE_debias",
         "KDE",
     ];
-    let methods = ["histogram", "isotonic", "platt", "temperature"];
+    let all_methods = ["histogram", "isotonic", "platt", "temperature"];
+    let paper_methods = ["histogram", "isotonic", "temperature"];
     let mut mean_tce = Vec::new();
     for (s, section) in sections[..2].iter().enumerate() {
+        // Only the candidates have columns: no Platt among the paper's methods.
+        let methods: &[&str] = if s == 0 { &paper_methods } else { &all_methods };
+        let m = methods.len();
         let rows = markdown_rows(section);
         assert_eq!(rows.len(), 4, "header + 3 settings: {section}");
         let header = &rows[0];
-        assert_eq!(header.len(), 3 + 4 + 6);
-        for (k, m) in methods.iter().enumerate() {
-            assert_eq!(header[3 + k], format!("mean TCE % {m} (best in %)"));
+        assert_eq!(header.len(), 3 + m + 6, "{header:?}");
+        for (k, method) in methods.iter().enumerate() {
+            assert_eq!(header[3 + k], format!("mean TCE % {method} (best in %)"));
         }
+        assert_eq!(
+            header.iter().any(|h| h.contains("platt")),
+            s == 1,
+            "{header:?}"
+        );
         for (k, e) in estimators.iter().enumerate() {
-            assert_eq!(header[7 + k], format!("{e} picks best %"));
+            assert_eq!(header[3 + m + k], format!("{e} picks best %"));
         }
         let names: Vec<&str> = rows[1..].iter().map(|r| r[0].as_str()).collect();
         assert_eq!(
@@ -834,9 +862,11 @@ fn table1_runs_paper_and_file_settings() {
         for row in &rows[1..] {
             assert_eq!(row[1], "200/300");
             // "mean (best)": exactly one best method per repetition, so 4 repetitions
-            // give multiples of 25 adding up to 100; Platt never competes in the paper's.
+            // give multiples of 25 adding up to 100.
+            assert_eq!(row.len(), 3 + m + 6, "{row:?}");
             let mut best_total = 0.0;
-            for k in 0..4 {
+            let mut row_means = BTreeMap::new();
+            for k in 0..m {
                 let (mean, best_share) = row[3 + k]
                     .trim_end_matches(')')
                     .split_once(" (")
@@ -845,14 +875,12 @@ fn table1_runs_paper_and_file_settings() {
                 let best_share: f64 = best_share.parse().unwrap();
                 assert!(mean > 0.0 && mean < 100.0, "{row:?}");
                 assert_eq!(best_share % 25.0, 0.0, "{row:?}");
-                if s == 0 && methods[k] == "platt" {
-                    assert_eq!(best_share, 0.0, "{row:?}");
-                }
                 best_total += best_share;
-                means.push(mean);
+                row_means.insert(methods[k], mean);
             }
             assert_eq!(best_total, 100.0, "{row:?}");
-            for k in 7..13 {
+            means.push(row_means);
+            for k in 3 + m..3 + m + 6 {
                 let share: f64 = row[k]
                     .split(" (")
                     .next()
@@ -871,8 +899,12 @@ fn table1_runs_paper_and_file_settings() {
             assert!(section.contains(&format!(" {e} ")), "{section} lacks {e}");
         }
     }
-    // Both tables summarize the same repetitions: the same mean TCE per method.
-    assert_eq!(mean_tce[0], mean_tce[1]);
+    // Both tables summarize the same repetitions: the same mean TCE per shared method.
+    for (paper, all) in mean_tce[0].iter().zip(&mean_tce[1]) {
+        for (method, mean) in paper {
+            assert_eq!(all[method], *mean, "{method}");
+        }
+    }
 
     // Signed errors: "histogram / isotonic / temperature" per estimator, in percent of
     // TCE_2 with an explicit sign; then the two sweeps' mean b*, between 1 and n = 300.

@@ -7,13 +7,14 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde::Serialize;
+use tce::fit::beta::BetaFitError;
 use tce::fit::bootstrap::{bootstrap, Bootstrap};
 use tce::fit::check::compare_ece;
 use tce::fit::glm::{GlmData, Validity};
-use tce::fit::{fit_model, EndpointRule, FittedModel};
+use tce::fit::{fit_model, EndpointRule, FitError, FittedModel};
 
 use crate::input;
-use crate::Failure;
+use crate::{ColumnArgs, Failure};
 
 /// Options of `tce fit`.
 #[derive(Args)]
@@ -36,6 +37,8 @@ pub struct FitArgs {
     /// Scores within this distance of 0 or 1 are taken to be this far from it.
     #[arg(long, default_value_t = tce::fit::endpoint::DEFAULT_EPSILON)]
     epsilon: f64,
+    #[command(flatten)]
+    columns: ColumnArgs,
 }
 
 /// Options of `tce fit-check`.
@@ -50,6 +53,8 @@ pub struct FitCheckArgs {
     /// Seed of the simulation.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    #[command(flatten)]
+    columns: ColumnArgs,
 }
 
 #[derive(Serialize)]
@@ -94,8 +99,22 @@ struct TceJson {
     l2: f64,
 }
 
+/// What `tce fit` was run with.
+#[derive(Serialize)]
+struct FitSettingsJson {
+    file: String,
+    columns: input::Columns,
+    epsilon: f64,
+    bootstrap: usize,
+    seed: u64,
+    svg: Option<String>,
+}
+
 #[derive(Serialize)]
 struct FitJson {
+    tce_version: &'static str,
+    command: &'static str,
+    settings: FitSettingsJson,
     n: usize,
     beta: BetaJson,
     glms: Vec<GlmJson>,
@@ -129,8 +148,11 @@ fn note(fit: &tce::fit::GlmFit) -> Option<String> {
     }
 }
 
-fn to_json(fit: &FittedModel, boot: Option<&Bootstrap>) -> FitJson {
+fn to_json(fit: &FittedModel, boot: Option<&Bootstrap>, settings: FitSettingsJson) -> FitJson {
     FitJson {
+        tce_version: crate::VERSION,
+        command: "fit",
+        settings,
         n: fit.n,
         beta: BetaJson {
             alpha: fit.beta.density.alpha(),
@@ -240,33 +262,32 @@ fn table(fit: &FittedModel, boot: Option<&Bootstrap>) -> String {
     out
 }
 
-fn read(path: &Path) -> Result<input::Samples, Failure> {
-    input::read_path(path, "confidence", "correct").map_err(|e| Failure {
-        code: 2,
-        message: format!("{}: {e}", path.display()),
-    })
+fn rule(epsilon: f64) -> Result<EndpointRule, Failure> {
+    EndpointRule::new(epsilon).map_err(|e| Failure::input(e.to_string()))
 }
 
-fn rule(epsilon: f64) -> Result<EndpointRule, Failure> {
-    EndpointRule::new(epsilon).map_err(|e| Failure {
-        code: 2,
-        message: e.to_string(),
-    })
+/// A failed fit of the file at `path`: data that admit no fit (too few rows, all scores
+/// or all labels equal, no usable curve) are bad input (exit 2); a fit that did not
+/// converge, or a TCE that could not be computed, is not the input's fault (exit 1).
+pub fn fit_failure(path: &Path, error: &FitError) -> Failure {
+    let message = format!("{}: {error}", path.display());
+    match error {
+        FitError::Beta(BetaFitError::NotConverged { .. }) | FitError::Tce(_) => {
+            Failure::internal(message)
+        }
+        FitError::Beta(_) | FitError::Glm(_) | FitError::NoUsableCurve => Failure::input(message),
+    }
 }
 
 /// Runs `tce fit`.
 pub fn run(args: &FitArgs) -> Result<(), Failure> {
-    let samples = read(&args.file)?;
     let rule = rule(args.epsilon)?;
-    let fit = fit_model(&samples.scores, &samples.labels, &rule).map_err(|e| Failure {
-        code: 1,
-        message: format!("{}: {e}", args.file.display()),
-    })?;
+    let samples = crate::read_samples(&args.file, &args.columns)?;
+    let fit = fit_model(&samples.scores, &samples.labels, &rule)
+        .map_err(|e| fit_failure(&args.file, &e))?;
     let boot = if args.bootstrap > 0 {
-        let data = GlmData::new(&samples.scores, &samples.labels, &rule).map_err(|e| Failure {
-            code: 1,
-            message: e.to_string(),
-        })?;
+        let data = GlmData::new(&samples.scores, &samples.labels, &rule)
+            .map_err(|e| fit_failure(&args.file, &FitError::Glm(e)))?;
         Some(bootstrap(
             &samples.scores,
             &data,
@@ -279,16 +300,18 @@ pub fn run(args: &FitArgs) -> Result<(), Failure> {
     };
     if let Some(path) = &args.svg {
         crate::fit_svg::write(path, &samples.scores, &samples.labels, &fit)
-            .map_err(|message| Failure { code: 1, message })?;
+            .map_err(Failure::internal)?;
     }
     let text = if args.json {
-        let mut json =
-            serde_json::to_string(&to_json(&fit, boot.as_ref())).map_err(|e| Failure {
-                code: 1,
-                message: format!("JSON: {e}"),
-            })?;
-        json.push('\n');
-        json
+        let settings = FitSettingsJson {
+            file: args.file.display().to_string(),
+            columns: samples.columns.clone(),
+            epsilon: args.epsilon,
+            bootstrap: args.bootstrap,
+            seed: args.seed,
+            svg: args.svg.as_ref().map(|p| p.display().to_string()),
+        };
+        crate::json_line(&to_json(&fit, boot.as_ref(), settings))?
     } else {
         table(&fit, boot.as_ref())
     };
@@ -299,10 +322,9 @@ pub fn run(args: &FitArgs) -> Result<(), Failure> {
 pub fn run_check(args: &FitCheckArgs) -> Result<(), Failure> {
     // One repetition has no spread, so its z column would be meaningless.
     if args.reps < 2 {
-        return Err(Failure {
-            code: 2,
-            message: "the number of repetitions must be at least 2 (the check needs a standard deviation)".to_owned(),
-        });
+        return Err(Failure::input(
+            "the number of repetitions must be at least 2 (the check needs a standard deviation)",
+        ));
     }
     let rule = EndpointRule::default();
     let mut out = String::new();
@@ -312,11 +334,9 @@ pub fn run_check(args: &FitCheckArgs) -> Result<(), Failure> {
     );
     let _ = writeln!(out, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
     for path in &args.files {
-        let samples = read(path)?;
-        let fit = fit_model(&samples.scores, &samples.labels, &rule).map_err(|e| Failure {
-            code: 1,
-            message: format!("{}: {e}", path.display()),
-        })?;
+        let samples = crate::read_samples(path, &args.columns)?;
+        let fit = fit_model(&samples.scores, &samples.labels, &rule)
+            .map_err(|e| fit_failure(path, &e))?;
         let check = compare_ece(
             &fit.model,
             &samples.scores,
@@ -324,10 +344,7 @@ pub fn run_check(args: &FitCheckArgs) -> Result<(), Failure> {
             args.reps,
             args.seed,
         )
-        .map_err(|e| Failure {
-            code: 1,
-            message: format!("{}: {e}", path.display()),
-        })?;
+        .map_err(|e| Failure::internal(format!("{}: {e}", path.display())))?;
         let name = path.file_name().map_or_else(
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),

@@ -99,25 +99,33 @@ impl Context {
 /// findings.
 type Figure = fn(&Context, &mut Findings) -> Result<(), Failure>;
 
-/// Table 1 by construction (SPEC §8), with the paper's simulator settings and the fit of
-/// every `*.csv` in `args.data`, written to table1.md.
-fn table1(args: &PaperArgs) -> Result<(), Failure> {
-    let io = |e: std::io::Error| Failure {
-        code: 1,
-        message: format!("{}: {e}", args.data.display()),
-    };
+/// The `*.csv` files of `--data`, sorted; a directory that cannot be listed is bad
+/// input (exit 2), found before any figure is computed.
+fn data_files(args: &PaperArgs) -> Result<Vec<PathBuf>, Failure> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(&args.data)
-        .map_err(io)?
+        .map_err(|e| {
+            Failure::input(format!(
+                "--data {}: cannot list the directory: {e}",
+                args.data.display()
+            ))
+        })?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|path| path.extension().is_some_and(|ext| ext == "csv"))
         .collect();
     files.sort();
+    Ok(files)
+}
+
+/// Table 1 by construction (SPEC §8), with the paper's simulator settings and the fit of
+/// every `files` (the `*.csv` of `args.data`), written to table1.md.
+fn table1(args: &PaperArgs, files: Vec<PathBuf>) -> Result<(), Failure> {
     let table1_args = Table1Args {
         files,
         reps: args.table1_reps,
         calibration: 1000,
         test: 1000,
         seed: 0,
+        columns: crate::ColumnArgs::default(),
     };
     let text = format!(
         "# Table 1 by construction\n\nMade by `tce paper` ({} repetitions per setting, \
@@ -142,6 +150,11 @@ pub fn run(args: &PaperArgs) -> Result<(), Failure> {
             message: "the number of repetitions must be at least 1".to_owned(),
         });
     }
+    let data = if args.table1_reps > 0 {
+        Some(data_files(args)?)
+    } else {
+        None
+    };
     std::fs::create_dir_all(&args.out).map_err(|e| Failure {
         code: 1,
         message: format!("{}: {e}", args.out.display()),
@@ -167,9 +180,9 @@ pub fn run(args: &PaperArgs) -> Result<(), Failure> {
             started.elapsed().as_secs_f64()
         );
     }
-    if args.table1_reps > 0 {
+    if let Some(files) = data {
         let started = Instant::now();
-        table1(args)?;
+        table1(args, files)?;
         eprintln!(
             "tce paper: table 1 in {:.1} s",
             started.elapsed().as_secs_f64()

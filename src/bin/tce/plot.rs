@@ -24,6 +24,23 @@ const SERIES_COLORS: [RGBColor; 8] = [
 const FONT: &str = "sans-serif";
 const PANEL_WIDTH: u32 = 520;
 const PANEL_HEIGHT: u32 = 400;
+/// The height of the figure's title band.
+const TITLE_HEIGHT: u32 = 40;
+/// The largest font of a figure title, and of a panel caption.
+const TITLE_FONT: f64 = 22.0;
+const CAPTION_FONT: f64 = 17.0;
+/// The legend beside a line chart: its font, line spacing and sample length.
+const LEGEND_FONT: f64 = 12.0;
+const LEGEND_ROW: i32 = 18;
+const LEGEND_SAMPLE: i32 = 18;
+
+/// The font size at which `text` fits in `width` pixels, at most `largest`: sans-serif
+/// glyphs average about 0.55 em, so a long title shrinks instead of being clipped.
+fn fitting_font(text: &str, width: u32, largest: f64) -> f64 {
+    let chars = text.chars().count().max(1) as f64;
+    let fits = (f64::from(width) - 20.0) / (0.55 * chars);
+    fits.clamp(10.0, largest)
+}
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
@@ -31,40 +48,44 @@ fn failed<E: std::fmt::Display>(path: &Path) -> impl Fn(E) -> String + '_ {
     move |e| format!("{}: cannot draw: {e}", path.display())
 }
 
-/// Lays out `panels` panels in rows of `columns` under a title, draws each with `draw`,
-/// and writes the SVG to `path`.
+/// Lays out `panels` panels of `panel_width` pixels in rows of `columns` under a title
+/// (its font shrunk to fit the width), draws each with `draw`, and writes the SVG to
+/// `path`.
 fn panel_grid<T>(
     path: &Path,
     title: &str,
     panels: &[T],
     columns: usize,
+    panel_width: u32,
     mut draw: impl FnMut(&Area<'_>, &T) -> Result<(), String>,
 ) -> Result<(), String> {
     let columns = columns.clamp(1, panels.len().max(1));
     let rows = panels.len().div_ceil(columns).max(1);
     let size = (
-        PANEL_WIDTH * columns as u32,
-        PANEL_HEIGHT * rows as u32 + 40,
+        panel_width * columns as u32,
+        PANEL_HEIGHT * rows as u32 + TITLE_HEIGHT,
     );
     let root = SVGBackend::new(path, size).into_drawing_area();
     root.fill(&WHITE).map_err(failed(path))?;
-    let root = root.titled(title, (FONT, 22)).map_err(failed(path))?;
+    let root = root
+        .titled(title, (FONT, fitting_font(title, size.0, TITLE_FONT)))
+        .map_err(failed(path))?;
     for (area, panel) in root.split_evenly((rows, columns)).iter().zip(panels) {
         draw(area, panel)?;
     }
     root.present().map_err(failed(path))
 }
 
-/// One heat map: `values[row][column]`, rows and columns labelled by whole numbers.
+/// One heat map: `values[row][column]`, rows and columns labelled.
 pub struct HeatMap {
     /// The panel title.
     pub title: String,
     /// The row labels (bottom to top), e.g. sample sizes.
-    pub rows: Vec<usize>,
+    pub rows: Vec<String>,
     /// The row axis description.
     pub rows_desc: String,
-    /// The column labels (left to right), e.g. bin counts.
-    pub columns: Vec<usize>,
+    /// The column labels (left to right), e.g. bin counts or estimator names.
+    pub columns: Vec<String>,
     /// The column axis description.
     pub columns_desc: String,
     /// The cell values; one row per row label.
@@ -93,10 +114,13 @@ pub fn heat_maps(path: &Path, title: &str, maps: &[HeatMap], columns: usize) -> 
         .iter()
         .flat_map(|m| m.values.iter().flatten())
         .fold(0.0f64, |acc, v| acc.max(v.abs()));
-    panel_grid(path, title, maps, columns, |area, map| {
+    panel_grid(path, title, maps, columns, PANEL_WIDTH, |area, map| {
         let (n_rows, n_columns) = (map.rows.len(), map.columns.len());
         let mut chart = ChartBuilder::on(area)
-            .caption(&map.title, (FONT, 17))
+            .caption(
+                &map.title,
+                (FONT, fitting_font(&map.title, PANEL_WIDTH, CAPTION_FONT)),
+            )
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
@@ -106,8 +130,8 @@ pub fn heat_maps(path: &Path, title: &str, maps: &[HeatMap], columns: usize) -> 
                 (0..n_rows.max(1) - 1).into_segmented(),
             )
             .map_err(failed(path))?;
-        let label = |labels: &[usize], v: &SegmentValue<usize>| match v {
-            SegmentValue::CenterOf(i) if *i < labels.len() => labels[*i].to_string(),
+        let label = |labels: &[String], v: &SegmentValue<usize>| match v {
+            SegmentValue::CenterOf(i) if *i < labels.len() => labels[*i].clone(),
             _ => String::new(),
         };
         chart
@@ -207,100 +231,145 @@ fn padded(values: impl Iterator<Item = f64>) -> Range<f64> {
     lo - pad..hi + pad
 }
 
-/// Line charts, one per panel, each with its own legend.
+/// The width of a legend beside the plot that holds `names` on one line each.
+fn legend_width<'a>(names: impl Iterator<Item = &'a str>) -> u32 {
+    let longest = names.map(|n| n.chars().count()).max().unwrap_or(0) as f64;
+    // About 0.5 em a glyph at this size, plus the sample line and margins.
+    (longest * 0.5 * LEGEND_FONT + f64::from(LEGEND_SAMPLE) + 30.0).ceil() as u32
+}
+
+/// The guide's legend entry, if it has one.
+fn guide_label(guide: Guide) -> Option<&'static str> {
+    match guide {
+        Guide::Zero => Some("no bias"),
+        Guide::Diagonal => Some("estimate = TCE"),
+        Guide::None => None,
+    }
+}
+
+/// Draws a legend of (name, colour, marker) entries from the top left of `area`.
+fn legend(
+    path: &Path,
+    area: &Area<'_>,
+    entries: &[(String, RGBColor, bool)],
+) -> Result<(), String> {
+    let font = (FONT, LEGEND_FONT)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, (name, color, marker)) in entries.iter().enumerate() {
+        let y = 50 + LEGEND_ROW * i as i32;
+        let (x0, x1) = (8, 8 + LEGEND_SAMPLE);
+        area.draw(&PathElement::new([(x0, y), (x1, y)], color.stroke_width(2)))
+            .map_err(failed(path))?;
+        if *marker {
+            area.draw(&Circle::new(((x0 + x1) / 2, y), 3, color.filled()))
+                .map_err(failed(path))?;
+        }
+        area.draw(&Text::new(name.clone(), (x1 + 6, y), font.clone()))
+            .map_err(failed(path))?;
+    }
+    Ok(())
+}
+
+/// Line charts, one per panel, each with its legend beside the plot (outside the plot
+/// area, so that it never covers a line).
 pub fn line_charts(
     path: &Path,
     title: &str,
     panels: &[LinePanel],
     columns: usize,
 ) -> Result<(), String> {
-    panel_grid(path, title, panels, columns, |area, panel| {
-        let points = || panel.series.iter().flat_map(|s| s.points.iter().copied());
-        // Log2 axes plot log2(x / smallest x) linearly, so that integer ticks land on the
-        // data's doubling sizes and are labelled with the sizes themselves.
-        let base = points().map(|p| p.0).fold(f64::INFINITY, f64::min);
-        let to_x = |x: f64| match panel.x_scale {
-            XScale::Linear => x,
-            XScale::Log2 => (x / base).log2(),
-        };
-        let x_range = padded(points().map(|p| to_x(p.0)));
-        let mut y_values: Vec<f64> = points().map(|p| p.1).collect();
-        match panel.guide {
-            Guide::Zero | Guide::None => y_values.push(0.0),
-            Guide::Diagonal => y_values.extend(points().map(|p| p.0)),
-        }
-        let y_range = padded(y_values.into_iter());
-        let mut chart = ChartBuilder::on(area)
-            .caption(&panel.title, (FONT, 17))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(55)
-            .build_cartesian_2d(x_range.clone(), y_range)
-            .map_err(failed(path))?;
-        let x_ticks = match panel.x_scale {
-            XScale::Linear => 10,
-            XScale::Log2 => (x_range.end - x_range.start).floor() as usize + 1,
-        };
-        let x_label = |x: &f64| match panel.x_scale {
-            XScale::Linear => format!("{x:.3}")
-                .trim_end_matches('0')
-                .trim_end_matches('.')
-                .to_owned(),
-            XScale::Log2 => format!("{:.0}", base * x.exp2()),
-        };
-        chart
-            .configure_mesh()
-            .x_desc(&panel.x_desc)
-            .y_desc(&panel.y_desc)
-            .x_labels(x_ticks)
-            .x_label_formatter(&x_label)
-            .label_style((FONT, 13))
-            .light_line_style(WHITE.mix(0.0))
-            .draw()
-            .map_err(failed(path))?;
-        let guide = match panel.guide {
-            Guide::Zero => Some(("no bias", [(x_range.start, 0.0), (x_range.end, 0.0)])),
-            Guide::Diagonal => Some((
-                "estimate = TCE",
-                [(x_range.start, x_range.start), (x_range.end, x_range.end)],
-            )),
-            Guide::None => None,
-        };
-        if let Some((label, line)) = guide {
-            chart
-                .draw_series(LineSeries::new(line, BLACK.mix(0.4).stroke_width(1)))
-                .map_err(failed(path))?
-                .label(label)
-                .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], BLACK.mix(0.4)));
-        }
-        for (series, &color) in panel.series.iter().zip(SERIES_COLORS.iter().cycle()) {
-            let xy: Vec<(f64, f64)> = series.points.iter().map(|&(x, y)| (to_x(x), y)).collect();
-            chart
-                .draw_series(LineSeries::new(xy.clone(), color.stroke_width(2)))
-                .map_err(failed(path))?
-                .label(&series.name)
-                .legend(move |(x, y)| {
-                    PathElement::new([(x, y), (x + 18, y)], color.stroke_width(2))
-                });
-            chart
-                .draw_series(xy.into_iter().map(|p| Circle::new(p, 3, color.filled())))
+    let names = panels.iter().flat_map(|p| {
+        p.series
+            .iter()
+            .map(|s| s.name.as_str())
+            .chain(guide_label(p.guide))
+    });
+    let legend_width = legend_width(names);
+    panel_grid(
+        path,
+        title,
+        panels,
+        columns,
+        PANEL_WIDTH + legend_width,
+        |area, panel| {
+            let (area, legend_area) = area.split_horizontally(PANEL_WIDTH);
+            let points = || panel.series.iter().flat_map(|s| s.points.iter().copied());
+            // Log2 axes plot log2(x / smallest x) linearly, so that integer ticks land on the
+            // data's doubling sizes and are labelled with the sizes themselves.
+            let base = points().map(|p| p.0).fold(f64::INFINITY, f64::min);
+            let to_x = |x: f64| match panel.x_scale {
+                XScale::Linear => x,
+                XScale::Log2 => (x / base).log2(),
+            };
+            let x_range = padded(points().map(|p| to_x(p.0)));
+            let mut y_values: Vec<f64> = points().map(|p| p.1).collect();
+            match panel.guide {
+                Guide::Zero | Guide::None => y_values.push(0.0),
+                Guide::Diagonal => y_values.extend(points().map(|p| p.0)),
+            }
+            let y_range = padded(y_values.into_iter());
+            let mut chart = ChartBuilder::on(&area)
+                .caption(
+                    &panel.title,
+                    (FONT, fitting_font(&panel.title, PANEL_WIDTH, CAPTION_FONT)),
+                )
+                .margin(12)
+                .x_label_area_size(40)
+                .y_label_area_size(55)
+                .build_cartesian_2d(x_range.clone(), y_range)
                 .map_err(failed(path))?;
-        }
-        // Points along the diagonal leave the lower right empty.
-        let legend_corner = match panel.guide {
-            Guide::Diagonal => SeriesLabelPosition::LowerRight,
-            _ => SeriesLabelPosition::UpperRight,
-        };
-        chart
-            .configure_series_labels()
-            .position(legend_corner)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .label_font((FONT, 12))
-            .draw()
-            .map_err(failed(path))?;
-        Ok(())
-    })
+            let x_ticks = match panel.x_scale {
+                XScale::Linear => 10,
+                XScale::Log2 => (x_range.end - x_range.start).floor() as usize + 1,
+            };
+            let x_label = |x: &f64| match panel.x_scale {
+                XScale::Linear => format!("{x:.3}")
+                    .trim_end_matches('0')
+                    .trim_end_matches('.')
+                    .to_owned(),
+                XScale::Log2 => format!("{:.0}", base * x.exp2()),
+            };
+            chart
+                .configure_mesh()
+                .x_desc(&panel.x_desc)
+                .y_desc(&panel.y_desc)
+                .x_labels(x_ticks)
+                .x_label_formatter(&x_label)
+                .label_style((FONT, 13))
+                .light_line_style(WHITE.mix(0.0))
+                .draw()
+                .map_err(failed(path))?;
+            let guide = match panel.guide {
+                Guide::Zero => Some([(x_range.start, 0.0), (x_range.end, 0.0)]),
+                Guide::Diagonal => {
+                    Some([(x_range.start, x_range.start), (x_range.end, x_range.end)])
+                }
+                Guide::None => None,
+            };
+            let grey = RGBColor(150, 150, 150);
+            let mut entries = Vec::new();
+            if let (Some(line), Some(label)) = (guide, guide_label(panel.guide)) {
+                chart
+                    .draw_series(LineSeries::new(line, grey.stroke_width(1)))
+                    .map_err(failed(path))?;
+                entries.push((label.to_owned(), grey, false));
+            }
+            for (series, &color) in panel.series.iter().zip(SERIES_COLORS.iter().cycle()) {
+                let xy: Vec<(f64, f64)> =
+                    series.points.iter().map(|&(x, y)| (to_x(x), y)).collect();
+                chart
+                    .draw_series(LineSeries::new(xy.clone(), color.stroke_width(2)))
+                    .map_err(failed(path))?;
+                chart
+                    .draw_series(xy.into_iter().map(|p| Circle::new(p, 3, color.filled())))
+                    .map_err(failed(path))?;
+                entries.push((series.name.clone(), color, true));
+            }
+            legend(path, &legend_area, &entries)
+        },
+    )
 }
 
 /// One histogram with a marked reference value.
@@ -324,15 +393,21 @@ pub fn histograms(
     panels: &[HistogramPanel],
     columns: usize,
 ) -> Result<(), String> {
-    panel_grid(path, title, panels, columns, |area, panel| {
+    panel_grid(path, title, panels, columns, PANEL_WIDTH, |area, panel| {
         let x_range = padded(panel.edges.iter().copied().chain([panel.marker.1]));
-        let top = panel.counts.iter().copied().max().unwrap_or(1) as f64 * 1.1;
+        // Counts are whole numbers: an integer axis gets integer ticks ("100", not
+        // "100.0").
+        let highest = panel.counts.iter().copied().max().unwrap_or(0) as u64;
+        let top = (highest + highest / 10).max(highest + 1);
         let mut chart = ChartBuilder::on(area)
-            .caption(&panel.title, (FONT, 17))
+            .caption(
+                &panel.title,
+                (FONT, fitting_font(&panel.title, PANEL_WIDTH, CAPTION_FONT)),
+            )
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(55)
-            .build_cartesian_2d(x_range, 0.0..top)
+            .build_cartesian_2d(x_range, 0u64..top)
             .map_err(failed(path))?;
         chart
             .configure_mesh()
@@ -351,7 +426,7 @@ pub fn histograms(
                     .zip(&panel.counts)
                     .map(|(edge, &count)| {
                         Rectangle::new(
-                            [(edge[0], 0.0), (edge[1], count as f64)],
+                            [(edge[0], 0), (edge[1], count as u64)],
                             color.mix(0.6).filled(),
                         )
                     }),
@@ -360,7 +435,7 @@ pub fn histograms(
         let red = SERIES_COLORS[1];
         chart
             .draw_series(LineSeries::new(
-                [(panel.marker.1, 0.0), (panel.marker.1, top)],
+                [(panel.marker.1, 0), (panel.marker.1, top)],
                 red.stroke_width(3),
             ))
             .map_err(failed(path))?
@@ -376,4 +451,47 @@ pub fn histograms(
             .map_err(failed(path))?;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                let body = &t[t.find('>')? + 1..];
+                Some(body[..body.find("</text>")?].trim().to_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn histogram_counts_are_labelled_as_integers() {
+        let path = std::env::temp_dir().join(format!("tce-plot-{}.svg", std::process::id()));
+        let panel = HistogramPanel {
+            title: "counts".into(),
+            x_desc: "x".into(),
+            edges: vec![0.0, 1.0, 2.0, 3.0],
+            counts: vec![100, 250, 7],
+            marker: ("marker".into(), 1.5),
+        };
+        histograms(&path, "Figure", &[panel], 1).unwrap();
+        let labels = texts(&std::fs::read_to_string(&path).unwrap());
+        let _ = std::fs::remove_file(&path);
+        assert!(labels.iter().any(|t| t == "100"), "{labels:?}");
+        assert!(
+            !labels.iter().any(|t| t == "100.0" || t == "200.0"),
+            "{labels:?}"
+        );
+    }
+
+    #[test]
+    fn long_titles_shrink_to_fit() {
+        assert_eq!(fitting_font("short", 520, TITLE_FONT), TITLE_FONT);
+        let long = "x".repeat(60);
+        let size = fitting_font(&long, 520, TITLE_FONT);
+        assert!(size < TITLE_FONT && 60.0 * 0.55 * size <= 500.0, "{size}");
+    }
 }

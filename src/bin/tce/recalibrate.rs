@@ -6,18 +6,23 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
+use serde::Serialize;
+use tce::binning::equal_width_edges;
 use tce::fit::{fit_model, EndpointRule};
+use tce::recalibrate::logistic::temperature_of;
 use tce::recalibrate::table1::{
     run, summarize, Estimator, Mean, Setting, Summary, ESTIMATORS, PAPER_METHODS,
 };
-use tce::recalibrate::Method;
+use tce::recalibrate::{Method, Pieces, RecalibrateError, RecalibrationMap};
 use tce::sim::{Beta, Curve, Model};
 
+use crate::fit::fit_failure;
 use crate::input;
-use crate::Failure;
+use crate::{ColumnArgs, Failure};
 
 /// The recalibration methods on the command line.
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, ValueEnum, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum MethodArg {
     Histogram,
     Isotonic,
@@ -48,9 +53,16 @@ pub struct RecalibrateArgs {
     /// CSV whose confidences are recalibrated; its other columns are copied.
     #[arg(long, value_name = "B.csv")]
     apply: PathBuf,
-    /// Output file (default: stdout).
+    /// Output file (default: stdout). With --out the fitted map is printed on stdout,
+    /// without it on stderr.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Print the fitted map and the settings as one JSON object (needs --out, since
+    /// stdout would otherwise carry the CSV).
+    #[arg(long, requires = "out")]
+    json: bool,
+    #[command(flatten)]
+    columns: ColumnArgs,
 }
 
 /// Options of `tce table1`.
@@ -70,38 +82,159 @@ pub struct Table1Args {
     /// Seed.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    #[command(flatten)]
+    pub columns: ColumnArgs,
 }
 
 fn failure(code: u8) -> impl Fn(String) -> Failure {
     move |message| Failure { code, message }
 }
 
-fn read(path: &Path) -> Result<input::Samples, Failure> {
-    input::read_path(path, "confidence", "correct")
-        .map_err(|e| failure(2)(format!("{}: {e}", path.display())))
+/// A fitted map, as the JSON of `tce recalibrate` gives it.
+#[derive(Serialize)]
+#[serde(tag = "method", rename_all = "snake_case")]
+enum MapJson {
+    /// g(c) = σ(logit(c) / T).
+    Temperature { temperature: f64, b: f64 },
+    /// g(c) = σ(a + b·logit c).
+    Platt { a: f64, b: f64 },
+    /// Bin k is [edges[k], edges[k+1]) (the last closed at 1), mapped to values[k].
+    Histogram {
+        bins: usize,
+        edges: Vec<f64>,
+        values: Vec<f64>,
+    },
+    /// Step k holds [starts[k], starts[k+1]) (the last closed at 1), mapped to values[k].
+    Isotonic { starts: Vec<f64>, values: Vec<f64> },
+}
+
+impl MapJson {
+    fn new(method: Method, map: &RecalibrationMap) -> MapJson {
+        match map {
+            RecalibrationMap::Monotone(curve) => {
+                let params = curve.params();
+                let (a, b) = (params.a.unwrap_or(0.0), params.b.unwrap_or(f64::NAN));
+                if method == Method::Temperature {
+                    MapJson::Temperature {
+                        temperature: temperature_of(curve),
+                        b,
+                    }
+                } else {
+                    MapJson::Platt { a, b }
+                }
+            }
+            RecalibrationMap::Piecewise(map) => match &map.pieces {
+                Pieces::EqualWidth { bins } => MapJson::Histogram {
+                    bins: *bins,
+                    edges: (0..*bins)
+                        .map(|k| equal_width_edges(k, *bins).0)
+                        .chain([1.0])
+                        .collect(),
+                    values: map.values.clone(),
+                },
+                Pieces::Starts(starts) => MapJson::Isotonic {
+                    starts: starts.clone(),
+                    values: map.values.clone(),
+                },
+            },
+        }
+    }
+
+    /// The map in words, one line per piece for the piecewise maps.
+    fn text(&self) -> String {
+        let mut out = String::new();
+        let pieces = |out: &mut String, lower: &[f64], values: &[f64]| {
+            for (k, value) in values.iter().enumerate() {
+                let upper = lower.get(k + 1).copied().unwrap_or(1.0);
+                let close = if k + 1 == values.len() { ']' } else { ')' };
+                let _ = writeln!(out, "  [{:.6}, {upper:.6}{close}  ->  {value:.6}", lower[k]);
+            }
+        };
+        match self {
+            MapJson::Temperature { temperature, b } => {
+                let _ = writeln!(
+                    out,
+                    "temperature scaling: g(c) = σ(logit(c) / T), T = {temperature:.6} (1/T = {b:.6})"
+                );
+            }
+            MapJson::Platt { a, b } => {
+                let _ = writeln!(
+                    out,
+                    "Platt scaling: g(c) = σ(a + b·logit c), a = {a:.6}, b = {b:.6}"
+                );
+            }
+            MapJson::Histogram {
+                bins,
+                edges,
+                values,
+            } => {
+                let _ = writeln!(
+                    out,
+                    "histogram binning: {bins} equal-width bins, each mapped to the mean label of its calibration rows (an empty bin to its centre):"
+                );
+                pieces(&mut out, edges, values);
+            }
+            MapJson::Isotonic { starts, values } => {
+                let _ = writeln!(
+                    out,
+                    "isotonic regression: {} steps, a non-decreasing step function:",
+                    values.len()
+                );
+                pieces(&mut out, starts, values);
+            }
+        }
+        out
+    }
+}
+
+/// The settings of `tce recalibrate`, in its JSON.
+#[derive(Serialize)]
+struct RecalibrateSettingsJson {
+    method: MethodArg,
+    fit: String,
+    apply: String,
+    out: Option<String>,
+    fit_columns: input::Columns,
+    apply_columns: input::Columns,
+}
+
+#[derive(Serialize)]
+struct RecalibrateJson {
+    tce_version: &'static str,
+    command: &'static str,
+    settings: RecalibrateSettingsJson,
+    /// Rows of the fit file.
+    n_fit: usize,
+    /// Rows written.
+    n_apply: usize,
+    map: MapJson,
+}
+
+/// A map that could not be fitted on the rows of `path`: data that admit no map are bad
+/// input (exit 2), a fit that did not converge is not (exit 1).
+fn map_failure(path: &Path, error: &RecalibrateError) -> Failure {
+    let message = format!("{}: {error}", path.display());
+    match error {
+        RecalibrateError::NotConverged | RecalibrateError::Reduce(_) => Failure::internal(message),
+        _ => Failure::input(message),
+    }
 }
 
 /// Runs `tce recalibrate`.
 pub fn run_recalibrate(args: &RecalibrateArgs) -> Result<(), Failure> {
-    let fit_rows = read(&args.fit)?;
-    // Validates every row of B (with line numbers) before anything is written.
-    read(&args.apply)?;
-    let map = args
-        .method
-        .method()
+    let fit_rows = crate::read_samples(&args.fit, &args.columns)?;
+    // Reads and validates every row of B (with line numbers) before anything is written.
+    let table = input::read_table(&args.apply, args.columns.names()).map_err(|e| Failure {
+        code: e.exit_code(),
+        message: format!("{}: {e}", args.apply.display()),
+    })?;
+    let method = args.method.method();
+    let map = method
         .fit(&fit_rows.scores, &fit_rows.labels)
-        .map_err(|e| failure(1)(format!("{}: {e}", args.fit.display())))?;
+        .map_err(|e| map_failure(&args.fit, &e))?;
+    let map_json = MapJson::new(method, &map);
     let io = |e: &dyn std::fmt::Display| failure(1)(format!("{e}"));
-    let mut reader = csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
-        .flexible(true)
-        .from_path(&args.apply)
-        .map_err(|e| io(&e))?;
-    let header = reader.headers().map_err(|e| io(&e))?.clone();
-    let column = header
-        .iter()
-        .position(|h| h == "confidence")
-        .expect("validated above");
+    let (header, column) = (&table.header, table.score_index);
     let sink: Box<dyn std::io::Write> = match &args.out {
         Some(path) => Box::new(std::fs::File::create(path).map_err(|e| io(&e))?),
         None => Box::new(std::io::stdout().lock()),
@@ -110,16 +243,11 @@ pub fn run_recalibrate(args: &RecalibrateArgs) -> Result<(), Failure> {
     // A closed stdout (`tce recalibrate … | head`) ends the output quietly, as in
     // `crate::write_stdout`.
     let closed = |e: &csv::Error| matches!(e.kind(), csv::ErrorKind::Io(e) if e.kind() == std::io::ErrorKind::BrokenPipe);
-    match writer.write_record(&header) {
+    match writer.write_record(header) {
         Err(e) if closed(&e) => return Ok(()),
         result => result.map_err(|e| io(&e))?,
     }
-    for record in reader.records() {
-        let record = record.map_err(|e| io(&e))?;
-        if record.iter().all(str::is_empty) {
-            continue;
-        }
-        let score: f64 = record[column].parse().expect("validated above");
+    for (record, &score) in table.records.iter().zip(&table.samples.scores) {
         let recalibrated = map.apply(score).to_string();
         let row: Vec<&str> = record
             .iter()
@@ -142,15 +270,52 @@ pub fn run_recalibrate(args: &RecalibrateArgs) -> Result<(), Failure> {
         result => result.map_err(|e| io(&e.error()))?,
     };
     match sink.flush() {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(io(&e)),
-        _ => Ok(()),
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(io(&e)),
+        _ => {}
+    }
+    drop(sink);
+    // The map: on stdout when the CSV went to a file, else on stderr beside the CSV.
+    let report = if args.json {
+        crate::json_line(&RecalibrateJson {
+            tce_version: crate::VERSION,
+            command: "recalibrate",
+            settings: RecalibrateSettingsJson {
+                method: args.method,
+                fit: args.fit.display().to_string(),
+                apply: args.apply.display().to_string(),
+                out: args.out.as_ref().map(|p| p.display().to_string()),
+                fit_columns: fit_rows.columns.clone(),
+                apply_columns: table.samples.columns.clone(),
+            },
+            n_fit: fit_rows.scores.len(),
+            n_apply: table.records.len(),
+            map: map_json,
+        })?
+    } else {
+        map_json.text()
+    };
+    if args.out.is_some() {
+        crate::write_stdout(&report)
+    } else {
+        eprint!("{report}");
+        Ok(())
     }
 }
 
-fn markdown(summaries: &[Summary]) -> String {
+/// The index of `method` in [`Method::ALL`], the order of a summary's arrays.
+fn method_index(method: Method) -> usize {
+    Method::ALL
+        .iter()
+        .position(|m| *m == method)
+        .expect("every method is in Method::ALL")
+}
+
+/// The table of one competition: a column per candidate method (only those in
+/// `methods`), then one per estimator.
+fn markdown(summaries: &[Summary], methods: &[Method]) -> String {
     let mut out = String::new();
     let _ = write!(out, "| setting | n cal/test | TCE % before |");
-    for m in Method::ALL {
+    for m in methods {
         let _ = write!(out, " mean TCE % {m} (best in %) |");
     }
     for e in Estimator::ALL {
@@ -160,7 +325,7 @@ fn markdown(summaries: &[Summary]) -> String {
     let _ = writeln!(
         out,
         "|---|---|---:|{}",
-        "---:|".repeat(4 + Estimator::ALL.len())
+        "---:|".repeat(methods.len() + Estimator::ALL.len())
     );
     for s in summaries {
         let _ = write!(
@@ -171,7 +336,7 @@ fn markdown(summaries: &[Summary]) -> String {
             s.sizes.1,
             100.0 * s.original_tce
         );
-        for m in 0..4 {
+        for m in methods.iter().map(|&m| method_index(m)) {
             let _ = write!(
                 out,
                 " {:.2} ({:.0}) |",
@@ -307,9 +472,9 @@ pub fn table1_markdown(args: &Table1Args) -> Result<String, Failure> {
         },
     ];
     for path in &args.files {
-        let rows = read(path)?;
+        let rows = crate::read_samples(path, &args.columns)?;
         let fit = fit_model(&rows.scores, &rows.labels, &EndpointRule::default())
-            .map_err(|e| failure(1)(format!("{}: {e}", path.display())))?;
+            .map_err(|e| fit_failure(path, &e))?;
         let name = path.file_stem().map_or_else(
             || path.display().to_string(),
             |s| s.to_string_lossy().into(),
@@ -333,15 +498,20 @@ pub fn table1_markdown(args: &Table1Args) -> Result<String, Failure> {
         eprintln!("tce table1: {} done", setting.name);
     }
     let mut text = String::new();
-    for (title, summaries) in [
+    for (title, summaries, methods) in [
         (
             "The paper's methods (histogram binning, isotonic, temperature scaling)",
             &paper,
+            &PAPER_METHODS[..],
         ),
-        ("All four methods (with Platt scaling)", &all),
+        (
+            "All four methods (with Platt scaling)",
+            &all,
+            &Method::ALL[..],
+        ),
     ] {
         let _ = writeln!(text, "### {title}\n");
-        text.push_str(&markdown(summaries));
+        text.push_str(&markdown(summaries, methods));
         let total: usize = summaries.iter().map(|s| s.repetitions).sum();
         let _ = writeln!(text);
         let _ = write!(

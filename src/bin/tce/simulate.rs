@@ -137,6 +137,24 @@ pub fn run(args: &SimulateArgs) -> Result<(), Failure> {
     }
     let text = if args.json {
         let report = JsonReport {
+            tce_version: crate::VERSION,
+            command: "simulate",
+            settings: SimulateSettingsJson {
+                alpha: args.alpha,
+                beta: args.beta,
+                curve: args.curve.clone(),
+                d: args.d,
+                a: args.a,
+                b: args.b,
+                n: args.sizes.clone(),
+                bins: args.bins.clone(),
+                estimators: args.estimators.iter().map(ToString::to_string).collect(),
+                reps: args.reps,
+                seed: args.seed,
+                norm: args.norm.p(),
+                csv: args.csv.as_ref().map(|p| p.display().to_string()),
+                svg: args.svg.as_ref().map(|p| p.display().to_string()),
+            },
             unit: "percent",
             tce: simulation.tce,
             p: args.norm.p(),
@@ -145,10 +163,7 @@ pub fn run(args: &SimulateArgs) -> Result<(), Failure> {
             model: description,
             cells: simulation.cells.iter().map(CellRow::from).collect(),
         };
-        serde_json::to_string(&report).map_err(|e| Failure {
-            code: 1,
-            message: format!("JSON: {e}"),
-        })? + "\n"
+        crate::json_line(&report)?
     } else {
         table(&simulation, &description, args.norm, args.seed)
     };
@@ -246,8 +261,30 @@ impl From<&Cell> for CellRow {
     }
 }
 
+/// What `tce simulate` was run with: every option, so that the JSON reproduces its run.
+#[derive(Serialize)]
+struct SimulateSettingsJson {
+    alpha: f64,
+    beta: f64,
+    curve: String,
+    d: Option<f64>,
+    a: Option<f64>,
+    b: Option<f64>,
+    n: Vec<usize>,
+    bins: Vec<usize>,
+    estimators: Vec<String>,
+    reps: usize,
+    seed: u64,
+    norm: f64,
+    csv: Option<String>,
+    svg: Option<String>,
+}
+
 #[derive(Serialize)]
 struct JsonReport {
+    tce_version: &'static str,
+    command: &'static str,
+    settings: SimulateSettingsJson,
     unit: &'static str,
     tce: f64,
     p: f64,
@@ -353,6 +390,10 @@ fn table(simulation: &Simulation, description: &str, norm: Norm, seed: u64) -> S
     out
 }
 
+fn labels(values: &[usize]) -> Vec<String> {
+    values.iter().map(ToString::to_string).collect()
+}
+
 /// One bias heat map (rows n, columns bins) per binned estimator of the grid.
 pub fn bias_heat_maps(simulation: &Simulation, grid: &Grid) -> Vec<HeatMap> {
     grid.estimators
@@ -360,9 +401,9 @@ pub fn bias_heat_maps(simulation: &Simulation, grid: &Grid) -> Vec<HeatMap> {
         .filter(|e| e.uses_bins())
         .map(|&estimator| HeatMap {
             title: format!("{estimator} bias (%)"),
-            rows: grid.sizes.clone(),
+            rows: labels(&grid.sizes),
             rows_desc: "n".to_owned(),
-            columns: grid.bins.clone(),
+            columns: labels(&grid.bins),
             columns_desc: "bins".to_owned(),
             values: grid
                 .sizes
@@ -380,6 +421,42 @@ pub fn bias_heat_maps(simulation: &Simulation, grid: &Grid) -> Vec<HeatMap> {
                 .collect(),
         })
         .collect()
+}
+
+/// One bias heat map (rows n, one column per estimator) of the estimators that take no
+/// bin count (the sweeps choose theirs, KDE has none), if the grid has any: beside the
+/// binned estimators' maps, so that every estimator of the CSV and JSON is drawn.
+pub fn unbinned_heat_map(simulation: &Simulation, grid: &Grid) -> Option<HeatMap> {
+    let estimators: Vec<EstimatorSpec> = grid
+        .estimators
+        .iter()
+        .copied()
+        .filter(|e| !e.uses_bins())
+        .collect();
+    if estimators.is_empty() {
+        return None;
+    }
+    Some(HeatMap {
+        title: "bias (%) of the estimators without a bin count".to_owned(),
+        rows: labels(&grid.sizes),
+        rows_desc: "n".to_owned(),
+        columns: estimators.iter().map(ToString::to_string).collect(),
+        columns_desc: "estimator".to_owned(),
+        values: grid
+            .sizes
+            .iter()
+            .map(|&n| {
+                estimators
+                    .iter()
+                    .map(|&e| {
+                        simulation
+                            .cell(n, None, e)
+                            .map_or(f64::NAN, |c| c.summary.bias)
+                    })
+                    .collect()
+            })
+            .collect(),
+    })
 }
 
 /// The name of a series of cells: the estimator, with its bin count if it takes one.
@@ -432,8 +509,9 @@ pub fn draw_bias(
     simulation: &Simulation,
     grid: &Grid,
 ) -> Result<(), Failure> {
-    let maps = bias_heat_maps(simulation, grid);
+    let mut maps = bias_heat_maps(simulation, grid);
     if grid.bins.len() > 1 && !maps.is_empty() {
+        maps.extend(unbinned_heat_map(simulation, grid));
         plot::heat_maps(path, title, &maps, 2).map_err(draw_failure)
     } else {
         let panel = bias_against_n(simulation, format!("TCE = {:.3} %", simulation.tce));

@@ -30,6 +30,7 @@ use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use crate::binning::{equal_width_edges, Closure};
 use crate::error::{ConfigError, MergeError, PushError};
 use crate::histogram::Histogram;
+use crate::limits::add_counts;
 use crate::sample;
 use crate::stats::{to_fixed, BinStats};
 
@@ -303,6 +304,18 @@ impl<S: BinStorage + ?Sized> ConcurrentHistogram<S> {
     /// Copies the current counts, summed over the shards (exactly), into `into` (same
     /// bin count and closure), replacing its contents; the estimators then read that
     /// histogram.
+    ///
+    /// Errors: [`MergeError::BinCountMismatch`], [`MergeError::ClosureMismatch`], and
+    /// [`MergeError::CountOverflow`] when the shards hold more than [`crate::MAX_COUNT`]
+    /// samples in all; `into` is unchanged then.
+    ///
+    /// Pushes are not bounded one by one (a shared check would serialise the threads
+    /// that shards keep apart), and need not be: a count grows only by one push at a
+    /// time, so reaching 2^63 takes 2^63 pushes, about 292 years at one a nanosecond,
+    /// and the `u64` counters cannot wrap before 2^64. The bound is checked here, where
+    /// shards are summed: first over all counters, before `into` changes; then again as
+    /// they are copied, in case pushes during the snapshot crossed it — only possible
+    /// within nanoseconds of the 2^63rd push, and then `into` is left empty.
     pub fn snapshot_into<T>(&self, into: &mut Histogram<T>) -> Result<(), MergeError>
     where
         T: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized,
@@ -314,13 +327,19 @@ impl<S: BinStorage + ?Sized> ConcurrentHistogram<S> {
         if into.closure() != self.closure {
             return Err(MergeError::ClosureMismatch);
         }
-        let slots = into.bins_mut();
-        slots.fill(BinStats::EMPTY);
-        for shard in self.storage.all_bins().chunks_exact(self.bins) {
-            for (slot, bin) in slots.iter_mut().zip(shard) {
-                slot.merge(&bin.snapshot());
+        self.storage
+            .all_bins()
+            .iter()
+            .try_fold(0, |total, bin| add_counts(total, bin.count.load(Relaxed)))?;
+        let closure = into.closure();
+        into.overwrite(closure, |slots| {
+            for shard in self.storage.all_bins().chunks_exact(self.bins) {
+                for (slot, bin) in slots.iter_mut().zip(shard) {
+                    slot.merge(&bin.snapshot())?;
+                }
             }
-        }
+            Ok(())
+        })?;
         Ok(())
     }
 

@@ -37,6 +37,7 @@ use crate::buffer::{Slot, SortedBuffer};
 use crate::decay::{DecayedBin, DecayingHistogram, RESCALE_ABOVE};
 use crate::error::PushError;
 use crate::histogram::Histogram;
+use crate::limits::{add_counts, CountOverflow, MAX_COUNT};
 use crate::reservoir::Reservoir;
 use crate::rng::Xoshiro256PlusPlus;
 use crate::stats::BinStats;
@@ -206,21 +207,57 @@ pub fn crc32(bytes: &[u8]) -> u32 {
     })
 }
 
-/// Writes a frame of `kind` whose payload `fill` writes into the given slice.
+/// The length of the frame of a payload of `head` bytes and `count` units of `unit`
+/// bytes, or [`EncodeError::FrameTooLarge`] when the format cannot describe it: a payload
+/// above `u32::MAX` bytes (its length field has 32 bits), or a length that overflows
+/// `usize` (then `payload` is `usize::MAX`). Computed without overflow.
+fn frame_len(head: usize, unit: usize, count: usize) -> Result<usize, EncodeError> {
+    let payload = unit
+        .checked_mul(count)
+        .and_then(|body| body.checked_add(head))
+        .ok_or(EncodeError::FrameTooLarge {
+            payload: usize::MAX,
+        })?;
+    check_payload_len(payload)?;
+    (HEADER + TRAILER)
+        .checked_add(payload)
+        .ok_or(EncodeError::FrameTooLarge { payload })
+}
+
+/// The payload length as the frame's 32-bit length field, or
+/// [`EncodeError::FrameTooLarge`].
+fn check_payload_len(payload: usize) -> Result<u32, EncodeError> {
+    u32::try_from(payload).map_err(|_| EncodeError::FrameTooLarge { payload })
+}
+
+/// `frame_len`'s answer as the public `encoded_len` gives it: a state the format cannot
+/// describe has no encoding, and `usize::MAX` (which no buffer holds) says so.
+fn or_unencodable(frame_len: Result<usize, EncodeError>) -> usize {
+    frame_len.unwrap_or(usize::MAX)
+}
+
+/// Writes a frame of `kind` whose payload `fill` writes into the given slice. Checks the
+/// payload length (it must fit the 32-bit field) and the output's size before it writes
+/// anything.
 fn write_frame(
     out: &mut [u8],
     kind: u16,
     payload_len: usize,
     fill: impl FnOnce(&mut [u8]),
 ) -> Result<usize, EncodeError> {
-    let needed = HEADER + payload_len + TRAILER;
+    let length_field = check_payload_len(payload_len)?;
+    let needed = (HEADER + TRAILER)
+        .checked_add(payload_len)
+        .ok_or(EncodeError::FrameTooLarge {
+            payload: payload_len,
+        })?;
     let out = out
         .get_mut(..needed)
         .ok_or(EncodeError::BufferTooSmall { needed })?;
     out[0..4].copy_from_slice(&MAGIC);
     out[4..6].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
     out[6..8].copy_from_slice(&kind.to_le_bytes());
-    out[8..12].copy_from_slice(&(payload_len as u32).to_le_bytes());
+    out[8..12].copy_from_slice(&length_field.to_le_bytes());
     fill(&mut out[HEADER..HEADER + payload_len]);
     let crc = crc32(&out[..HEADER + payload_len]);
     out[HEADER + payload_len..].copy_from_slice(&crc.to_le_bytes());
@@ -323,20 +360,32 @@ fn f64_at(bytes: &[u8], at: usize) -> f64 {
 }
 
 impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
-    /// The number of bytes [`Histogram::encode`] writes.
+    /// The number of bytes [`Histogram::encode`] writes: 24 + 32 per bin. For a
+    /// histogram too large for the format (a payload above `u32::MAX` bytes, about 2^27
+    /// bins, more than [`crate::MAX_BINS`] allows) `usize::MAX`: it has no encoding, and
+    /// `encode` refuses it with [`EncodeError::FrameTooLarge`].
     pub fn encoded_len(&self) -> usize {
-        HEADER + 8 + BIN_BYTES * self.bin_count() + TRAILER
+        or_unencodable(self.frame_len())
+    }
+
+    /// The frame's length, or why there is none.
+    pub(crate) fn frame_len(&self) -> Result<usize, EncodeError> {
+        frame_len(8, BIN_BYTES, self.bin_count())
     }
 
     /// Writes the histogram into `out` and returns the number of bytes written.
+    ///
+    /// Errors: [`EncodeError::FrameTooLarge`] (see [`Self::encoded_len`]),
+    /// [`EncodeError::BufferTooSmall`]; nothing is written then.
     pub fn encode(&self, out: &mut [u8]) -> Result<usize, EncodeError> {
-        let payload_len = self.encoded_len() - HEADER - TRAILER;
+        let payload_len = self.frame_len()? - HEADER - TRAILER;
         write_frame(out, KIND_HISTOGRAM, payload_len, |payload| {
             payload[0] = match self.closure() {
                 Closure::Left => 0,
                 Closure::Right => 1,
             };
             payload[1..4].fill(0);
+            // The bin count fits: the payload, longer than it, fits 32 bits.
             payload[4..8].copy_from_slice(&(self.bin_count() as u32).to_le_bytes());
             for (bin, out) in self
                 .bins()
@@ -373,6 +422,7 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
                 found,
             });
         }
+        // `from_parts` refuses a bin of more than MAX_COUNT samples.
         let parse = |chunk: &[u8]| {
             let sum = u128::from(u64_at(chunk, 24)) << 64 | u128::from(u64_at(chunk, 16));
             BinStats::from_parts(u64_at(chunk, 0), u64_at(chunk, 8), sum)
@@ -381,33 +431,41 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
         let mut samples = 0u64;
         for chunk in bins.clone() {
             let bin = parse(chunk).ok_or(DecodeError::Inconsistent)?;
-            // The estimates sum the counts.
-            samples = samples
-                .checked_add(bin.count())
-                .ok_or(DecodeError::Inconsistent)?;
+            // No state counts more than MAX_COUNT samples in all.
+            samples =
+                add_counts(samples, bin.count()).map_err(|_| DecodeError::Inconsistent)?;
         }
-        for (bin, chunk) in self.bins_mut().iter_mut().zip(bins) {
-            *bin = parse(chunk).unwrap_or(BinStats::EMPTY);
-        }
-        self.set_closure(closure);
-        Ok(())
+        // Cannot fail: every bin was checked above, and so was their total.
+        self.overwrite(closure, |slots| {
+            for (slot, chunk) in slots.iter_mut().zip(bins) {
+                *slot = parse(chunk).ok_or(CountOverflow)?;
+            }
+            Ok(())
+        })
+        .map_err(|_| DecodeError::Inconsistent)
     }
 }
 
 impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
-    /// The number of bytes [`SortedBuffer::encode`] writes.
+    /// The number of bytes [`SortedBuffer::encode`] writes: 20 + 9 per sample (a
+    /// buffer holds fewer than 2^31 samples, so it always fits the format).
     pub fn encoded_len(&self) -> usize {
-        HEADER + 4 + SAMPLE_BYTES * self.len() + TRAILER
+        or_unencodable(self.frame_len())
+    }
+
+    /// The frame's length, or why there is none.
+    pub(crate) fn frame_len(&self) -> Result<usize, EncodeError> {
+        frame_len(4, SAMPLE_BYTES, self.len())
     }
 
     /// Writes the buffer's samples, in arrival order, into `out`; returns the bytes
     /// written. Puts the buffer in arrival order (a later estimate sorts it again).
+    /// On error ([`EncodeError::BufferTooSmall`]) nothing is written.
     pub fn encode(&mut self, out: &mut [u8]) -> Result<usize, EncodeError> {
-        let payload_len = self.encoded_len() - HEADER - TRAILER;
-        if out.len() < HEADER + payload_len + TRAILER {
-            return Err(EncodeError::BufferTooSmall {
-                needed: HEADER + payload_len + TRAILER,
-            });
+        let needed = self.frame_len()?;
+        let payload_len = needed - HEADER - TRAILER;
+        if out.len() < needed {
+            return Err(EncodeError::BufferTooSmall { needed });
         }
         let len = self.len();
         let samples = self.arrival_order();
@@ -430,9 +488,15 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
 }
 
 impl<S: AsRef<[Slot]>> Reservoir<S> {
-    /// The number of bytes [`Reservoir::encode`] writes.
+    /// The number of bytes [`Reservoir::encode`] writes: 64 + 9 per held sample (it
+    /// holds fewer than 2^31, so it always fits the format).
     pub fn encoded_len(&self) -> usize {
-        HEADER + RESERVOIR_HEADER + 4 + SAMPLE_BYTES * self.len() + TRAILER
+        or_unencodable(self.frame_len())
+    }
+
+    /// The frame's length, or why there is none.
+    pub(crate) fn frame_len(&self) -> Result<usize, EncodeError> {
+        frame_len(RESERVOIR_HEADER + 4, SAMPLE_BYTES, self.len())
     }
 }
 
@@ -440,7 +504,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
     /// Writes the reservoir (capacity, samples seen, random state and held samples in
     /// arrival order) into `out`; returns the bytes written.
     pub fn encode(&mut self, out: &mut [u8]) -> Result<usize, EncodeError> {
-        let needed = self.encoded_len();
+        let needed = self.frame_len()?;
         if out.len() < needed {
             return Err(EncodeError::BufferTooSmall { needed });
         }
@@ -475,6 +539,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
             });
         }
         let seen = u64_at(payload, 4);
+        if seen > MAX_COUNT {
+            return Err(DecodeError::Inconsistent);
+        }
         let state = [12, 20, 28, 36].map(|at| u64_at(payload, at));
         let rng = Xoshiro256PlusPlus::from_state(state).ok_or(DecodeError::Inconsistent)?;
         let samples = read_samples(&payload[RESERVOIR_HEADER..], found)?;
@@ -488,9 +555,15 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
 }
 
 impl<S: AsRef<[Slot]>, R> SlidingWindow<S, R> {
-    /// The number of bytes [`SlidingWindow::encode`] writes.
+    /// The number of bytes [`SlidingWindow::encode`] writes: 32 + 9 per held sample
+    /// (it holds fewer than 2^30, so it always fits the format).
     pub fn encoded_len(&self) -> usize {
-        HEADER + WINDOW_HEADER + 4 + SAMPLE_BYTES * self.len() + TRAILER
+        or_unencodable(self.frame_len())
+    }
+
+    /// The frame's length, or why there is none.
+    pub(crate) fn frame_len(&self) -> Result<usize, EncodeError> {
+        frame_len(WINDOW_HEADER + 4, SAMPLE_BYTES, self.len())
     }
 }
 
@@ -499,7 +572,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
     /// `out`; returns the bytes written. Puts the samples in arrival order (the next
     /// eviction or estimate sorts them again; results are unaffected).
     pub fn encode(&mut self, out: &mut [u8]) -> Result<usize, EncodeError> {
-        let needed = self.encoded_len();
+        let needed = self.frame_len()?;
         if out.len() < needed {
             return Err(EncodeError::BufferTooSmall { needed });
         }
@@ -528,6 +601,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
             });
         }
         let seen = u64_at(payload, 4);
+        if seen > MAX_COUNT {
+            return Err(DecodeError::Inconsistent);
+        }
         let samples = read_samples(&payload[WINDOW_HEADER..], found)?;
         // A window holds the last min(N, seen) samples.
         if samples.clone().count() as u64 != seen.min(found as u64) {
@@ -564,15 +640,26 @@ fn decayed_bin(chunk: &[u8]) -> Option<DecayedBin> {
 }
 
 impl<S: AsRef<[DecayedBin]> + ?Sized> DecayingHistogram<S> {
-    /// The number of bytes [`DecayingHistogram::encode`] writes.
+    /// The number of bytes [`DecayingHistogram::encode`] writes: 40 + 40 per bin. For
+    /// a histogram too large for the format (a payload above `u32::MAX` bytes),
+    /// `usize::MAX`: it has no encoding, and `encode` refuses it with
+    /// [`EncodeError::FrameTooLarge`].
     pub fn encoded_len(&self) -> usize {
-        HEADER + DECAYING_HEADER + DECAYED_BIN_BYTES * self.bin_count() + TRAILER
+        or_unencodable(self.frame_len())
+    }
+
+    /// The frame's length, or why there is none.
+    pub(crate) fn frame_len(&self) -> Result<usize, EncodeError> {
+        frame_len(DECAYING_HEADER, DECAYED_BIN_BYTES, self.bin_count())
     }
 
     /// Writes the histogram (closure, decay factor, next weight and every bin's weights,
     /// bit for bit) into `out` and returns the number of bytes written.
+    ///
+    /// Errors: [`EncodeError::FrameTooLarge`] (see [`Self::encoded_len`]),
+    /// [`EncodeError::BufferTooSmall`]; nothing is written then.
     pub fn encode(&self, out: &mut [u8]) -> Result<usize, EncodeError> {
-        let payload_len = self.encoded_len() - HEADER - TRAILER;
+        let payload_len = self.frame_len()? - HEADER - TRAILER;
         write_frame(out, KIND_DECAYING, payload_len, |payload| {
             payload[0] = match self.closure() {
                 Closure::Left => 0,
@@ -639,10 +726,8 @@ impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S>
         let mut samples = 0u64;
         for chunk in bins.clone() {
             let bin = decayed_bin(chunk).ok_or(DecodeError::Inconsistent)?;
-            // The estimates sum the counts.
-            samples = samples
-                .checked_add(bin.count)
-                .ok_or(DecodeError::Inconsistent)?;
+            // No state counts more than MAX_COUNT samples, in a bin or in all.
+            samples = add_counts(samples, bin.count).map_err(|_| DecodeError::Inconsistent)?;
         }
         for (bin, chunk) in self.bins.as_mut().iter_mut().zip(bins) {
             *bin = decayed_bin(chunk).unwrap_or(DecayedBin::EMPTY);
@@ -650,6 +735,7 @@ impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S>
         self.closure = closure;
         self.retain = retain;
         self.next_weight = next_weight;
+        self.samples = samples;
         Ok(())
     }
 }

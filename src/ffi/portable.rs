@@ -38,7 +38,9 @@ unsafe fn encode_into(
 
 /// The number of bytes `tce_ew_histogram_encode` writes: 24 + 32 per bin.
 ///
-/// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`.
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `FRAME_TOO_LARGE` (a payload
+/// above 2^32 − 1 bytes, which the format's 32-bit length field cannot describe:
+/// the state has no encoding; nothing is written).
 ///
 /// # Safety
 /// `h` NULL or a valid handle; `out` NULL or valid for a write.
@@ -50,7 +52,7 @@ pub unsafe extern "C" fn tce_ew_histogram_encoded_len(
     ffi_boundary!({
         // SAFETY: the caller's contract.
         let (h, out) = unsafe { (histogram::get(h)?, Out::new(out)?) };
-        out.write(h.encoded_len());
+        out.write(h.frame_len()?);
         Ok(())
     })
 }
@@ -59,7 +61,8 @@ pub unsafe extern "C" fn tce_ew_histogram_encoded_len(
 /// writes the number of bytes to `*written`.
 ///
 /// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `BUFFER_TOO_SMALL` (`out_len`
-/// below `tce_ew_histogram_encoded_len`: nothing written).
+/// below `tce_ew_histogram_encoded_len`), `FRAME_TOO_LARGE` (as `tce_ew_histogram_encoded_len`);
+/// nothing written then.
 ///
 /// # Safety
 /// `h` NULL or a valid handle; `out` NULL or writable for `out_len` bytes, not
@@ -116,7 +119,7 @@ pub unsafe extern "C" fn tce_sorted_buffer_encoded_len(
     ffi_boundary!({
         // SAFETY: the caller's contract.
         let (b, out) = unsafe { (buffer::get(b)?, Out::new(out)?) };
-        out.write(b.encoded_len());
+        out.write(b.frame_len()?);
         Ok(())
     })
 }
@@ -184,7 +187,7 @@ pub unsafe extern "C" fn tce_reservoir_encoded_len(
         // SAFETY: the caller's contract.
         let out = unsafe { Out::new(out)? };
         // SAFETY: the caller's contract.
-        out.write(unsafe { reservoir::with_ref(r, |r| r.encoded_len())? });
+        out.write(unsafe { reservoir::with_ref(r, |r| r.frame_len())?? });
         Ok(())
     })
 }
@@ -255,7 +258,7 @@ pub unsafe extern "C" fn tce_window_encoded_len(
         // SAFETY: the caller's contract.
         let out = unsafe { Out::new(out)? };
         // SAFETY: the caller's contract.
-        out.write(unsafe { window::with_ref(w, |w| w.encoded_len())? });
+        out.write(unsafe { window::with_ref(w, |w| w.frame_len())?? });
         Ok(())
     })
 }
@@ -314,7 +317,9 @@ pub unsafe extern "C" fn tce_window_decode(
 
 /// The number of bytes `tce_decaying_histogram_encode` writes: 40 + 40 per bin.
 ///
-/// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`.
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `FRAME_TOO_LARGE` (a payload
+/// above 2^32 − 1 bytes, which the format's 32-bit length field cannot describe:
+/// the state has no encoding; nothing is written).
 ///
 /// # Safety
 /// `h` NULL or a valid handle; `out` NULL or valid for a write.
@@ -326,7 +331,7 @@ pub unsafe extern "C" fn tce_decaying_histogram_encoded_len(
     ffi_boundary!({
         // SAFETY: the caller's contract.
         let (h, out) = unsafe { (decay::get(h)?, Out::new(out)?) };
-        out.write(h.encoded_len());
+        out.write(h.frame_len()?);
         Ok(())
     })
 }
@@ -336,7 +341,8 @@ pub unsafe extern "C" fn tce_decaying_histogram_encoded_len(
 /// bytes to `*written`.
 ///
 /// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `BUFFER_TOO_SMALL` (`out_len`
-/// below `tce_decaying_histogram_encoded_len`: nothing written).
+/// below `tce_decaying_histogram_encoded_len`), `FRAME_TOO_LARGE` (as `tce_decaying_histogram_encoded_len`);
+/// nothing written then.
 ///
 /// # Safety
 /// `h` NULL or a valid handle; `out` NULL or writable for `out_len` bytes, not

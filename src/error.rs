@@ -166,9 +166,9 @@ impl fmt::Display for EstimateError {
             Self::TooManyBins { bins, max } => {
                 write!(f, "{bins} bins exceed the maximum {max} (tce::MAX_BINS)")
             }
-            Self::DegenerateWeights => f.write_str(
-                "the decayed weights are too small or too large for a finite estimate",
-            ),
+            Self::DegenerateWeights => {
+                f.write_str("the decayed weights are too small or too large for a finite estimate")
+            }
         }
     }
 }

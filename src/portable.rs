@@ -432,8 +432,7 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
         for chunk in bins.clone() {
             let bin = parse(chunk).ok_or(DecodeError::Inconsistent)?;
             // No state counts more than MAX_COUNT samples in all.
-            samples =
-                add_counts(samples, bin.count()).map_err(|_| DecodeError::Inconsistent)?;
+            samples = add_counts(samples, bin.count()).map_err(|_| DecodeError::Inconsistent)?;
         }
         // Cannot fail: every bin was checked above, and so was their total.
         self.overwrite(closure, |slots| {
@@ -737,5 +736,79 @@ impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S>
         self.next_weight = next_weight;
         self.samples = samples;
         Ok(())
+    }
+}
+
+// Payload lengths above 32 bits: a 64-bit host.
+#[cfg(all(test, target_pointer_width = "64"))]
+mod tests {
+    use super::*;
+
+    /// The largest payload the 32-bit length field describes.
+    const MAX_PAYLOAD: usize = u32::MAX as usize;
+
+    #[test]
+    fn frame_length_is_refused_once_the_payload_passes_32_bits() {
+        assert_eq!(frame_len(0, 1, MAX_PAYLOAD), Ok(MAX_PAYLOAD + 16));
+        assert_eq!(
+            frame_len(1, 1, MAX_PAYLOAD),
+            Err(EncodeError::FrameTooLarge {
+                payload: MAX_PAYLOAD + 1
+            })
+        );
+        // Defect 10: a histogram of 2^27 bins has a payload of 8 + 2^32 bytes.
+        assert_eq!(
+            frame_len(8, BIN_BYTES, 1 << 27),
+            Err(EncodeError::FrameTooLarge {
+                payload: (1 << 32) + 8
+            })
+        );
+        // The largest histogram that fits: (2^32 − 1 − 8) / 32 bins.
+        let most = (MAX_PAYLOAD - 8) / BIN_BYTES;
+        assert_eq!(frame_len(8, BIN_BYTES, most), Ok(8 + BIN_BYTES * most + 16));
+        assert!(frame_len(8, BIN_BYTES, most + 1).is_err());
+        // MAX_BINS bins fit, of either histogram.
+        assert!(frame_len(8, BIN_BYTES, crate::MAX_BINS).is_ok());
+        assert!(frame_len(DECAYING_HEADER, DECAYED_BIN_BYTES, crate::MAX_BINS).is_ok());
+        // Lengths that overflow usize are refused, not wrapped.
+        for (head, unit, count) in [(8, BIN_BYTES, usize::MAX), (usize::MAX, 1, 1)] {
+            assert_eq!(
+                frame_len(head, unit, count),
+                Err(EncodeError::FrameTooLarge {
+                    payload: usize::MAX
+                })
+            );
+        }
+        assert_eq!(or_unencodable(frame_len(8, BIN_BYTES, 1 << 27)), usize::MAX);
+        assert_eq!(or_unencodable(frame_len(8, BIN_BYTES, 15)), 24 + 32 * 15);
+    }
+
+    #[test]
+    fn a_frame_too_large_is_refused_before_anything_is_written() {
+        // The payload length is checked first: even an output too small for it stays
+        // untouched, and the payload is never filled.
+        for payload_len in [MAX_PAYLOAD + 1, 1 << 40, usize::MAX] {
+            let mut out = [0xa5u8; 64];
+            let result = write_frame(&mut out, KIND_HISTOGRAM, payload_len, |_| {
+                panic!("the payload must not be written")
+            });
+            assert_eq!(
+                result,
+                Err(EncodeError::FrameTooLarge {
+                    payload: payload_len
+                })
+            );
+            assert!(out.iter().all(|&b| b == 0xa5));
+        }
+        // The largest payload is accepted by the length check (then refused for the
+        // output's size).
+        let mut out = [0xa5u8; 64];
+        assert_eq!(
+            write_frame(&mut out, KIND_HISTOGRAM, MAX_PAYLOAD, |_| ()),
+            Err(EncodeError::BufferTooSmall {
+                needed: MAX_PAYLOAD + 16
+            })
+        );
+        assert!(out.iter().all(|&b| b == 0xa5));
     }
 }

@@ -79,9 +79,8 @@ impl BinStats {
     /// when they cannot describe real samples: more samples than [`crate::MAX_COUNT`],
     /// more hits than samples, or a score sum above one per sample.
     pub fn from_parts(count: u64, hits: u64, score_sum: u128) -> Option<BinStats> {
-        let possible = count <= crate::MAX_COUNT
-            && hits <= count
-            && score_sum <= u128::from(count) << 64;
+        let possible =
+            count <= crate::MAX_COUNT && hits <= count && score_sum <= u128::from(count) << 64;
         possible.then_some(BinStats {
             count,
             hits,

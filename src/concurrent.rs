@@ -453,4 +453,25 @@ mod tests {
         let h = ConcurrentHistogram::with_storage(&storage, 5, Closure::Left).unwrap();
         assert_eq!((h.bin_count(), h.shard_count()), (5, 2));
     }
+
+    #[test]
+    fn a_snapshot_whose_shards_sum_past_the_bound_is_refused() {
+        // 2^63 pushes cannot be made in a test: set the counters (all misses at score 0,
+        // valid bins) as if they had been.
+        let h = ConcurrentHistogram::<[[AtomicBin; 3]; 2]>::new(Closure::Left);
+        let bins = h.storage.all_bins();
+        bins[0].count.store(1 << 62, Relaxed);
+        bins[3].count.store((1 << 62) - 1, Relaxed); // bin 0 of shard 1
+        let mut into = InlineHistogram::<3>::new(Closure::Left);
+        into.push_batch(&[0.1, 0.5, 0.9], &[1, 0, 1]).unwrap();
+        let before = into.clone();
+        h.snapshot_into(&mut into).unwrap();
+        assert_eq!(into.samples(), crate::MAX_COUNT);
+        assert_eq!(into.bins()[0].count(), crate::MAX_COUNT);
+        // One more push, in any shard, passes the bound.
+        h.push_to(1, 0.9, 1).unwrap();
+        let mut into = before.clone();
+        assert_eq!(h.snapshot_into(&mut into), Err(MergeError::CountOverflow));
+        assert_eq!(into, before);
+    }
 }

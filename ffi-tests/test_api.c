@@ -72,7 +72,7 @@ static void test_version_and_status(void) {
     snprintf(expected, sizeof expected, "%d.%d.%d", TCE_VERSION_MAJOR, TCE_VERSION_MINOR, TCE_VERSION_PATCH);
     CHECK(strcmp(tce_version(), expected) == 0);
     CHECK(strcmp(tce_version(), TCE_VERSION_STRING) == 0);
-    for (uint32_t s = 0; s <= TCE_STATUS_INCONSISTENT; s++) {
+    for (uint32_t s = 0; s <= TCE_STATUS_DEGENERATE_WEIGHTS; s++) {
         const char *m = tce_status_str(s);
         CHECK(m != NULL && strlen(m) > 0 && strcmp(m, "unknown status") != 0);
     }
@@ -81,6 +81,9 @@ static void test_version_and_status(void) {
     CHECK(strcmp(tce_status_str(0xffffffffu), "unknown status") == 0);
     seen[TCE_STATUS_PANIC] = 1;            /* see the file comment */
     seen[TCE_STATUS_STORAGE_MISMATCH] = 1; /* likewise */
+    /* Needs a state whose frame is 4 GiB or more (and more bins than TCE_MAX_BINS):
+     * tested in Rust (src/portable.rs). */
+    seen[TCE_STATUS_FRAME_TOO_LARGE] = 1;
 }
 
 static void test_options(void) {
@@ -1025,6 +1028,176 @@ static void write_u32(unsigned char *p, uint32_t v) {
 /* Recomputes the CRC of a frame of `len` bytes (after the payload). */
 static void resign(unsigned char *bytes, size_t len) { write_u32(bytes + len - 4, crc32(bytes, len - 4)); }
 
+static void write_u64(unsigned char *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) {
+        p[i] = (unsigned char)(v >> (8 * i));
+    }
+}
+
+/* Encodes a state with `encode` into `out` (of sizeof frame bytes); its length. */
+#define ENCODE(encode, state, out)                                                                          \
+    do {                                                                                                    \
+        size_t written_ = 0;                                                                                \
+        OK(encode(state, out, sizeof frame, &written_));                                                    \
+        encoded = written_;                                                                                 \
+    } while (0)
+
+/* Issue 10, the count bound: every count stops at TCE_MAX_COUNT with COUNT_OVERFLOW, and
+ * the state stays as it was (compared by its encoded bytes); frames whose counts pass
+ * the bound are INCONSISTENT. Offsets: see src/portable.rs (a 12-byte frame header). */
+static void test_count_bound(void) {
+    size_t encoded = 0, before_len = 0;
+    uint64_t count = 0;
+
+    /* Defect 2: a 1-sample histogram merged into a copy of itself 64 times. The 63rd
+     * doubling would pass 2^63 - 1: refused, nothing changed. */
+    tce_ew_histogram *h = NULL, *copy = NULL;
+    OK(tce_ew_histogram_new(4, TCE_CLOSURE_LEFT, &h));
+    OK(tce_ew_histogram_new(4, TCE_CLOSURE_LEFT, &copy));
+    OK(tce_ew_histogram_push(h, 0.3, 1));
+    for (int doubling = 1; doubling <= 62; doubling++) {
+        ENCODE(tce_ew_histogram_encode, h, frame);
+        OK(tce_ew_histogram_decode(copy, frame, encoded));
+        OK(tce_ew_histogram_merge(h, copy));
+    }
+    OK(tce_ew_histogram_samples(h, &count));
+    CHECK(count == (uint64_t)1 << 62);
+    ENCODE(tce_ew_histogram_encode, h, frame);
+    before_len = encoded;
+    OK(tce_ew_histogram_decode(copy, frame, encoded));
+    EXPECT(tce_ew_histogram_merge(h, copy), TCE_STATUS_COUNT_OVERFLOW);
+    ENCODE(tce_ew_histogram_encode, h, frame2);
+    CHECK(encoded == before_len && memcmp(frame, frame2, encoded) == 0);
+
+    /* Up to the bound exactly (empty bin 2 patched to 2^62 - 1, re-signed), then no further:
+     * push, batch and merge refused, the state unchanged. */
+    write_u64(frame2 + 12 + 8 + 32 * 2, ((uint64_t)1 << 62) - 1);
+    resign(frame2, encoded);
+    OK(tce_ew_histogram_decode(h, frame2, encoded));
+    OK(tce_ew_histogram_samples(h, &count));
+    CHECK(count == TCE_MAX_COUNT);
+    const double score = 0.5;
+    const uint8_t label = 1;
+    EXPECT(tce_ew_histogram_push(h, 0.5, 1), TCE_STATUS_COUNT_OVERFLOW);
+    EXPECT(tce_ew_histogram_push_batch(h, &score, 1, &label, 1), TCE_STATUS_COUNT_OVERFLOW);
+    EXPECT(tce_ew_histogram_merge(h, copy), TCE_STATUS_COUNT_OVERFLOW);
+    ENCODE(tce_ew_histogram_encode, h, frame);
+    CHECK(memcmp(frame, frame2, encoded) == 0);
+
+    /* Defect 4, histogram: a bin count of 2^64 - 1, and bins that each fit but whose sum
+     * passes the bound. */
+    OK(tce_ew_histogram_reset(copy));
+    ENCODE(tce_ew_histogram_encode, copy, frame);
+    before_len = encoded;
+    memcpy(frame2, frame, encoded);
+    write_u64(frame2 + 12 + 8, UINT64_MAX);
+    resign(frame2, encoded);
+    EXPECT(tce_ew_histogram_decode(copy, frame2, encoded), TCE_STATUS_INCONSISTENT);
+    write_u64(frame2 + 12 + 8, TCE_MAX_COUNT);
+    write_u64(frame2 + 12 + 8 + 32 * 3, 1);
+    resign(frame2, encoded);
+    EXPECT(tce_ew_histogram_decode(copy, frame2, encoded), TCE_STATUS_INCONSISTENT);
+    ENCODE(tce_ew_histogram_encode, copy, frame2);
+    CHECK(encoded == before_len && memcmp(frame, frame2, encoded) == 0);
+    tce_ew_histogram_free(copy);
+    tce_ew_histogram_free(h);
+
+    /* Defect 3: reservoir merges doubling `seen` (4 -> 2^62 in 60 doublings; the 61st
+     * would pass the bound). */
+    const double four[4] = {0.1, 0.4, 0.6, 0.9};
+    const uint8_t four_labels[4] = {0, 1, 0, 1};
+    tce_reservoir *r = NULL, *other = NULL;
+    OK(tce_reservoir_new(4, 7, &r));
+    OK(tce_reservoir_new(4, 8, &other));
+    OK(tce_reservoir_push_batch(r, four, 4, four_labels, 4));
+    for (int doubling = 1; doubling <= 60; doubling++) {
+        ENCODE(tce_reservoir_encode, r, frame);
+        OK(tce_reservoir_decode(other, frame, encoded));
+        OK(tce_reservoir_merge(r, other));
+    }
+    OK(tce_reservoir_seen(r, &count));
+    CHECK(count == (uint64_t)1 << 62);
+    ENCODE(tce_reservoir_encode, r, frame);
+    before_len = encoded;
+    OK(tce_reservoir_decode(other, frame, encoded));
+    EXPECT(tce_reservoir_merge(r, other), TCE_STATUS_COUNT_OVERFLOW);
+    ENCODE(tce_reservoir_encode, r, frame2);
+    CHECK(encoded == before_len && memcmp(frame, frame2, encoded) == 0);
+    /* `seen` at the bound (offset 12 + 4): decodes, then refuses the next push. */
+    write_u64(frame2 + 12 + 4, TCE_MAX_COUNT);
+    resign(frame2, encoded);
+    OK(tce_reservoir_decode(r, frame2, encoded));
+    EXPECT(tce_reservoir_push(r, 0.5, 1), TCE_STATUS_COUNT_OVERFLOW);
+    EXPECT(tce_reservoir_push_batch(r, four, 4, four_labels, 4), TCE_STATUS_COUNT_OVERFLOW);
+    ENCODE(tce_reservoir_encode, r, frame);
+    CHECK(memcmp(frame, frame2, encoded) == 0);
+    /* Defect 4, reservoir: `seen` of 2^64 - 1. */
+    write_u64(frame2 + 12 + 4, UINT64_MAX);
+    resign(frame2, encoded);
+    EXPECT(tce_reservoir_decode(r, frame2, encoded), TCE_STATUS_INCONSISTENT);
+    ENCODE(tce_reservoir_encode, r, frame2);
+    CHECK(memcmp(frame, frame2, encoded) == 0);
+    tce_reservoir_free(other);
+    tce_reservoir_free(r);
+
+    /* Defect 5: a window frame with `seen` = 2^64 - 6, then a batch of 100, indexed out
+     * of bounds. Such a frame is now INCONSISTENT (defect 4, window); at seen =
+     * TCE_MAX_COUNT - 6 the batch of 100 is refused whole and 6 more fit exactly. */
+    double hundred[100];
+    uint8_t hundred_labels[100];
+    for (int i = 0; i < 100; i++) {
+        hundred[i] = i / 99.0;
+        hundred_labels[i] = (uint8_t)(i % 2);
+    }
+    tce_window *w = NULL;
+    OK(tce_window_new(4, &w));
+    OK(tce_window_push_batch(w, four, 4, four_labels, 4));
+    ENCODE(tce_window_encode, w, frame);
+    memcpy(frame2, frame, encoded);
+    write_u64(frame2 + 12 + 4, UINT64_MAX - 5);
+    resign(frame2, encoded);
+    EXPECT(tce_window_decode(w, frame2, encoded), TCE_STATUS_INCONSISTENT);
+    ENCODE(tce_window_encode, w, frame2);
+    CHECK(memcmp(frame, frame2, encoded) == 0);
+    write_u64(frame2 + 12 + 4, TCE_MAX_COUNT - 6);
+    resign(frame2, encoded);
+    OK(tce_window_decode(w, frame2, encoded));
+    EXPECT(tce_window_push_batch(w, hundred, 100, hundred_labels, 100), TCE_STATUS_COUNT_OVERFLOW);
+    ENCODE(tce_window_encode, w, frame);
+    CHECK(memcmp(frame, frame2, encoded) == 0);
+    OK(tce_window_push_batch(w, hundred + 94, 6, hundred_labels + 94, 6));
+    OK(tce_window_seen(w, &count));
+    CHECK(count == TCE_MAX_COUNT);
+    ENCODE(tce_window_encode, w, frame);
+    EXPECT(tce_window_push(w, 0.5, 1), TCE_STATUS_COUNT_OVERFLOW);
+    ENCODE(tce_window_encode, w, frame2);
+    CHECK(memcmp(frame, frame2, encoded) == 0);
+    tce_window_free(w);
+
+    /* Defect 4, decaying histogram: a bin count of 2^64 - 1 (bins at 12 + 24, 40 bytes
+     * each, count first); exactly the bound decodes and refuses the next push. */
+    tce_decaying_histogram *d = NULL;
+    OK(tce_decaying_histogram_new(4, TCE_CLOSURE_LEFT, 100.0, &d));
+    OK(tce_decaying_histogram_push_batch(d, four, 4, four_labels, 4));
+    ENCODE(tce_decaying_histogram_encode, d, frame);
+    memcpy(frame2, frame, encoded);
+    write_u64(frame2 + 12 + 24, UINT64_MAX);
+    resign(frame2, encoded);
+    EXPECT(tce_decaying_histogram_decode(d, frame2, encoded), TCE_STATUS_INCONSISTENT);
+    ENCODE(tce_decaying_histogram_encode, d, frame2);
+    CHECK(memcmp(frame, frame2, encoded) == 0);
+    write_u64(frame2 + 12 + 24, TCE_MAX_COUNT - 3); /* the other three bins hold one each */
+    resign(frame2, encoded);
+    OK(tce_decaying_histogram_decode(d, frame2, encoded));
+    OK(tce_decaying_histogram_samples(d, &count));
+    CHECK(count == TCE_MAX_COUNT);
+    EXPECT(tce_decaying_histogram_push(d, 0.5, 1), TCE_STATUS_COUNT_OVERFLOW);
+    EXPECT(tce_decaying_histogram_push_batch(d, four, 4, four_labels, 4), TCE_STATUS_COUNT_OVERFLOW);
+    ENCODE(tce_decaying_histogram_encode, d, frame);
+    CHECK(memcmp(frame, frame2, encoded) == 0);
+    tce_decaying_histogram_free(d);
+}
+
 static void test_portable(void) {
     /* Histogram: encode, decode elsewhere, equal bit for bit. */
     tce_ew_histogram *h = NULL, *copy = NULL, *five = NULL;
@@ -1675,9 +1848,13 @@ int main(void) {
     test_bin_limits();
     test_failed_calls_leave_memory_unchanged();
     test_null_with_length_zero_is_an_empty_array();
-    CHECK(seen[TCE_STATUS_TOO_MANY_BINS]);
-    for (uint32_t s = 0; s <= TCE_STATUS_INCONSISTENT; s++) {
-        if (!seen[s]) {
+    test_count_bound();
+    /* Every status up to INCONSISTENT, and those appended after it that C can raise
+     * (FRAME_TOO_LARGE needs a 4 GiB state and DEGENERATE_WEIGHTS a state no push or
+     * valid frame makes). */
+    for (uint32_t s = 0; s <= TCE_STATUS_DEGENERATE_WEIGHTS; s++) {
+        int raised = s <= TCE_STATUS_INCONSISTENT || s == TCE_STATUS_COUNT_OVERFLOW || s == TCE_STATUS_TOO_MANY_BINS;
+        if (raised && !seen[s]) {
             fprintf(stderr, "status %u (%s) never returned by the test\n", (unsigned)s, tce_status_str(s));
             failed++;
         }

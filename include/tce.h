@@ -628,7 +628,8 @@ void tce_ew_histogram_free(struct tce_ew_histogram *h);
  * Records one sample: `score` in [0, 1], `label` 0 (miss) or 1 (hit).
  *
  * Errors: `NULL_POINTER`, `WRONG_STATE`, `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`,
- * `INVALID_LABEL`; nothing is recorded then.
+ * `INVALID_LABEL`, `COUNT_OVERFLOW` (the histogram already counts `TCE_MAX_COUNT`
+ * samples); nothing is recorded then.
  *
  * # Safety
  * `h` must be NULL or a valid handle.
@@ -638,7 +639,8 @@ tce_status tce_ew_histogram_push(struct tce_ew_histogram *h, double score, uint8
 /**
  * Records a batch: all of it, or (when any element is bad) none of it.
  *
- * Errors: as `tce_ew_histogram_push`, and `LENGTH_MISMATCH` if `scores_len` differs from
+ * Errors: as `tce_ew_histogram_push` (`COUNT_OVERFLOW` if the batch would take the
+ * count past `TCE_MAX_COUNT`), and `LENGTH_MISMATCH` if `scores_len` differs from
  * `labels_len`; `MISALIGNED`.
  *
  * # Safety
@@ -655,7 +657,8 @@ tce_status tce_ew_histogram_push_batch(struct tce_ew_histogram *h,
  * histogram, bit for bit. `other` is not changed.
  *
  * Errors: `NULL_POINTER`, `WRONG_STATE`, `BIN_COUNT_MISMATCH`, `CLOSURE_MISMATCH`,
- * `SAME_STATE` (`h == other`); nothing changes then.
+ * `SAME_STATE` (`h == other`), `COUNT_OVERFLOW` (the two together count more than
+ * `TCE_MAX_COUNT` samples); nothing changes then.
  *
  * # Safety
  * `h` and `other` NULL or valid handles of states that do not overlap.
@@ -994,7 +997,8 @@ void tce_window_free(struct tce_window *w);
  * Records one sample; a full window evicts its oldest.
  *
  * Errors: `NULL_POINTER`, `WRONG_STATE`, `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`,
- * `INVALID_LABEL`; nothing changes then.
+ * `INVALID_LABEL`, `COUNT_OVERFLOW` (`seen` would pass `TCE_MAX_COUNT`); nothing
+ * changes then.
  *
  * # Safety
  * `w` must be NULL or a valid handle.
@@ -1182,7 +1186,8 @@ void tce_reservoir_free(struct tce_reservoir *r);
  * chosen held one.
  *
  * Errors: `NULL_POINTER`, `WRONG_STATE`, `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`,
- * `INVALID_LABEL`; nothing changes then.
+ * `INVALID_LABEL`, `COUNT_OVERFLOW` (`seen` would pass `TCE_MAX_COUNT`); nothing
+ * changes then.
  *
  * # Safety
  * `r` must be NULL or a valid handle.
@@ -1208,7 +1213,8 @@ tce_status tce_reservoir_push_batch(struct tce_reservoir *r,
  * `seen` their sum (uses `r`'s random state). `other` is not changed.
  *
  * Errors: `NULL_POINTER`, `WRONG_STATE`, `CAPACITY_MISMATCH` (reservoirs merge only at
- * equal capacity), `SAME_STATE`; nothing changes then.
+ * equal capacity), `SAME_STATE`, `COUNT_OVERFLOW` (the summed `seen` would pass
+ * `TCE_MAX_COUNT`); nothing changes then.
  *
  * # Safety
  * `r` and `other` NULL or valid handles of states that do not overlap.
@@ -1384,7 +1390,8 @@ void tce_decaying_histogram_free(struct tce_decaying_histogram *h);
  * Records one sample.
  *
  * Errors: `NULL_POINTER`, `WRONG_STATE`, `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`,
- * `INVALID_LABEL`; nothing is recorded then.
+ * `INVALID_LABEL`, `COUNT_OVERFLOW` (the histogram already counts `TCE_MAX_COUNT`
+ * samples); nothing is recorded then.
  *
  * # Safety
  * `h` must be NULL or a valid handle.
@@ -1636,8 +1643,9 @@ tce_status tce_concurrent_histogram_push_batch_to(struct tce_concurrent_histogra
  * (joined), it equals, bit for bit, a histogram fed the same samples in one thread.
  * `into` is an ordinary state: only one thread at a time may use it.
  *
- * Errors: `NULL_POINTER`, `WRONG_STATE`, `BIN_COUNT_MISMATCH`, `CLOSURE_MISMATCH`;
- * `into` is unchanged then.
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `BIN_COUNT_MISMATCH`, `CLOSURE_MISMATCH`,
+ * `COUNT_OVERFLOW` (the shards count more than `TCE_MAX_COUNT` samples in all, which
+ * takes 2^63 pushes); `into` is unchanged then.
  *
  * # Safety
  * `h` and `into` NULL or valid handles; nothing else accesses `into` meanwhile.
@@ -1686,7 +1694,9 @@ tce_status tce_concurrent_histogram_shard_count(const struct tce_concurrent_hist
 /**
  * The number of bytes `tce_ew_histogram_encode` writes: 24 + 32 per bin.
  *
- * Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`.
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `FRAME_TOO_LARGE` (a payload
+ * above 2^32 − 1 bytes, which the format's 32-bit length field cannot describe:
+ * the state has no encoding; nothing is written).
  *
  * # Safety
  * `h` NULL or a valid handle; `out` NULL or valid for a write.
@@ -1698,7 +1708,8 @@ tce_status tce_ew_histogram_encoded_len(const struct tce_ew_histogram *h, size_t
  * writes the number of bytes to `*written`.
  *
  * Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `BUFFER_TOO_SMALL` (`out_len`
- * below `tce_ew_histogram_encoded_len`: nothing written).
+ * below `tce_ew_histogram_encoded_len`), `FRAME_TOO_LARGE` (as `tce_ew_histogram_encoded_len`);
+ * nothing written then.
  *
  * # Safety
  * `h` NULL or a valid handle; `out` NULL or writable for `out_len` bytes, not
@@ -1851,7 +1862,9 @@ tce_status tce_window_decode(struct tce_window *w, const uint8_t *bytes, size_t 
 /**
  * The number of bytes `tce_decaying_histogram_encode` writes: 40 + 40 per bin.
  *
- * Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`.
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `FRAME_TOO_LARGE` (a payload
+ * above 2^32 − 1 bytes, which the format's 32-bit length field cannot describe:
+ * the state has no encoding; nothing is written).
  *
  * # Safety
  * `h` NULL or a valid handle; `out` NULL or valid for a write.
@@ -1864,7 +1877,8 @@ tce_status tce_decaying_histogram_encoded_len(const struct tce_decaying_histogra
  * bytes to `*written`.
  *
  * Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `BUFFER_TOO_SMALL` (`out_len`
- * below `tce_decaying_histogram_encoded_len`: nothing written).
+ * below `tce_decaying_histogram_encoded_len`), `FRAME_TOO_LARGE` (as `tce_decaying_histogram_encoded_len`);
+ * nothing written then.
  *
  * # Safety
  * `h` NULL or a valid handle; `out` NULL or writable for `out_len` bytes, not

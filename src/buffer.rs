@@ -128,12 +128,16 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
 
     /// Appends another buffer's samples after this one's, in their arrival order: the
     /// result equals pushing both streams. If they do not fit, nothing changes.
+    ///
+    /// The counts cannot reach [`crate::MAX_COUNT`]: a buffer holds at most
+    /// [`MAX_CAPACITY`] < 2^31 samples, checked here before anything is added, so the
+    /// merged length, hits and arrival numbers (< 2^32 with the label bit) all fit.
     pub fn merge<T: AsRef<[Slot]> + ?Sized>(
         &mut self,
         other: &SortedBuffer<T>,
     ) -> Result<(), MergeError> {
         let (capacity, len, requested) = (self.capacity(), self.len, other.len);
-        if requested > capacity - len {
+        if requested > capacity.saturating_sub(len) {
             return Err(MergeError::Full {
                 capacity,
                 len,

@@ -30,6 +30,7 @@ use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use crate::binning::{equal_width_edges, Closure};
 use crate::error::{ConfigError, MergeError, PushError};
 use crate::histogram::Histogram;
+use crate::limits::add_counts;
 use crate::sample;
 use crate::stats::{to_fixed, BinStats};
 
@@ -306,6 +307,18 @@ impl<S: BinStorage + ?Sized> ConcurrentHistogram<S> {
     /// Copies the current counts, summed over the shards (exactly), into `into` (same
     /// bin count and closure), replacing its contents; the estimators then read that
     /// histogram.
+    ///
+    /// Errors: [`MergeError::BinCountMismatch`], [`MergeError::ClosureMismatch`], and
+    /// [`MergeError::CountOverflow`] when the shards hold more than [`crate::MAX_COUNT`]
+    /// samples in all; `into` is unchanged then.
+    ///
+    /// Pushes are not bounded one by one (a shared check would serialise the threads
+    /// that shards keep apart), and need not be: a count grows only by one push at a
+    /// time, so reaching 2^63 takes 2^63 pushes, about 292 years at one a nanosecond,
+    /// and the `u64` counters cannot wrap before 2^64. The bound is checked here, where
+    /// shards are summed: first over all counters, before `into` changes; then again as
+    /// they are copied, in case pushes during the snapshot crossed it — only possible
+    /// within nanoseconds of the 2^63rd push, and then `into` is left empty.
     pub fn snapshot_into<T>(&self, into: &mut Histogram<T>) -> Result<(), MergeError>
     where
         T: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized,
@@ -317,13 +330,19 @@ impl<S: BinStorage + ?Sized> ConcurrentHistogram<S> {
         if into.closure() != self.closure {
             return Err(MergeError::ClosureMismatch);
         }
-        let slots = into.bins_mut();
-        slots.fill(BinStats::EMPTY);
-        for shard in self.storage.all_bins().chunks_exact(self.bins) {
-            for (slot, bin) in slots.iter_mut().zip(shard) {
-                slot.merge(&bin.snapshot());
+        self.storage
+            .all_bins()
+            .iter()
+            .try_fold(0, |total, bin| add_counts(total, bin.count.load(Relaxed)))?;
+        let closure = into.closure();
+        into.overwrite(closure, |slots| {
+            for shard in self.storage.all_bins().chunks_exact(self.bins) {
+                for (slot, bin) in slots.iter_mut().zip(shard) {
+                    slot.merge(&bin.snapshot())?;
+                }
             }
-        }
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -436,5 +455,26 @@ mod tests {
         );
         let h = ConcurrentHistogram::with_storage(&storage, 5, Closure::Left).unwrap();
         assert_eq!((h.bin_count(), h.shard_count()), (5, 2));
+    }
+
+    #[test]
+    fn a_snapshot_whose_shards_sum_past_the_bound_is_refused() {
+        // 2^63 pushes cannot be made in a test: set the counters (all misses at score 0,
+        // valid bins) as if they had been.
+        let h = ConcurrentHistogram::<[[AtomicBin; 3]; 2]>::new(Closure::Left);
+        let bins = h.storage.all_bins();
+        bins[0].count.store(1 << 62, Relaxed);
+        bins[3].count.store((1 << 62) - 1, Relaxed); // bin 0 of shard 1
+        let mut into = InlineHistogram::<3>::new(Closure::Left);
+        into.push_batch(&[0.1, 0.5, 0.9], &[1, 0, 1]).unwrap();
+        let before = into.clone();
+        h.snapshot_into(&mut into).unwrap();
+        assert_eq!(into.samples(), crate::MAX_COUNT);
+        assert_eq!(into.bins()[0].count(), crate::MAX_COUNT);
+        // One more push, in any shard, passes the bound.
+        h.push_to(1, 0.9, 1).unwrap();
+        let mut into = before.clone();
+        assert_eq!(h.snapshot_into(&mut into), Err(MergeError::CountOverflow));
+        assert_eq!(into, before);
     }
 }

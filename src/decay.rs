@@ -34,6 +34,7 @@
 use crate::binning::{equal_width_edges, Closure};
 use crate::error::{ConfigError, EstimateError, PushError};
 use crate::estimate::{self, BinSummary, Estimate};
+use crate::limits::{add_counts, batch_count};
 use crate::norm::Norm;
 use crate::sample;
 
@@ -125,6 +126,9 @@ pub struct DecayingHistogram<S: ?Sized = [DecayedBin]> {
     pub(crate) retain: f64,
     /// The weight the next sample gets, in [1, 2^200].
     pub(crate) next_weight: f64,
+    /// Samples recorded: the sum of the bins' counts, at most [`crate::MAX_COUNT`], kept
+    /// so that a push checks the bound in O(1).
+    pub(crate) samples: u64,
     pub(crate) bins: S,
 }
 
@@ -164,6 +168,7 @@ impl<const B: usize> DecayingHistogram<[DecayedBin; B]> {
             half_life,
             retain,
             next_weight: 1.0,
+            samples: 0,
             bins: [DecayedBin::EMPTY; B],
         })
     }
@@ -185,28 +190,35 @@ impl<'a> DecayingHistogram<&'a mut [DecayedBin]> {
             half_life,
             retain,
             next_weight: 1.0,
+            samples: 0,
             bins: storage,
         })
     }
 }
 
 impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S> {
-    /// Records one sample; a bad one is refused and nothing changes.
+    /// Records one sample; a bad one is refused, and so is one that would take the
+    /// count past [`crate::MAX_COUNT`] ([`PushError::CountOverflow`]): nothing changes.
     pub fn push(&mut self, score: f64, label: u8) -> Result<(), PushError> {
         sample::check(score, label, 0)?;
+        self.samples = add_counts(self.samples, 1)?;
         self.record(score, label);
         Ok(())
     }
 
-    /// Records a batch in order: all of it, or (when any element is bad) none of it.
+    /// Records a batch in order: all of it, or (when any element is bad, or the batch
+    /// would take the count past [`crate::MAX_COUNT`]) none of it.
     pub fn push_batch(&mut self, scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
         sample::check_batch(scores, labels)?;
+        self.samples = add_counts(self.samples, batch_count(scores.len())?)?;
         for (&score, &label) in scores.iter().zip(labels) {
             self.record(score, label);
         }
         Ok(())
     }
 
+    /// Records a checked sample whose count the caller has added to `samples` (which
+    /// bounds the bin's count: it cannot overflow).
     fn record(&mut self, score: f64, label: u8) {
         let bins = self.bins.as_mut();
         bins[self.closure.bin_index(score, bins.len())].record(self.next_weight, score, label);
@@ -222,6 +234,7 @@ impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S>
     pub fn reset(&mut self) {
         self.bins.as_mut().fill(DecayedBin::EMPTY);
         self.next_weight = 1.0;
+        self.samples = 0;
     }
 }
 
@@ -268,9 +281,10 @@ impl<S: AsRef<[DecayedBin]> + ?Sized> DecayingHistogram<S> {
         self.half_life
     }
 
-    /// Samples pushed since creation or the last reset (the estimates report this).
+    /// Samples pushed since creation or the last reset (the estimates report this), at
+    /// most [`crate::MAX_COUNT`].
     pub fn samples(&self) -> u64 {
-        self.bins().iter().map(|bin| bin.count).sum()
+        self.samples
     }
 
     /// ECE_bin with every sample weighted by its decay.

@@ -7,6 +7,7 @@
 use crate::binning::{equal_width_edges, left_closed_index, right_closed_index, Closure};
 use crate::error::{ConfigError, EstimateError, MergeError, PushError};
 use crate::estimate::{self, Estimate};
+use crate::limits::{add_counts, batch_count, CountOverflow};
 use crate::norm::Norm;
 use crate::sample;
 use crate::stats::{self, BinStats};
@@ -16,6 +17,9 @@ use crate::stats::{self, BinStats};
 #[repr(C)]
 pub struct Histogram<S: ?Sized = [BinStats]> {
     closure: Closure,
+    /// The samples recorded: the sum of the bins' counts, kept so that a push checks the
+    /// bound ([`crate::MAX_COUNT`]) in O(1). Every bin's count is at most this.
+    samples: u64,
     /// Last, so that `Histogram<[BinStats; B]>` coerces to `Histogram<[BinStats]>`.
     bins: S,
 }
@@ -53,6 +57,7 @@ impl<const B: usize> Histogram<[BinStats; B]> {
         let () = Self::AT_MOST_MAX_BINS;
         Histogram {
             closure,
+            samples: 0,
             bins: [BinStats::EMPTY; B],
         }
     }
@@ -71,39 +76,46 @@ impl<'a> Histogram<&'a mut [BinStats]> {
         storage.fill(BinStats::EMPTY);
         Ok(Histogram {
             closure,
+            samples: 0,
             bins: storage,
         })
     }
 }
 
 impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
-    /// Records one sample. A bad score or label is refused and nothing is recorded.
+    /// Records one sample. A bad score or label is refused, and so is a sample that
+    /// would take the count past [`crate::MAX_COUNT`] ([`PushError::CountOverflow`]);
+    /// nothing is recorded then.
     #[inline]
     pub fn push(&mut self, score: f64, label: u8) -> Result<(), PushError> {
         sample::check(score, label, 0)?;
-        self.record(score, label);
+        self.samples = add_counts(self.samples, 1)?;
+        let bins = self.bins.as_mut();
+        let index = self.closure.bin_index(score, bins.len());
+        // The bin's count is at most the total just checked.
+        bins[index].record(score, label);
         Ok(())
     }
 
-    /// Records a batch: all of it, or (when any element is bad) none of it.
+    /// Records a batch: all of it, or (when any element is bad, or the batch would take
+    /// the count past [`crate::MAX_COUNT`]) none of it.
     pub fn push_batch(&mut self, scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
+        // The bound is checked once for the whole batch, before anything is recorded;
+        // within it no bin's count can overflow.
+        let samples = add_counts(self.samples, batch_count(scores.len())?)?;
         // The closure is chosen once, not per sample.
         match self.closure {
             Closure::Left => fill(self.bins.as_mut(), scores, labels, left_closed_index),
             Closure::Right => fill(self.bins.as_mut(), scores, labels, right_closed_index),
-        }
-    }
-
-    #[inline]
-    fn record(&mut self, score: f64, label: u8) {
-        let bins = self.bins.as_mut();
-        let index = self.closure.bin_index(score, bins.len());
-        bins[index].record(score, label);
+        }?;
+        self.samples = samples;
+        Ok(())
     }
 
     /// Adds another histogram's samples. Counts and score sums add exactly, so the result
     /// equals pushing both streams into one histogram. Both must have the same bin count
-    /// and closure; otherwise nothing changes.
+    /// and closure, and the merged count must stay within [`crate::MAX_COUNT`]
+    /// ([`MergeError::CountOverflow`]); otherwise nothing changes.
     pub fn merge<T: AsRef<[BinStats]> + ?Sized>(
         &mut self,
         other: &Histogram<T>,
@@ -115,24 +127,48 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
         if self.closure != other.closure {
             return Err(MergeError::ClosureMismatch);
         }
+        let samples = add_counts(self.samples, other.samples)?;
         for (mine, theirs) in self.bins.as_mut().iter_mut().zip(other.bins.as_ref()) {
-            mine.merge(theirs);
+            // Cannot fail: each bin's merged count is at most the merged total, checked
+            // above.
+            mine.merge(theirs)?;
         }
+        self.samples = samples;
         Ok(())
     }
 
-    pub(crate) fn set_closure(&mut self, closure: Closure) {
-        self.closure = closure;
-    }
-
-    /// The bins, for states that fill them wholesale (snapshots, decoding).
-    pub(crate) fn bins_mut(&mut self) -> &mut [BinStats] {
-        self.bins.as_mut()
+    /// Replaces every bin with what `fill` writes (snapshots, decoding), then recounts
+    /// the total. `fill` is given empty bins. If `fill` fails, or the bins it wrote sum
+    /// past [`crate::MAX_COUNT`], the histogram is left empty and the error returned:
+    /// callers check the bound before they call this, so that cannot happen to them.
+    pub(crate) fn overwrite(
+        &mut self,
+        closure: Closure,
+        fill: impl FnOnce(&mut [BinStats]) -> Result<(), CountOverflow>,
+    ) -> Result<(), CountOverflow> {
+        self.reset();
+        let bins = self.bins.as_mut();
+        let samples = fill(bins).and_then(|()| {
+            bins.iter()
+                .try_fold(0, |total, bin| add_counts(total, bin.count()))
+        });
+        match samples {
+            Ok(samples) => {
+                self.closure = closure;
+                self.samples = samples;
+                Ok(())
+            }
+            Err(e) => {
+                self.reset();
+                Err(e)
+            }
+        }
     }
 
     /// Forgets every sample; the bin count and closure stay.
     pub fn reset(&mut self) {
         self.bins.as_mut().fill(BinStats::EMPTY);
+        self.samples = 0;
     }
 }
 
@@ -157,9 +193,9 @@ impl<S: AsRef<[BinStats]> + ?Sized> Histogram<S> {
         equal_width_edges(k, self.bin_count())
     }
 
-    /// The number of samples recorded.
+    /// The number of samples recorded (at most [`crate::MAX_COUNT`]).
     pub fn samples(&self) -> u64 {
-        self.bins.as_ref().iter().map(BinStats::count).sum()
+        self.samples
     }
 
     /// All bins merged into one: the sample count, the overall accuracy and the mean
@@ -167,7 +203,9 @@ impl<S: AsRef<[BinStats]> + ?Sized> Histogram<S> {
     pub fn total(&self) -> BinStats {
         let mut total = BinStats::EMPTY;
         for bin in self.bins() {
-            total.merge(bin);
+            // Cannot fail: the bins' counts sum to `samples` ≤ MAX_COUNT (every
+            // operation that grows a count checks the bound first).
+            let _ = total.merge(bin);
         }
         total
     }
@@ -189,7 +227,9 @@ impl<S: AsRef<[BinStats]> + ?Sized> Histogram<S> {
 }
 
 /// Records a batch into `bins`, placing each sample with `index`: all of it, or (when an
-/// element is bad) none of it.
+/// element is bad) none of it. The caller has checked that the histogram's total count
+/// plus the batch's length stays within [`crate::MAX_COUNT`], which bounds every count
+/// below: the merges here cannot fail.
 #[inline]
 fn fill(
     bins: &mut [BinStats],
@@ -213,7 +253,7 @@ fn fill(
         .chunks(PACKED_SAMPLES)
         .zip(labels.chunks(PACKED_SAMPLES))
     {
-        suspect |= fill_lanes(staged, scores, labels, index);
+        suspect |= fill_lanes(staged, scores, labels, index)?;
     }
     // The lanes' cheap test only raises suspicion; the one validation rule decides, and
     // names the offending element.
@@ -221,13 +261,15 @@ fn fill(
         sample::check_batch(scores, labels)?;
     }
     for (bin, partial) in bins.iter_mut().zip(staged.iter()) {
-        bin.merge(partial);
+        bin.merge(partial)?;
     }
     Ok(())
 }
 
 /// Adds at most `PACKED_SAMPLES` samples to `staged` (≤ `LANED_BINS` bins) through packed
-/// lanes, validating as it goes. Returns whether any element may be invalid.
+/// lanes, validating as it goes. Returns whether any element may be invalid. (The
+/// `CountOverflow` cannot happen: `staged` counts one batch, whose length the caller
+/// has checked against the bound.)
 ///
 /// Consecutive samples mostly land in the same few bins, and updating one bin from
 /// back-to-back samples serialises every sample on the previous one's store: four lanes
@@ -243,7 +285,7 @@ fn fill_lanes(
     scores: &[f64],
     labels: &[u8],
     index: impl Fn(f64, usize) -> usize,
-) -> bool {
+) -> Result<bool, CountOverflow> {
     debug_assert!(staged.len() <= LANED_BINS && scores.len() <= PACKED_SAMPLES);
     let count = staged.len();
     let mut lanes = [[0u128; CELLS]; LANES];
@@ -277,10 +319,10 @@ fn fill_lanes(
                 (misses + hits) as u64,
                 hits as u64,
                 quanta,
-            ));
+            ))?;
         }
     }
-    clamped_away.iter().sum::<f64>() != 0.0 || label_bits > 1
+    Ok(clamped_away.iter().sum::<f64>() != 0.0 || label_bits > 1)
 }
 
 impl<const B: usize> Default for Histogram<[BinStats; B]> {

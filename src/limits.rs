@@ -18,3 +18,55 @@ pub const MAX_COUNT: u64 = (1 << 63) - 1;
 /// minutes. At 32 bytes a bin, a histogram of `MAX_BINS` bins is 512 MiB and its encoding
 /// fits the format's 32-bit payload length.
 pub const MAX_BINS: usize = 1 << 24;
+
+/// A count would pass [`MAX_COUNT`]: what [`add_counts`] refuses with. Converts into the
+/// named error of each operation family ([`crate::PushError::CountOverflow`],
+/// [`crate::MergeError::CountOverflow`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CountOverflow;
+
+/// `a + b`, if it stays within [`MAX_COUNT`]: the one addition every count that grows
+/// goes through (pushes, batches, merges, `seen`). Checked, so it never wraps or panics,
+/// in debug, release and `no_std` alike; the caller refuses before it changes anything.
+#[inline]
+pub(crate) const fn add_counts(a: u64, b: u64) -> Result<u64, CountOverflow> {
+    match a.checked_add(b) {
+        Some(sum) if sum <= MAX_COUNT => Ok(sum),
+        _ => Err(CountOverflow),
+    }
+}
+
+/// A batch's length as a count (a `usize` always fits a `u64` on the targets Rust
+/// supports; the conversion is checked anyway, so a wider `usize` could not wrap it).
+#[inline]
+pub(crate) fn batch_count(len: usize) -> Result<u64, CountOverflow> {
+    u64::try_from(len).map_err(|_| CountOverflow)
+}
+
+impl From<CountOverflow> for crate::PushError {
+    fn from(_: CountOverflow) -> Self {
+        crate::PushError::CountOverflow
+    }
+}
+
+impl From<CountOverflow> for crate::MergeError {
+    fn from(_: CountOverflow) -> Self {
+        crate::MergeError::CountOverflow
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_add_up_to_the_bound_and_no_further() {
+        assert_eq!(add_counts(MAX_COUNT - 1, 1), Ok(MAX_COUNT));
+        assert_eq!(add_counts(MAX_COUNT, 0), Ok(MAX_COUNT));
+        assert_eq!(add_counts(MAX_COUNT, 1), Err(CountOverflow));
+        assert_eq!(add_counts(u64::MAX, 1), Err(CountOverflow));
+        assert_eq!(add_counts(u64::MAX, u64::MAX), Err(CountOverflow));
+        assert_eq!(add_counts(1 << 62, 1 << 62), Err(CountOverflow));
+        assert_eq!(add_counts(0, 0), Ok(0));
+    }
+}

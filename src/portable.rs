@@ -37,6 +37,7 @@ use crate::buffer::{Slot, SortedBuffer};
 use crate::decay::{self, DecayedBin, DecayingHistogram, MIN_RETAIN, RESCALE_ABOVE};
 use crate::error::PushError;
 use crate::histogram::Histogram;
+use crate::limits::{add_counts, CountOverflow, MAX_COUNT};
 use crate::reservoir::Reservoir;
 use crate::rng::Xoshiro256PlusPlus;
 use crate::stats::BinStats;
@@ -206,21 +207,57 @@ pub fn crc32(bytes: &[u8]) -> u32 {
     })
 }
 
-/// Writes a frame of `kind` whose payload `fill` writes into the given slice.
+/// The length of the frame of a payload of `head` bytes and `count` units of `unit`
+/// bytes, or [`EncodeError::FrameTooLarge`] when the format cannot describe it: a payload
+/// above `u32::MAX` bytes (its length field has 32 bits), or a length that overflows
+/// `usize` (then `payload` is `usize::MAX`). Computed without overflow.
+fn frame_len(head: usize, unit: usize, count: usize) -> Result<usize, EncodeError> {
+    let payload = unit
+        .checked_mul(count)
+        .and_then(|body| body.checked_add(head))
+        .ok_or(EncodeError::FrameTooLarge {
+            payload: usize::MAX,
+        })?;
+    check_payload_len(payload)?;
+    (HEADER + TRAILER)
+        .checked_add(payload)
+        .ok_or(EncodeError::FrameTooLarge { payload })
+}
+
+/// The payload length as the frame's 32-bit length field, or
+/// [`EncodeError::FrameTooLarge`].
+fn check_payload_len(payload: usize) -> Result<u32, EncodeError> {
+    u32::try_from(payload).map_err(|_| EncodeError::FrameTooLarge { payload })
+}
+
+/// `frame_len`'s answer as the public `encoded_len` gives it: a state the format cannot
+/// describe has no encoding, and `usize::MAX` (which no buffer holds) says so.
+fn or_unencodable(frame_len: Result<usize, EncodeError>) -> usize {
+    frame_len.unwrap_or(usize::MAX)
+}
+
+/// Writes a frame of `kind` whose payload `fill` writes into the given slice. Checks the
+/// payload length (it must fit the 32-bit field) and the output's size before it writes
+/// anything.
 fn write_frame(
     out: &mut [u8],
     kind: u16,
     payload_len: usize,
     fill: impl FnOnce(&mut [u8]),
 ) -> Result<usize, EncodeError> {
-    let needed = HEADER + payload_len + TRAILER;
+    let length_field = check_payload_len(payload_len)?;
+    let needed = (HEADER + TRAILER)
+        .checked_add(payload_len)
+        .ok_or(EncodeError::FrameTooLarge {
+            payload: payload_len,
+        })?;
     let out = out
         .get_mut(..needed)
         .ok_or(EncodeError::BufferTooSmall { needed })?;
     out[0..4].copy_from_slice(&MAGIC);
     out[4..6].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
     out[6..8].copy_from_slice(&kind.to_le_bytes());
-    out[8..12].copy_from_slice(&(payload_len as u32).to_le_bytes());
+    out[8..12].copy_from_slice(&length_field.to_le_bytes());
     fill(&mut out[HEADER..HEADER + payload_len]);
     let crc = crc32(&out[..HEADER + payload_len]);
     out[HEADER + payload_len..].copy_from_slice(&crc.to_le_bytes());
@@ -323,20 +360,32 @@ fn f64_at(bytes: &[u8], at: usize) -> f64 {
 }
 
 impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
-    /// The number of bytes [`Histogram::encode`] writes.
+    /// The number of bytes [`Histogram::encode`] writes: 24 + 32 per bin. For a
+    /// histogram too large for the format (a payload above `u32::MAX` bytes, about 2^27
+    /// bins, more than [`crate::MAX_BINS`] allows) `usize::MAX`: it has no encoding, and
+    /// `encode` refuses it with [`EncodeError::FrameTooLarge`].
     pub fn encoded_len(&self) -> usize {
-        HEADER + 8 + BIN_BYTES * self.bin_count() + TRAILER
+        or_unencodable(self.frame_len())
+    }
+
+    /// The frame's length, or why there is none.
+    pub(crate) fn frame_len(&self) -> Result<usize, EncodeError> {
+        frame_len(8, BIN_BYTES, self.bin_count())
     }
 
     /// Writes the histogram into `out` and returns the number of bytes written.
+    ///
+    /// Errors: [`EncodeError::FrameTooLarge`] (see [`Self::encoded_len`]),
+    /// [`EncodeError::BufferTooSmall`]; nothing is written then.
     pub fn encode(&self, out: &mut [u8]) -> Result<usize, EncodeError> {
-        let payload_len = self.encoded_len() - HEADER - TRAILER;
+        let payload_len = self.frame_len()? - HEADER - TRAILER;
         write_frame(out, KIND_HISTOGRAM, payload_len, |payload| {
             payload[0] = match self.closure() {
                 Closure::Left => 0,
                 Closure::Right => 1,
             };
             payload[1..4].fill(0);
+            // The bin count fits: the payload, longer than it, fits 32 bits.
             payload[4..8].copy_from_slice(&(self.bin_count() as u32).to_le_bytes());
             for (bin, out) in self
                 .bins()
@@ -374,6 +423,7 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
                 found,
             });
         }
+        // `from_parts` refuses a bin of more than MAX_COUNT samples.
         let parse = |chunk: &[u8]| {
             let sum = u128::from(u64_at(chunk, 24)) << 64 | u128::from(u64_at(chunk, 16));
             BinStats::from_parts(u64_at(chunk, 0), u64_at(chunk, 8), sum)
@@ -382,33 +432,40 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
         let mut samples = 0u64;
         for chunk in bins.clone() {
             let bin = parse(chunk).ok_or(DecodeError::Inconsistent)?;
-            // The estimates sum the counts.
-            samples = samples
-                .checked_add(bin.count())
-                .ok_or(DecodeError::Inconsistent)?;
+            // No state counts more than MAX_COUNT samples in all.
+            samples = add_counts(samples, bin.count()).map_err(|_| DecodeError::Inconsistent)?;
         }
-        for (bin, chunk) in self.bins_mut().iter_mut().zip(bins) {
-            *bin = parse(chunk).unwrap_or(BinStats::EMPTY);
-        }
-        self.set_closure(closure);
-        Ok(())
+        // Cannot fail: every bin was checked above, and so was their total.
+        self.overwrite(closure, |slots| {
+            for (slot, chunk) in slots.iter_mut().zip(bins) {
+                *slot = parse(chunk).ok_or(CountOverflow)?;
+            }
+            Ok(())
+        })
+        .map_err(|_| DecodeError::Inconsistent)
     }
 }
 
 impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
-    /// The number of bytes [`SortedBuffer::encode`] writes.
+    /// The number of bytes [`SortedBuffer::encode`] writes: 20 + 9 per sample (a
+    /// buffer holds fewer than 2^31 samples, so it always fits the format).
     pub fn encoded_len(&self) -> usize {
-        HEADER + 4 + SAMPLE_BYTES * self.len() + TRAILER
+        or_unencodable(self.frame_len())
+    }
+
+    /// The frame's length, or why there is none.
+    pub(crate) fn frame_len(&self) -> Result<usize, EncodeError> {
+        frame_len(4, SAMPLE_BYTES, self.len())
     }
 
     /// Writes the buffer's samples, in arrival order, into `out`; returns the bytes
     /// written. Puts the buffer in arrival order (a later estimate sorts it again).
+    /// On error ([`EncodeError::BufferTooSmall`]) nothing is written.
     pub fn encode(&mut self, out: &mut [u8]) -> Result<usize, EncodeError> {
-        let payload_len = self.encoded_len() - HEADER - TRAILER;
-        if out.len() < HEADER + payload_len + TRAILER {
-            return Err(EncodeError::BufferTooSmall {
-                needed: HEADER + payload_len + TRAILER,
-            });
+        let needed = self.frame_len()?;
+        let payload_len = needed - HEADER - TRAILER;
+        if out.len() < needed {
+            return Err(EncodeError::BufferTooSmall { needed });
         }
         let len = self.len();
         let samples = self.arrival_order();
@@ -431,9 +488,15 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
 }
 
 impl<S: AsRef<[Slot]>> Reservoir<S> {
-    /// The number of bytes [`Reservoir::encode`] writes.
+    /// The number of bytes [`Reservoir::encode`] writes: 64 + 9 per held sample (it
+    /// holds fewer than 2^31, so it always fits the format).
     pub fn encoded_len(&self) -> usize {
-        HEADER + RESERVOIR_HEADER + 4 + SAMPLE_BYTES * self.len() + TRAILER
+        or_unencodable(self.frame_len())
+    }
+
+    /// The frame's length, or why there is none.
+    pub(crate) fn frame_len(&self) -> Result<usize, EncodeError> {
+        frame_len(RESERVOIR_HEADER + 4, SAMPLE_BYTES, self.len())
     }
 }
 
@@ -441,7 +504,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
     /// Writes the reservoir (capacity, samples seen, random state and held samples in
     /// arrival order) into `out`; returns the bytes written.
     pub fn encode(&mut self, out: &mut [u8]) -> Result<usize, EncodeError> {
-        let needed = self.encoded_len();
+        let needed = self.frame_len()?;
         if out.len() < needed {
             return Err(EncodeError::BufferTooSmall { needed });
         }
@@ -476,6 +539,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
             });
         }
         let seen = u64_at(payload, 4);
+        if seen > MAX_COUNT {
+            return Err(DecodeError::Inconsistent);
+        }
         let state = [12, 20, 28, 36].map(|at| u64_at(payload, at));
         let rng = Xoshiro256PlusPlus::from_state(state).ok_or(DecodeError::Inconsistent)?;
         let samples = read_samples(&payload[RESERVOIR_HEADER..], found)?;
@@ -489,9 +555,15 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
 }
 
 impl<S: AsRef<[Slot]>, R> SlidingWindow<S, R> {
-    /// The number of bytes [`SlidingWindow::encode`] writes.
+    /// The number of bytes [`SlidingWindow::encode`] writes: 32 + 9 per held sample
+    /// (it holds fewer than 2^30, so it always fits the format).
     pub fn encoded_len(&self) -> usize {
-        HEADER + WINDOW_HEADER + 4 + SAMPLE_BYTES * self.len() + TRAILER
+        or_unencodable(self.frame_len())
+    }
+
+    /// The frame's length, or why there is none.
+    pub(crate) fn frame_len(&self) -> Result<usize, EncodeError> {
+        frame_len(WINDOW_HEADER + 4, SAMPLE_BYTES, self.len())
     }
 }
 
@@ -500,7 +572,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
     /// `out`; returns the bytes written. Puts the samples in arrival order (the next
     /// eviction or estimate sorts them again; results are unaffected).
     pub fn encode(&mut self, out: &mut [u8]) -> Result<usize, EncodeError> {
-        let needed = self.encoded_len();
+        let needed = self.frame_len()?;
         if out.len() < needed {
             return Err(EncodeError::BufferTooSmall { needed });
         }
@@ -529,6 +601,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
             });
         }
         let seen = u64_at(payload, 4);
+        if seen > MAX_COUNT {
+            return Err(DecodeError::Inconsistent);
+        }
         let samples = read_samples(&payload[WINDOW_HEADER..], found)?;
         // A window holds the last min(N, seen) samples.
         if samples.clone().count() as u64 != seen.min(found as u64) {
@@ -573,15 +648,26 @@ fn decayed_bin(chunk: &[u8], next_weight: f64) -> Option<DecayedBin> {
 }
 
 impl<S: AsRef<[DecayedBin]> + ?Sized> DecayingHistogram<S> {
-    /// The number of bytes [`DecayingHistogram::encode`] writes.
+    /// The number of bytes [`DecayingHistogram::encode`] writes: 40 + 40 per bin. For
+    /// a histogram too large for the format (a payload above `u32::MAX` bytes),
+    /// `usize::MAX`: it has no encoding, and `encode` refuses it with
+    /// [`EncodeError::FrameTooLarge`].
     pub fn encoded_len(&self) -> usize {
-        HEADER + DECAYING_HEADER + DECAYED_BIN_BYTES * self.bin_count() + TRAILER
+        or_unencodable(self.frame_len())
+    }
+
+    /// The frame's length, or why there is none.
+    pub(crate) fn frame_len(&self) -> Result<usize, EncodeError> {
+        frame_len(DECAYING_HEADER, DECAYED_BIN_BYTES, self.bin_count())
     }
 
     /// Writes the histogram (closure, decay factor, next weight and every bin's weights,
     /// bit for bit) into `out` and returns the number of bytes written.
+    ///
+    /// Errors: [`EncodeError::FrameTooLarge`] (see [`Self::encoded_len`]),
+    /// [`EncodeError::BufferTooSmall`]; nothing is written then.
     pub fn encode(&self, out: &mut [u8]) -> Result<usize, EncodeError> {
-        let payload_len = self.encoded_len() - HEADER - TRAILER;
+        let payload_len = self.frame_len()? - HEADER - TRAILER;
         write_frame(out, KIND_DECAYING, payload_len, |payload| {
             payload[0] = match self.closure() {
                 Closure::Left => 0,
@@ -661,10 +747,8 @@ impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S>
         let mut heaviest = 0.0f64;
         for chunk in bins.clone() {
             let bin = decayed_bin(chunk, next_weight).ok_or(DecodeError::Inconsistent)?;
-            // The estimates sum the counts.
-            samples = samples
-                .checked_add(bin.count)
-                .ok_or(DecodeError::Inconsistent)?;
+            // No state counts more than MAX_COUNT samples, in a bin or in all.
+            samples = add_counts(samples, bin.count).map_err(|_| DecodeError::Inconsistent)?;
             heaviest = heaviest.max(bin.weight);
         }
         // The newest sample weighs λ·next_weight (up to rounding): samples whose weights
@@ -681,6 +765,81 @@ impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S>
         self.closure = closure;
         self.retain = retain;
         self.next_weight = next_weight;
+        self.samples = samples;
         Ok(())
+    }
+}
+
+// Payload lengths above 32 bits: a 64-bit host.
+#[cfg(all(test, target_pointer_width = "64"))]
+mod tests {
+    use super::*;
+
+    /// The largest payload the 32-bit length field describes.
+    const MAX_PAYLOAD: usize = u32::MAX as usize;
+
+    #[test]
+    fn frame_length_is_refused_once_the_payload_passes_32_bits() {
+        assert_eq!(frame_len(0, 1, MAX_PAYLOAD), Ok(MAX_PAYLOAD + 16));
+        assert_eq!(
+            frame_len(1, 1, MAX_PAYLOAD),
+            Err(EncodeError::FrameTooLarge {
+                payload: MAX_PAYLOAD + 1
+            })
+        );
+        // Defect 10: a histogram of 2^27 bins has a payload of 8 + 2^32 bytes.
+        assert_eq!(
+            frame_len(8, BIN_BYTES, 1 << 27),
+            Err(EncodeError::FrameTooLarge {
+                payload: (1 << 32) + 8
+            })
+        );
+        // The largest histogram that fits: (2^32 − 1 − 8) / 32 bins.
+        let most = (MAX_PAYLOAD - 8) / BIN_BYTES;
+        assert_eq!(frame_len(8, BIN_BYTES, most), Ok(8 + BIN_BYTES * most + 16));
+        assert!(frame_len(8, BIN_BYTES, most + 1).is_err());
+        // MAX_BINS bins fit, of either histogram.
+        assert!(frame_len(8, BIN_BYTES, crate::MAX_BINS).is_ok());
+        assert!(frame_len(DECAYING_HEADER, DECAYED_BIN_BYTES, crate::MAX_BINS).is_ok());
+        // Lengths that overflow usize are refused, not wrapped.
+        for (head, unit, count) in [(8, BIN_BYTES, usize::MAX), (usize::MAX, 1, 1)] {
+            assert_eq!(
+                frame_len(head, unit, count),
+                Err(EncodeError::FrameTooLarge {
+                    payload: usize::MAX
+                })
+            );
+        }
+        assert_eq!(or_unencodable(frame_len(8, BIN_BYTES, 1 << 27)), usize::MAX);
+        assert_eq!(or_unencodable(frame_len(8, BIN_BYTES, 15)), 24 + 32 * 15);
+    }
+
+    #[test]
+    fn a_frame_too_large_is_refused_before_anything_is_written() {
+        // The payload length is checked first: even an output too small for it stays
+        // untouched, and the payload is never filled.
+        for payload_len in [MAX_PAYLOAD + 1, 1 << 40, usize::MAX] {
+            let mut out = [0xa5u8; 64];
+            let result = write_frame(&mut out, KIND_HISTOGRAM, payload_len, |_| {
+                panic!("the payload must not be written")
+            });
+            assert_eq!(
+                result,
+                Err(EncodeError::FrameTooLarge {
+                    payload: payload_len
+                })
+            );
+            assert!(out.iter().all(|&b| b == 0xa5));
+        }
+        // The largest payload is accepted by the length check (then refused for the
+        // output's size).
+        let mut out = [0xa5u8; 64];
+        assert_eq!(
+            write_frame(&mut out, KIND_HISTOGRAM, MAX_PAYLOAD, |_| ()),
+            Err(EncodeError::BufferTooSmall {
+                needed: MAX_PAYLOAD + 16
+            })
+        );
+        assert!(out.iter().all(|&b| b == 0xa5));
     }
 }

@@ -10,6 +10,7 @@
 
 use crate::buffer::{Slot, SortedBuffer, SortedSamples, MAX_CAPACITY};
 use crate::error::{ConfigError, MergeError, PushError};
+use crate::limits::{add_counts, batch_count};
 use crate::rng::Xoshiro256PlusPlus;
 use crate::sample;
 
@@ -21,6 +22,10 @@ pub struct Reservoir<S> {
     rng: Xoshiro256PlusPlus,
     /// Arrival number of the next sample placed, relative, for ties (SPEC §3.2).
     next_arrival: u32,
+    /// Always zero: the struct has no implicit padding, so a copy of it (the C ABI keeps
+    /// it in caller memory) never carries stray bytes from the stack.
+    #[allow(dead_code)] // never read: it only fills the layout
+    zero_padding: u32,
 }
 
 /// A reservoir of `N` samples stored inline.
@@ -34,6 +39,7 @@ impl<const N: usize> Reservoir<[Slot; N]> {
             seen: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             next_arrival: 0,
+            zero_padding: 0,
         }
     }
 }
@@ -46,28 +52,35 @@ impl<'a> Reservoir<&'a mut [Slot]> {
             seen: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             next_arrival: 0,
+            zero_padding: 0,
         })
     }
 }
 
 impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
     /// Offers one sample: kept with probability capacity / seen, replacing a uniformly
-    /// chosen held sample. A bad sample is refused and nothing changes.
+    /// chosen held sample. A bad sample is refused, and so is one that would take `seen`
+    /// past [`crate::MAX_COUNT`] ([`PushError::CountOverflow`]): nothing changes.
     pub fn push(&mut self, score: f64, label: u8) -> Result<(), PushError> {
         sample::check(score, label, 0)?;
+        add_counts(self.seen, 1)?;
         self.offer(score + 0.0, label);
         Ok(())
     }
 
-    /// Offers a batch in order: all of it, or (when any element is bad) none of it.
+    /// Offers a batch in order: all of it, or (when any element is bad, or the batch
+    /// would take `seen` past [`crate::MAX_COUNT`]) none of it.
     pub fn push_batch(&mut self, scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
         sample::check_batch(scores, labels)?;
+        add_counts(self.seen, batch_count(scores.len())?)?;
         for (&score, &label) in scores.iter().zip(labels) {
             self.offer(score + 0.0, label);
         }
         Ok(())
     }
 
+    /// Offers a checked sample; the caller has checked that `seen` + 1 is within the
+    /// bound, so the increment cannot overflow.
     fn offer(&mut self, score: f64, label: u8) {
         self.seen += 1;
         let capacity = self.capacity();
@@ -115,7 +128,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
 
     /// Merges another reservoir of the same capacity into this one: the result is a
     /// uniform sample of both streams, and `seen` is their sum. The other's random
-    /// state is not used. On error nothing changes.
+    /// state is not used. Errors: [`MergeError::CapacityMismatch`], and
+    /// [`MergeError::CountOverflow`] when the summed `seen` would pass
+    /// [`crate::MAX_COUNT`]; nothing changes then.
     pub fn merge<T: AsRef<[Slot]>>(&mut self, other: &Reservoir<T>) -> Result<(), MergeError> {
         let capacity = self.capacity();
         if other.capacity() != capacity {
@@ -125,10 +140,12 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
             });
         }
         let (len_a, len_b) = (self.buffer.len, other.buffer.len);
-        let total = self.seen.saturating_add(other.seen);
+        let total = add_counts(self.seen, other.seen)?;
         let keep = capacity.min(len_a + len_b);
         // How many of the `keep` come from each side: draws without replacement from
-        // the two streams' seen counts.
+        // the two streams' seen counts. Each side holds at most what it has seen, so
+        // `keep` ≤ seen_a + seen_b: the bound of every draw is at least 1, and neither
+        // `left` underflows.
         let (mut left_a, mut left_b, mut from_a) = (self.seen, other.seen, 0usize);
         for _ in 0..keep {
             if self.rng.below(left_a + left_b) < left_a {
@@ -228,6 +245,7 @@ impl<S> Reservoir<S> {
             seen: self.seen,
             rng: self.rng,
             next_arrival: self.next_arrival,
+            zero_padding: 0,
         }
     }
 }

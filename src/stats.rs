@@ -16,6 +16,7 @@
 //! fit. The histogram's batch push depends on that conversion being cheap.
 
 use crate::floor::floor_nonnegative;
+use crate::limits::{add_counts, CountOverflow};
 
 /// The statistics of one bin: how many samples, how many of them were hits (label 1),
 /// and the exact sum of their scores.
@@ -38,7 +39,10 @@ impl BinStats {
         score_sum: 0,
     };
 
-    /// Records one sample. The caller has validated it (score in [0, 1], label 0 or 1).
+    /// Records one sample. The caller has validated it (score in [0, 1], label 0 or 1)
+    /// and checked that the count stays within [`crate::MAX_COUNT`] (a histogram checks
+    /// its total, which bounds every bin; a sorted buffer's bins hold at most
+    /// `MAX_CAPACITY` < 2^31 samples), so none of the three sums can overflow.
     #[inline]
     pub(crate) fn record(&mut self, score: f64, label: u8) {
         self.count += 1;
@@ -58,18 +62,25 @@ impl BinStats {
     }
 
     /// Adds another bin's statistics: exact, so merging is associative and commutative.
+    /// Refused, and nothing changed, when the count would pass [`crate::MAX_COUNT`].
     #[inline]
-    pub(crate) fn merge(&mut self, other: &BinStats) {
-        self.count += other.count;
+    pub(crate) fn merge(&mut self, other: &BinStats) -> Result<(), CountOverflow> {
+        let count = add_counts(self.count, other.count)?;
+        // Both bins hold hits ≤ count and score_sum ≤ count · 2^64 (`from_parts` and
+        // `record` keep that), so with the summed count ≤ 2^63 − 1 the hits stay below
+        // 2^63 and the score sum below 2^127: neither addition can overflow.
+        self.count = count;
         self.hits += other.hits;
         self.score_sum += other.score_sum;
+        Ok(())
     }
 
     /// Rebuilds statistics from their parts (a snapshot or a decoded state), or `None`
-    /// when they cannot describe real samples: more hits than samples, or a score sum
-    /// above one per sample.
+    /// when they cannot describe real samples: more samples than [`crate::MAX_COUNT`],
+    /// more hits than samples, or a score sum above one per sample.
     pub fn from_parts(count: u64, hits: u64, score_sum: u128) -> Option<BinStats> {
-        let possible = hits <= count && score_sum <= u128::from(count) << 64;
+        let possible =
+            count <= crate::MAX_COUNT && hits <= count && score_sum <= u128::from(count) << 64;
         possible.then_some(BinStats {
             count,
             hits,

@@ -14,6 +14,7 @@ use crate::buffer::{
     record_running_hits, sort_by_score_then_arrival, Slot, SortedSamples, MAX_CAPACITY,
 };
 use crate::error::{ConfigError, PushError};
+use crate::limits::{add_counts, batch_count};
 use crate::sample;
 
 /// The largest window: relative arrival numbers must stay below 2^31 between rebasings.
@@ -36,6 +37,10 @@ pub struct SlidingWindow<S, R> {
     unsorted: bool,
     /// The running hit counts need recomputing.
     stale: bool,
+    /// Always zero: the struct has no implicit padding, so a copy of it (the C ABI keeps
+    /// it in caller memory) never carries stray bytes from the stack.
+    #[allow(dead_code)] // never read: it only fills the layout
+    zero_padding: [u8; 6],
 }
 
 /// A window of `N` samples stored inline.
@@ -60,6 +65,7 @@ impl<const N: usize> SlidingWindow<[Slot; N], [f64; N]> {
             hits: 0,
             unsorted: false,
             stale: false,
+            zero_padding: [0; 6],
         }
     }
 }
@@ -90,6 +96,7 @@ impl<'a> SlidingWindow<&'a mut [Slot], &'a mut [f64]> {
                 hits: 0,
                 unsorted: false,
                 stale: false,
+                zero_padding: [0; 6],
             }),
         }
     }
@@ -97,16 +104,22 @@ impl<'a> SlidingWindow<&'a mut [Slot], &'a mut [f64]> {
 
 impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWindow<S, R> {
     /// Records one sample, evicting the oldest when the window is full. A bad sample is
-    /// refused and nothing changes.
+    /// refused, and so is one that would take `seen` past [`crate::MAX_COUNT`]
+    /// ([`PushError::CountOverflow`]): nothing changes.
     pub fn push(&mut self, score: f64, label: u8) -> Result<(), PushError> {
         sample::check(score, label, 0)?;
+        add_counts(self.arrivals, 1)?;
         self.insert(score + 0.0, label); // −0 as +0, as in the sorted buffer
         Ok(())
     }
 
-    /// Records a batch in order: all of it, or (when any element is bad) none of it.
+    /// Records a batch in order: all of it, or (when any element is bad, or the batch
+    /// would take `seen` past [`crate::MAX_COUNT`]) none of it.
     pub fn push_batch(&mut self, scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
         sample::check_batch(scores, labels)?;
+        // Checked once for the batch: below, `arrivals` + anything up to the batch's
+        // length cannot overflow.
+        add_counts(self.arrivals, batch_count(scores.len())?)?;
         let capacity = self.capacity();
         // One eviction moves ~N/3 slots; rebuilding the window moves and sorts all N.
         // Past about 8·log2 N evictions, the rebuild is cheaper.
@@ -167,7 +180,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
     }
 
     /// Pushes a long, validated batch at once: drops every held sample it evicts, appends
-    /// the part of the batch that stays, and leaves the sort for later. O(N + m).
+    /// the part of the batch that stays, and leaves the sort for later. O(N + m). The
+    /// caller has checked that `arrivals` + the batch's length is within
+    /// [`crate::MAX_COUNT`], so `total` cannot overflow.
     fn replace_oldest(&mut self, scores: &[f64], labels: &[u8]) {
         let capacity = self.capacity() as u64;
         let total = self.arrivals + scores.len() as u64;
@@ -189,16 +204,28 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
             }
         }
         self.base = keep_from;
-        let first = keep_from.saturating_sub(self.arrivals) as usize; // first batch sample kept
-        for (i, (&score, &label)) in scores.iter().zip(labels).enumerate().skip(first) {
+        // The batch's samples that stay: those from arrival `keep_from` on, at most
+        // `capacity` of them (the index is below the batch's length, a `usize`).
+        let first = keep_from.saturating_sub(self.arrivals) as usize;
+        let staying = scores.iter().zip(labels).enumerate().skip(first);
+        // The survivors above all arrived in [keep_from, arrivals), so `kept` ≤
+        // arrivals − keep_from, and the batch adds total − max(keep_from, arrivals):
+        // together at most total − keep_from ≤ capacity, so every staying sample has a
+        // slot. Zipping with the free slots makes that hold by construction, so no index
+        // here can leave the storage even if the bookkeeping were wrong.
+        let free = self.slots.as_mut()[kept..].iter_mut();
+        let ring = self.ring.as_mut();
+        for (slot, (i, (&score, &label))) in free.zip(staying) {
             let arrival = self.arrivals + i as u64;
+            // < 2^31: arrival − base < capacity ≤ MAX_WINDOW.
             let order = ((arrival - self.base) as u32) << 1 | u32::from(label);
-            self.slots.as_mut()[kept] = Slot {
+            *slot = Slot {
                 score: score + 0.0,
                 order,
                 hits_before: 0,
             };
-            self.ring.as_mut()[(arrival % capacity) as usize] = score + 0.0;
+            // `% capacity` keeps the ring index in range.
+            ring[(arrival % capacity) as usize] = score + 0.0;
             hits += u64::from(label);
             kept += 1;
         }
@@ -304,6 +331,7 @@ impl<S, R> SlidingWindow<S, R> {
             hits: self.hits,
             unsorted: self.unsorted,
             stale: self.stale,
+            zero_padding: [0; 6],
         }
     }
 }

@@ -33,7 +33,7 @@ fn ffi_target() -> PathBuf {
 }
 
 fn bin_dir() -> PathBuf {
-    let dir = ffi_target().join("bin");
+    let dir = ffi_target().join("bin").join(profile());
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
@@ -74,26 +74,37 @@ fn run(command: &mut Command) -> Output {
     output
 }
 
-/// The directory with libtce.a and libtce.so (release, features std + ffi), built once.
+/// The profile the C programs link against: the one these tests were built with, so that
+/// `cargo test --test ffi` runs the C tests against a debug library (overflow checks on:
+/// an overflow would come back as `TCE_STATUS_PANIC`) and `cargo test --release --test
+/// ffi` against a release one (overflow checks off: an unchecked overflow would wrap
+/// silently). `.ci/run` runs both, since a count bound must hold in each.
+fn profile() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    }
+}
+
+/// The directory with libtce.a and libtce.so (features std + ffi, built with
+/// [`profile`]), built once.
 fn lib_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        run(Command::new(cargo)
-            .current_dir(root())
-            .args([
-                "rustc",
-                "--release",
-                "--lib",
-                "--no-default-features",
-                "--features",
-                "std,ffi",
-            ])
+        let mut command = Command::new(cargo);
+        command.current_dir(root()).arg("rustc");
+        if profile() == "release" {
+            command.arg("--release");
+        }
+        run(command
+            .args(["--lib", "--no-default-features", "--features", "std,ffi"])
             .args(["--crate-type", "staticlib,cdylib", "--target-dir"])
             .arg(ffi_target())
             .env_remove("CARGO_TARGET_DIR")
             .env_remove("RUSTFLAGS"));
-        let dir = ffi_target().join("release");
+        let dir = ffi_target().join(profile());
         assert!(dir.join("libtce.a").is_file() && dir.join("libtce.so").is_file());
         dir
     })

@@ -266,8 +266,9 @@ pub unsafe extern "C" fn tce_concurrent_histogram_push_batch_to(
 /// (joined), it equals, bit for bit, a histogram fed the same samples in one thread.
 /// `into` is an ordinary state: only one thread at a time may use it.
 ///
-/// Errors: `NULL_POINTER`, `WRONG_STATE`, `BIN_COUNT_MISMATCH`, `CLOSURE_MISMATCH`;
-/// `into` is unchanged then.
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `BIN_COUNT_MISMATCH`, `CLOSURE_MISMATCH`,
+/// `COUNT_OVERFLOW` (the shards count more than `TCE_MAX_COUNT` samples in all, which
+/// takes 2^63 pushes); `into` is unchanged then.
 ///
 /// # Safety
 /// `h` and `into` NULL or valid handles; nothing else accesses `into` meanwhile.

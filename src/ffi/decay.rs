@@ -179,7 +179,8 @@ pub unsafe extern "C" fn tce_decaying_histogram_free(h: *mut tce_decaying_histog
 /// Records one sample.
 ///
 /// Errors: `NULL_POINTER`, `WRONG_STATE`, `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`,
-/// `INVALID_LABEL`; nothing is recorded then.
+/// `INVALID_LABEL`, `COUNT_OVERFLOW` (the histogram already counts `TCE_MAX_COUNT`
+/// samples); nothing is recorded then.
 ///
 /// # Safety
 /// `h` must be NULL or a valid handle.

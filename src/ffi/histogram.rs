@@ -135,7 +135,8 @@ pub unsafe extern "C" fn tce_ew_histogram_free(h: *mut tce_ew_histogram) {
 /// Records one sample: `score` in [0, 1], `label` 0 (miss) or 1 (hit).
 ///
 /// Errors: `NULL_POINTER`, `WRONG_STATE`, `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`,
-/// `INVALID_LABEL`; nothing is recorded then.
+/// `INVALID_LABEL`, `COUNT_OVERFLOW` (the histogram already counts `TCE_MAX_COUNT`
+/// samples); nothing is recorded then.
 ///
 /// # Safety
 /// `h` must be NULL or a valid handle.
@@ -154,7 +155,8 @@ pub unsafe extern "C" fn tce_ew_histogram_push(
 
 /// Records a batch: all of it, or (when any element is bad) none of it.
 ///
-/// Errors: as `tce_ew_histogram_push`, and `LENGTH_MISMATCH` if `scores_len` differs from
+/// Errors: as `tce_ew_histogram_push` (`COUNT_OVERFLOW` if the batch would take the
+/// count past `TCE_MAX_COUNT`), and `LENGTH_MISMATCH` if `scores_len` differs from
 /// `labels_len`; `MISALIGNED`.
 ///
 /// # Safety
@@ -180,7 +182,8 @@ pub unsafe extern "C" fn tce_ew_histogram_push_batch(
 /// histogram, bit for bit. `other` is not changed.
 ///
 /// Errors: `NULL_POINTER`, `WRONG_STATE`, `BIN_COUNT_MISMATCH`, `CLOSURE_MISMATCH`,
-/// `SAME_STATE` (`h == other`); nothing changes then.
+/// `SAME_STATE` (`h == other`), `COUNT_OVERFLOW` (the two together count more than
+/// `TCE_MAX_COUNT` samples); nothing changes then.
 ///
 /// # Safety
 /// `h` and `other` NULL or valid handles of states that do not overlap.

@@ -35,7 +35,9 @@ unsafe fn encode_into(
 
 /// The number of bytes `tce_ew_histogram_encode` writes: 24 + 32 per bin.
 ///
-/// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`.
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `FRAME_TOO_LARGE` (a payload
+/// above 2^32 − 1 bytes, which the format's 32-bit length field cannot describe:
+/// the state has no encoding; nothing is written).
 ///
 /// # Safety
 /// `h` NULL or a valid handle; `out` NULL or valid for a write.
@@ -47,7 +49,7 @@ pub unsafe extern "C" fn tce_ew_histogram_encoded_len(
     ffi_boundary!({
         // SAFETY: the caller's contract.
         let (h, out) = unsafe { (histogram::get(h)?, Out::new(out)?) };
-        out.write(h.encoded_len());
+        out.write(h.frame_len()?);
         Ok(())
     })
 }
@@ -56,7 +58,8 @@ pub unsafe extern "C" fn tce_ew_histogram_encoded_len(
 /// writes the number of bytes to `*written`.
 ///
 /// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `BUFFER_TOO_SMALL` (`out_len`
-/// below `tce_ew_histogram_encoded_len`: nothing written).
+/// below `tce_ew_histogram_encoded_len`), `FRAME_TOO_LARGE` (as `tce_ew_histogram_encoded_len`);
+/// nothing written then.
 ///
 /// # Safety
 /// `h` NULL or a valid handle; `out` NULL or writable for `out_len` bytes, not
@@ -113,7 +116,7 @@ pub unsafe extern "C" fn tce_sorted_buffer_encoded_len(
     ffi_boundary!({
         // SAFETY: the caller's contract.
         let (b, out) = unsafe { (buffer::get(b)?, Out::new(out)?) };
-        out.write(b.encoded_len());
+        out.write(b.frame_len()?);
         Ok(())
     })
 }
@@ -181,7 +184,7 @@ pub unsafe extern "C" fn tce_reservoir_encoded_len(
         // SAFETY: the caller's contract.
         let out = unsafe { Out::new(out)? };
         // SAFETY: the caller's contract.
-        out.write(unsafe { reservoir::with_ref(r, |r| r.encoded_len())? });
+        out.write(unsafe { reservoir::with_ref(r, |r| r.frame_len())?? });
         Ok(())
     })
 }
@@ -252,7 +255,7 @@ pub unsafe extern "C" fn tce_window_encoded_len(
         // SAFETY: the caller's contract.
         let out = unsafe { Out::new(out)? };
         // SAFETY: the caller's contract.
-        out.write(unsafe { window::with_ref(w, |w| w.encoded_len())? });
+        out.write(unsafe { window::with_ref(w, |w| w.frame_len())?? });
         Ok(())
     })
 }
@@ -311,7 +314,9 @@ pub unsafe extern "C" fn tce_window_decode(
 
 /// The number of bytes `tce_decaying_histogram_encode` writes: 40 + 40 per bin.
 ///
-/// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`.
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `FRAME_TOO_LARGE` (a payload
+/// above 2^32 − 1 bytes, which the format's 32-bit length field cannot describe:
+/// the state has no encoding; nothing is written).
 ///
 /// # Safety
 /// `h` NULL or a valid handle; `out` NULL or valid for a write.
@@ -323,7 +328,7 @@ pub unsafe extern "C" fn tce_decaying_histogram_encoded_len(
     ffi_boundary!({
         // SAFETY: the caller's contract.
         let (h, out) = unsafe { (decay::get(h)?, Out::new(out)?) };
-        out.write(h.encoded_len());
+        out.write(h.frame_len()?);
         Ok(())
     })
 }
@@ -333,7 +338,8 @@ pub unsafe extern "C" fn tce_decaying_histogram_encoded_len(
 /// bytes to `*written`.
 ///
 /// Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `BUFFER_TOO_SMALL` (`out_len`
-/// below `tce_decaying_histogram_encoded_len`: nothing written).
+/// below `tce_decaying_histogram_encoded_len`), `FRAME_TOO_LARGE` (as `tce_decaying_histogram_encoded_len`);
+/// nothing written then.
 ///
 /// # Safety
 /// `h` NULL or a valid handle; `out` NULL or writable for `out_len` bytes, not

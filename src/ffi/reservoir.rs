@@ -205,7 +205,8 @@ pub unsafe extern "C" fn tce_reservoir_free(r: *mut tce_reservoir) {
 /// chosen held one.
 ///
 /// Errors: `NULL_POINTER`, `WRONG_STATE`, `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`,
-/// `INVALID_LABEL`; nothing changes then.
+/// `INVALID_LABEL`, `COUNT_OVERFLOW` (`seen` would pass `TCE_MAX_COUNT`); nothing
+/// changes then.
 ///
 /// # Safety
 /// `r` must be NULL or a valid handle.
@@ -247,7 +248,8 @@ pub unsafe extern "C" fn tce_reservoir_push_batch(
 /// `seen` their sum (uses `r`'s random state). `other` is not changed.
 ///
 /// Errors: `NULL_POINTER`, `WRONG_STATE`, `CAPACITY_MISMATCH` (reservoirs merge only at
-/// equal capacity), `SAME_STATE`; nothing changes then.
+/// equal capacity), `SAME_STATE`, `COUNT_OVERFLOW` (the summed `seen` would pass
+/// `TCE_MAX_COUNT`); nothing changes then.
 ///
 /// # Safety
 /// `r` and `other` NULL or valid handles of states that do not overlap.

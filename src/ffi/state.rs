@@ -208,6 +208,18 @@ detached_kind!(
 // is a multiple of its alignment.
 const _: () = assert!(align_of::<<WindowKind as Kind>::Empty>() >= align_of::<Slot>());
 const _: () = assert!(align_of::<<ReservoirKind as Kind>::Empty>() >= align_of::<Slot>());
+
+// The detached views are copied back into caller memory after every successful call:
+// they must have no implicit padding, or each copy would write stray stack bytes there.
+// A size equal to the sum of the field sizes leaves no room for any.
+const _: () = assert!(
+    // len, arrivals, base, hits; unsorted, stale; zero_padding
+    size_of::<SlidingWindow<Detached, Detached>>() == 4 * 8 + 2 + 6
+);
+const _: () = assert!(
+    // buffer (len, sorted, hits); seen; rng; next_arrival; zero_padding
+    size_of::<Reservoir<Detached>>() == 3 * 8 + 8 + 4 * 8 + 4 + 4
+);
 const _: () = assert!(size_of::<Slot>() % align_of::<f64>() == 0);
 
 /// The storage after a detached state at `handle` with `len` units: its first unit.

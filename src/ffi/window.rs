@@ -219,7 +219,8 @@ pub unsafe extern "C" fn tce_window_free(w: *mut tce_window) {
 /// Records one sample; a full window evicts its oldest.
 ///
 /// Errors: `NULL_POINTER`, `WRONG_STATE`, `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`,
-/// `INVALID_LABEL`; nothing changes then.
+/// `INVALID_LABEL`, `COUNT_OVERFLOW` (`seen` would pass `TCE_MAX_COUNT`); nothing
+/// changes then.
 ///
 /// # Safety
 /// `w` must be NULL or a valid handle.

@@ -1,4 +1,4 @@
-#![cfg(feature = "cli")]
+#![cfg(feature = "std")]
 //! Fig. 3c of the paper: ECE_bin (15 equal-width bins, p = 2) of data simulated from the
 //! fit of each bundled file, at the file's n, against ECE_bin of the real data.
 //!

@@ -1,6 +1,5 @@
 //! The `tce` binary, end to end: published values on the bundled data, malformed input,
 //! stdin, the sweep options and the human table.
-#![cfg(feature = "cli")]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -9,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data");
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../data");
 
 fn tce(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tce"))

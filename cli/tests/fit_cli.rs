@@ -2,7 +2,6 @@
 //! GLMs and their AIC, the best model, the SVG, recalibrated files (row for row, each
 //! method's shape of map), small Table 1 and Fig. 3c runs cross-checked against `tce fit`
 //! and `tce estimate`, and exit 2 on bad input.
-#![cfg(feature = "cli")]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
@@ -11,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data");
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../data");
 
 fn birds() -> String {
     format!("{DATA}/resnet50_birds_test.csv")

@@ -1,6 +1,5 @@
 //! `tce simulate` and `tce paper`, end to end with few repetitions: output formats in
 //! percent, common random numbers across cells, files written, and exit 2 on bad options.
-#![cfg(feature = "cli")]
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -9,6 +8,8 @@ use serde_json::Value;
 
 fn tce(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tce"))
+        // From the repository root, where `tce paper` finds data/ by default.
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .args(args)
         .output()
         .expect("run tce")

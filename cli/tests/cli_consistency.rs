@@ -3,7 +3,6 @@
 //! bounded lines and bounded error messages, JSON that carries its version and every
 //! setting (enough to reproduce the run), pictures that draw every estimator, and the
 //! maps `tce recalibrate` fits.
-#![cfg(feature = "cli")]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -11,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data");
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../data");
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 fn birds() -> String {
@@ -897,7 +896,7 @@ fn estimate_py_refuses_a_named_library_that_does_not_exist() {
         eprintln!("python3 not found: skipped");
         return;
     }
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/estimate.py");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/estimate.py");
     let output = Command::new("python3")
         .args([script, "--lib", "/nonexistent/libtce-test.so", &birds()])
         .output()

@@ -40,8 +40,12 @@ pub struct SlidingWindow<S, R> {
     /// Always zero: the struct has no implicit padding, so a copy of it (the C ABI keeps
     /// it in caller memory) never carries stray bytes from the stack.
     #[allow(dead_code)] // never read: it only fills the layout
-    zero_padding: [u8; 6],
+    zero_padding: [u8; WINDOW_PADDING],
 }
+
+/// Bytes of explicit padding after the two flags: the fields before them take
+/// `size_of::<usize>() + 24 + 2` bytes, rounded here to 40 on 32- and 64-bit targets.
+const WINDOW_PADDING: usize = 14 - core::mem::size_of::<usize>();
 
 /// A window of `N` samples stored inline.
 pub type InlineWindow<const N: usize> = SlidingWindow<[Slot; N], [f64; N]>;
@@ -65,7 +69,7 @@ impl<const N: usize> SlidingWindow<[Slot; N], [f64; N]> {
             hits: 0,
             unsorted: false,
             stale: false,
-            zero_padding: [0; 6],
+            zero_padding: [0; WINDOW_PADDING],
         }
     }
 }
@@ -96,7 +100,7 @@ impl<'a> SlidingWindow<&'a mut [Slot], &'a mut [f64]> {
                 hits: 0,
                 unsorted: false,
                 stale: false,
-                zero_padding: [0; 6],
+                zero_padding: [0; WINDOW_PADDING],
             }),
         }
     }
@@ -331,7 +335,7 @@ impl<S, R> SlidingWindow<S, R> {
             hits: self.hits,
             unsorted: self.unsorted,
             stale: self.stale,
-            zero_padding: [0; 6],
+            zero_padding: [0; WINDOW_PADDING],
         }
     }
 }

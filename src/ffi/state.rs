@@ -213,12 +213,12 @@ const _: () = assert!(align_of::<<ReservoirKind as Kind>::Empty>() >= align_of::
 // they must have no implicit padding, or each copy would write stray stack bytes there.
 // A size equal to the sum of the field sizes leaves no room for any.
 const _: () = assert!(
-    // len, arrivals, base, hits; unsorted, stale; zero_padding
-    size_of::<SlidingWindow<Detached, Detached>>() == 4 * 8 + 2 + 6
+    // len, arrivals, base, hits, unsorted, stale, zero_padding
+    size_of::<SlidingWindow<Detached, Detached>>() == 40
 );
 const _: () = assert!(
-    // buffer (len, sorted, hits); seen; rng; next_arrival; zero_padding
-    size_of::<Reservoir<Detached>>() == 3 * 8 + 8 + 4 * 8 + 4 + 4
+    // buffer (len, sorted, hits), seen, rng, next_arrival, zero_padding
+    size_of::<Reservoir<Detached>>() == 2 * size_of::<usize>() + 8 + 8 + 4 * 8 + 4 + 4
 );
 const _: () = assert!(size_of::<Slot>() % align_of::<f64>() == 0);
 

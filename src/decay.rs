@@ -221,7 +221,10 @@ impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S>
     /// bounds the bin's count: it cannot overflow).
     fn record(&mut self, score: f64, label: u8) {
         let bins = self.bins.as_mut();
-        bins[self.closure.bin_index(score, bins.len())].record(self.next_weight, score, label);
+        // A checked score (in [0, 1]) has a bin: `bin_index` maps it below `bins.len()`.
+        if let Some(bin) = bins.get_mut(self.closure.bin_index(score, bins.len())) {
+            bin.record(self.next_weight, score, label);
+        }
         self.next_weight /= self.retain;
         if self.next_weight > RESCALE_ABOVE {
             let factor = 1.0 / self.next_weight;

@@ -89,11 +89,15 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
     #[inline]
     pub fn push(&mut self, score: f64, label: u8) -> Result<(), PushError> {
         sample::check(score, label, 0)?;
-        self.samples = add_counts(self.samples, 1)?;
+        let samples = add_counts(self.samples, 1)?;
         let bins = self.bins.as_mut();
         let index = self.closure.bin_index(score, bins.len());
+        // A checked score (in [0, 1]) has a bin: `bin_index` maps it below `bins.len()`.
         // The bin's count is at most the total just checked.
-        bins[index].record(score, label);
+        if let Some(bin) = bins.get_mut(index) {
+            bin.record(score, label);
+            self.samples = samples;
+        }
         Ok(())
     }
 
@@ -241,7 +245,10 @@ fn fill(
         sample::check_batch(scores, labels)?;
         let count = bins.len();
         for (&score, &label) in scores.iter().zip(labels) {
-            bins[index(score, count)].record(score, label);
+            // Checked scores have a bin (`index` maps [0, 1] below `count`).
+            if let Some(bin) = bins.get_mut(index(score, count)) {
+                bin.record(score, label);
+            }
         }
         return Ok(());
     }

@@ -199,14 +199,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
 
     /// The held samples, `slots[..len]`, mutable (see [`SortedBuffer::held`]).
     pub(crate) fn held_mut(&mut self) -> &mut [Slot] {
-        let len = self.len;
-        let slots = self.slots.as_mut();
-        // Compared first (not `get_mut(..len)`) so that the fallback may use `slots`.
-        if len <= slots.len() {
-            &mut slots[..len]
-        } else {
-            slots
-        }
+        held_prefix_mut(self.slots.as_mut(), self.len)
     }
 
     /// Puts the samples back in arrival order (to encode them) and returns them so. Slots
@@ -264,6 +257,18 @@ impl<S: AsRef<[Slot]> + ?Sized> SortedBuffer<S> {
     /// The number of hits (label 1) held.
     pub fn hits(&self) -> u64 {
         self.hits
+    }
+}
+
+/// The first `len` of `slots`: the held samples of a buffer or window, whose `len` never
+/// exceeds its storage (each states why). Were it ever to, this is the whole storage,
+/// never beyond it.
+pub(crate) fn held_prefix_mut(slots: &mut [Slot], len: usize) -> &mut [Slot] {
+    // Compared first (not `get_mut(..len)`) so that the fallback may use `slots`.
+    if len <= slots.len() {
+        &mut slots[..len]
+    } else {
+        slots
     }
 }
 
@@ -340,7 +345,8 @@ impl<'a> SortedSamples<'a> {
             return position;
         }
         let score = self.slots[position].score;
-        position + self.slots[position..].partition_point(|s| s.score == score)
+        // At most n: the partition point is within the slots after `position`.
+        position.wrapping_add(self.slots[position..].partition_point(|s| s.score == score))
     }
 
     /// The first sorted position of each of the `bins` bins, then n: `bins + 1` values.

@@ -59,8 +59,10 @@ impl DecayedBin {
         weight_squared: 0.0,
     };
 
+    /// Records a checked sample; its histogram has counted it in its total, which is at
+    /// most [`crate::MAX_COUNT`] and bounds this bin's count: it cannot wrap.
     fn record(&mut self, weight: f64, score: f64, label: u8) {
-        self.count += 1;
+        self.count = self.count.wrapping_add(1);
         self.weight += weight;
         self.hit_weight += weight * f64::from(label);
         self.score_weight += weight * score;

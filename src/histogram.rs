@@ -306,7 +306,11 @@ fn fill_lanes(
         // `index` keeps valid scores below `count` ≤ LANED_BINS, so a valid cell is below
         // CELLS; the mask only spares the bounds check.
         let cell = ((index(score, count) << 1) | usize::from(label)) & (CELLS - 1);
-        lanes[lane][cell] += (1 << COUNT_SHIFT) | u128::from(stats::quantize(score));
+        // Neither packed field overflows within PACKED_SAMPLES samples (see there), so
+        // the addition never wraps; `wrapping_add` is the release build's `+` without an
+        // overflow check in builds that have them.
+        let packed = (1 << COUNT_SHIFT) | u128::from(stats::quantize(score));
+        lanes[lane][cell] = lanes[lane][cell].wrapping_add(packed);
     };
     let (score_quads, label_quads) = (scores.chunks_exact(LANES), labels.chunks_exact(LANES));
     let (score_tail, label_tail) = (score_quads.remainder(), label_quads.remainder());
@@ -320,10 +324,11 @@ fn fill_lanes(
     }
     for lane in &lanes {
         for (bin, cells) in staged.iter_mut().zip(lane.chunks_exact(2)) {
-            let quanta = (cells[0] + cells[1]) & ((1 << COUNT_SHIFT) - 1);
+            // Two cells of < 2^20 samples each (see PACKED_SAMPLES): no sum wraps.
+            let quanta = cells[0].wrapping_add(cells[1]) & ((1 << COUNT_SHIFT) - 1);
             let (misses, hits) = (cells[0] >> COUNT_SHIFT, cells[1] >> COUNT_SHIFT);
             bin.merge(&BinStats::from_quanta(
-                (misses + hits) as u64,
+                misses.wrapping_add(hits) as u64,
                 hits as u64,
                 quanta,
             ))?;

@@ -120,9 +120,23 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     pub fn push_batch(&mut self, scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
         sample::check_batch(scores, labels)?;
         self.ensure_room(scores.len())?;
-        for (&score, &label) in scores.iter().zip(labels) {
-            self.append(score, label);
+        // The batch fits the free slots (just checked), so zipping with them takes all of
+        // it; len + added ≤ capacity < 2^31 and hits ≤ len, so nothing wraps.
+        let (len, mut hits) = (self.len, self.hits);
+        let free = self.slots.as_mut().get_mut(len..).unwrap_or_default();
+        let mut added = 0usize;
+        for (slot, (&score, &label)) in free.iter_mut().zip(scores.iter().zip(labels)) {
+            *slot = Slot {
+                // `+ 0.0` turns −0 into +0, as in `append`.
+                score: score + 0.0,
+                order: (len.wrapping_add(added) as u32) << 1 | u32::from(label),
+                hits_before: 0,
+            };
+            added = added.wrapping_add(1);
+            hits = hits.wrapping_add(u64::from(label));
         }
+        self.len = len.wrapping_add(added);
+        self.hits = hits;
         Ok(())
     }
 
@@ -225,7 +239,10 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
             sort_by_score_then_arrival(slots);
             record_running_hits(slots);
         }
-        SortedSamples { slots: &*slots, hits }
+        SortedSamples {
+            slots: &*slots,
+            hits,
+        }
     }
 }
 
@@ -397,7 +414,8 @@ impl<'a> SortedSamples<'a> {
             // r.start ≤ r.end (see `bins`), and running hit counts never decrease.
             (
                 r.len() as u64,
-                self.hits_before(r.end).wrapping_sub(self.hits_before(r.start)),
+                self.hits_before(r.end)
+                    .wrapping_sub(self.hits_before(r.start)),
             )
         })
     }

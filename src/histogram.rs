@@ -96,8 +96,8 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
         // The bin's count is at most the total just checked.
         if let Some(bin) = bins.get_mut(index) {
             bin.record(score, label);
-            self.samples = samples;
         }
+        self.samples = samples;
         Ok(())
     }
 

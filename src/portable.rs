@@ -393,7 +393,10 @@ fn write_frame(
     debug_assert!(head.filled());
     let mut body = Writer::new(payload);
     fill(&mut body);
-    debug_assert!(body.filled(), "the payload's length and its fields disagree");
+    debug_assert!(
+        body.filled(),
+        "the payload's length and its fields disagree"
+    );
     let crc = !crc32_continue(crc32_continue(!0, header), payload);
     *trailer = crc.to_le_bytes();
     Ok(needed)
@@ -470,8 +473,7 @@ fn read_samples(
     });
     for (score, label) in samples.clone() {
         // The index only names the element in the error, which becomes `Inconsistent`.
-        crate::sample::check(score, label, 0)
-            .map_err(|_: PushError| DecodeError::Inconsistent)?;
+        crate::sample::check(score, label, 0).map_err(|_: PushError| DecodeError::Inconsistent)?;
         // States store −0 as +0 (their sort orders scores by their bits), so no encoder
         // writes it.
         if score.to_bits() == (-0.0f64).to_bits() {

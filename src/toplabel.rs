@@ -108,10 +108,8 @@ pub fn reduce_table(
     for pass in [false, true] {
         // Zipped with the outputs, which the shape check made at least `rows` long.
         let outputs = scores.iter_mut().zip(labels.iter_mut());
-        for ((row, &class), (score, label)) in table
-            .chunks_exact(classes)
-            .zip(true_classes)
-            .zip(outputs)
+        for ((row, &class), (score, label)) in
+            table.chunks_exact(classes).zip(true_classes).zip(outputs)
         {
             let top = reduce(row, class)?;
             if pass {

@@ -195,15 +195,20 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
             let at = slots.partition_point(|s| s.score.to_bits() <= key);
             if at > old {
                 // slots[old] leaves, slots[old + 1..at] move down, the new one is at − 1.
+                // (One memmove; the ranges are checked so that the compiler sees they fit.)
                 if let Some(moved) = slots.get_mut(old..at) {
-                    moved.rotate_left(usize::from(!moved.is_empty()));
+                    if !moved.is_empty() {
+                        moved.copy_within(1.., 0);
+                    }
                     if let Some(last) = moved.last_mut() {
                         *last = new;
                     }
                 }
             } else if let Some(moved) = slots.get_mut(at..=old) {
                 // slots[old] leaves, slots[at..old] move up, the new one is at `at`.
-                moved.rotate_right(usize::from(!moved.is_empty()));
+                if let Some(shifted) = moved.len().checked_sub(1) {
+                    moved.copy_within(..shifted, 1);
+                }
                 if let Some(first) = moved.first_mut() {
                     *first = new;
                 }
@@ -260,7 +265,12 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
         // together at most total − keep_from ≤ capacity, so every staying sample has a
         // slot. Zipping with the free slots makes that hold by construction, so no index
         // here can leave the storage even if the bookkeeping were wrong.
-        let free = self.slots.as_mut().get_mut(kept..).unwrap_or_default().iter_mut();
+        let free = self
+            .slots
+            .as_mut()
+            .get_mut(kept..)
+            .unwrap_or_default()
+            .iter_mut();
         let ring = self.ring.as_mut();
         for (slot, (i, (&score, &label))) in free.zip(staying) {
             let arrival = self.arrivals.wrapping_add(i as u64);

@@ -37,7 +37,10 @@ unsafe fn storage(handle: *const u8, len: usize) -> (*mut Slot, *mut f64) {
         let base = state::detached_storage::<WindowKind>(handle);
         // The product cannot wrap: `layout::<WindowKind>` computed it (checked) when the
         // state was made, and `len` is the state's checked size.
-        (base.cast(), base.add(len.wrapping_mul(size_of::<Slot>())).cast())
+        (
+            base.cast(),
+            base.add(len.wrapping_mul(size_of::<Slot>())).cast(),
+        )
     }
 }
 

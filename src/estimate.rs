@@ -234,6 +234,25 @@ mod tests {
     }
 
     #[test]
+    fn bins_summing_past_the_count_bound_are_a_named_error() {
+        let full = BinStats::from_parts(crate::MAX_COUNT, 0, 0).unwrap();
+        let one = BinStats::from_parts(1, 1, 1 << 63).unwrap();
+        assert_eq!(
+            ece_bin([full, one], Norm::L1),
+            Err(EstimateError::CountOverflow)
+        );
+        assert_eq!(mce([one, full]), Err(EstimateError::CountOverflow));
+        assert_eq!(
+            ece_debias([full, full], Norm::L2),
+            Err(EstimateError::CountOverflow)
+        );
+        assert_eq!(
+            ece_bin([full], Norm::L1).map(|e| e.samples),
+            Ok(crate::MAX_COUNT)
+        );
+    }
+
+    #[test]
     fn jackknife_for_p2_equals_the_closed_form() {
         let b = bin(&[(0.9, 1), (0.8, 0), (0.95, 1), (0.7, 1), (0.85, 0)]);
         let closed = debiased_term(&b, Norm::L2);

@@ -77,7 +77,9 @@ impl Closure {
 /// clamp would be mispredicted often. The clamp is a float `min` (one instruction).
 #[inline]
 pub(crate) fn left_closed_index(score: f64, bins: usize) -> usize {
-    let (x, top) = (score * bins as f64, (bins - 1) as f64);
+    // bins ≥ 1 (every state and estimate checks its bin count); 0 would give index 0,
+    // which callers look up with `get`, never past the bins.
+    let (x, top) = (score * bins as f64, bins.saturating_sub(1) as f64);
     floor_nonnegative(if x < top { x } else { top }) as usize
 }
 
@@ -96,7 +98,8 @@ pub(crate) fn right_closed_index(score: f64, bins: usize) -> usize {
 
 /// Lower and upper edge of equal-width bin `k` of `bins`.
 pub fn equal_width_edges(k: usize, bins: usize) -> (f64, f64) {
-    (k as f64 / bins as f64, (k + 1) as f64 / bins as f64)
+    // In f64: k + 1 is exact (k < 2^53) and cannot overflow.
+    (k as f64 / bins as f64, (k as f64 + 1.0) / bins as f64)
 }
 
 /// The first sorted positions of the equal-mass bins 0..=B (the last is n): position
@@ -114,12 +117,14 @@ pub(crate) struct EqualMassStarts {
 }
 
 impl EqualMassStarts {
+    /// The starts for `n` samples in `bins` ≥ 1 bins (every caller has checked its bin
+    /// count). With 0 bins, which no caller asks for, it yields the one start 0.
     pub(crate) fn new(n: usize, bins: usize) -> Self {
         debug_assert!(bins > 0);
         EqualMassStarts {
             bins,
-            step_quotient: n / bins,
-            step_remainder: n % bins,
+            step_quotient: n.checked_div(bins).unwrap_or(0),
+            step_remainder: n.checked_rem(bins).unwrap_or(0),
             quotient: 0,
             remainder: 0,
             k: 0,
@@ -135,14 +140,19 @@ impl Iterator for EqualMassStarts {
         if self.k > self.bins {
             return None;
         }
-        // Invariant: k·n = quotient·bins + remainder, remainder < bins.
-        let start = self.quotient + usize::from(self.remainder > 0);
-        self.k += 1;
-        self.quotient += self.step_quotient;
-        self.remainder += self.step_remainder;
+        // Invariant: k·n = quotient·bins + remainder, remainder < bins, k ≤ bins here.
+        // None of the additions wraps: quotient = ⌊k·n/bins⌋ ≤ n, and after this step
+        // ≤ 2n; remainder + step_remainder < 2·bins; k + 1 ≤ bins + 1; and n (samples
+        // held in memory, 16 bytes each) and bins (≤ MAX_BINS or ≤ n) are far below
+        // usize::MAX / 2. `wrapping_` says so to the compiler (no overflow check).
+        let start = self.quotient.wrapping_add(usize::from(self.remainder > 0));
+        self.k = self.k.wrapping_add(1);
+        self.quotient = self.quotient.wrapping_add(self.step_quotient);
+        self.remainder = self.remainder.wrapping_add(self.step_remainder);
         if self.remainder >= self.bins {
-            self.quotient += 1;
-            self.remainder -= self.bins;
+            self.quotient = self.quotient.wrapping_add(1);
+            // No underflow: just compared.
+            self.remainder = self.remainder.wrapping_sub(self.bins);
         }
         Some(start)
     }

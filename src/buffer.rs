@@ -120,9 +120,23 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     pub fn push_batch(&mut self, scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
         sample::check_batch(scores, labels)?;
         self.ensure_room(scores.len())?;
-        for (&score, &label) in scores.iter().zip(labels) {
-            self.append(score, label);
+        // The batch fits the free slots (just checked), so zipping with them takes all of
+        // it; len + added ≤ capacity < 2^31 and hits ≤ len, so nothing wraps.
+        let (len, mut hits) = (self.len, self.hits);
+        let free = self.slots.as_mut().get_mut(len..).unwrap_or_default();
+        let mut added = 0usize;
+        for (slot, (&score, &label)) in free.iter_mut().zip(scores.iter().zip(labels)) {
+            *slot = Slot {
+                // `+ 0.0` turns −0 into +0, as in `append`.
+                score: score + 0.0,
+                order: (len.wrapping_add(added) as u32) << 1 | u32::from(label),
+                hits_before: 0,
+            };
+            added = added.wrapping_add(1);
+            hits = hits.wrapping_add(u64::from(label));
         }
+        self.len = len.wrapping_add(added);
+        self.hits = hits;
         Ok(())
     }
 
@@ -145,18 +159,17 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
             });
         }
         let base = self.len as u32;
-        let incoming = &other.slots.as_ref()[..other.len];
-        for (slot, theirs) in self.slots.as_mut()[len..len + requested]
-            .iter_mut()
-            .zip(incoming)
-        {
+        // `requested` ≤ the free slots (checked above), so zipping them with the incoming
+        // samples copies all `requested` of them; the sums below are those bounded above.
+        let free = self.slots.as_mut().get_mut(len..).unwrap_or_default();
+        for (slot, theirs) in free.iter_mut().zip(other.held()) {
             *slot = Slot {
-                order: theirs.order + (base << 1),
+                order: theirs.order.wrapping_add(base << 1),
                 ..*theirs
             };
         }
-        self.len += requested;
-        self.hits += other.hits;
+        self.len = len.wrapping_add(requested);
+        self.hits = self.hits.wrapping_add(other.hits);
         Ok(())
     }
 
@@ -169,7 +182,8 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
 
     fn ensure_room(&self, requested: usize) -> Result<(), PushError> {
         let (capacity, len) = (self.capacity(), self.len);
-        if requested > capacity - len {
+        // len ≤ capacity (see `held`): nothing saturates.
+        if requested > capacity.saturating_sub(len) {
             return Err(PushError::Full {
                 capacity,
                 len,
@@ -179,17 +193,27 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         Ok(())
     }
 
+    /// Appends a checked sample; the caller has checked (`ensure_room`) that a slot is
+    /// free, so `get_mut` finds it, and len + 1 ≤ capacity < 2^31 and hits ≤ len cannot
+    /// overflow.
     #[inline]
     fn append(&mut self, score: f64, label: u8) {
         // `+ 0.0` turns −0 into +0, the same confidence, so that bits order like values.
         let order = (self.len as u32) << 1 | u32::from(label);
-        self.slots.as_mut()[self.len] = Slot {
-            score: score + 0.0,
-            order,
-            hits_before: 0,
-        };
-        self.len += 1;
-        self.hits += u64::from(label);
+        if let Some(slot) = self.slots.as_mut().get_mut(self.len) {
+            *slot = Slot {
+                score: score + 0.0,
+                order,
+                hits_before: 0,
+            };
+            self.len = self.len.wrapping_add(1);
+            self.hits = self.hits.wrapping_add(u64::from(label));
+        }
+    }
+
+    /// The held samples, `slots[..len]`, mutable (see [`SortedBuffer::held`]).
+    pub(crate) fn held_mut(&mut self) -> &mut [Slot] {
+        held_prefix_mut(self.slots.as_mut(), self.len)
     }
 
     /// Puts the samples back in arrival order (to encode them) and returns them so. Slots
@@ -207,15 +231,17 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     /// equal-mass estimate and the sweep read.
     pub fn sorted(&mut self) -> SortedSamples<'_> {
         let len = self.len;
-        let slots = &mut self.slots.as_mut()[..len];
-        if self.sorted < len {
+        let hits = self.hits;
+        let unsorted = self.sorted < len;
+        self.sorted = len; // sorted just below
+        let slots = self.held_mut();
+        if unsorted {
             sort_by_score_then_arrival(slots);
             record_running_hits(slots);
-            self.sorted = len;
         }
         SortedSamples {
-            slots,
-            hits: self.hits,
+            slots: &*slots,
+            hits,
         }
     }
 }
@@ -224,6 +250,15 @@ impl<S: AsRef<[Slot]> + ?Sized> SortedBuffer<S> {
     /// The number of samples held.
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    /// The held samples, `slots[..len]`. Invariant: len ≤ capacity (a push and a merge
+    /// check the room before they add, a decode checks the count against the capacity,
+    /// `clear` sets 0), so the whole storage is never what this returns short of a
+    /// broken invariant, and then it stays within the storage.
+    pub(crate) fn held(&self) -> &[Slot] {
+        let slots = self.slots.as_ref();
+        slots.get(..self.len).unwrap_or(slots)
     }
 
     /// Whether the buffer holds no sample.
@@ -239,6 +274,18 @@ impl<S: AsRef<[Slot]> + ?Sized> SortedBuffer<S> {
     /// The number of hits (label 1) held.
     pub fn hits(&self) -> u64 {
         self.hits
+    }
+}
+
+/// The first `len` of `slots`: the held samples of a buffer or window, whose `len` never
+/// exceeds its storage (each states why). Were it ever to, this is the whole storage,
+/// never beyond it.
+pub(crate) fn held_prefix_mut(slots: &mut [Slot], len: usize) -> &mut [Slot] {
+    // Compared first (not `get_mut(..len)`) so that the fallback may use `slots`.
+    if len <= slots.len() {
+        &mut slots[..len]
+    } else {
+        slots
     }
 }
 
@@ -264,7 +311,8 @@ pub(crate) fn record_running_hits(slots: &mut [Slot]) {
     let mut hits = 0u32;
     for slot in slots {
         slot.hits_before = hits;
-        hits += u32::from(slot.label());
+        // At most one per slot, and a buffer or window holds fewer than 2^31.
+        hits = hits.wrapping_add(u32::from(slot.label()));
     }
 }
 
@@ -314,7 +362,8 @@ impl<'a> SortedSamples<'a> {
             return position;
         }
         let score = self.slots[position].score;
-        position + self.slots[position..].partition_point(|s| s.score == score)
+        // At most n: the partition point is within the slots after `position`.
+        position.wrapping_add(self.slots[position..].partition_point(|s| s.score == score))
     }
 
     /// The first sorted position of each of the `bins` bins, then n: `bins + 1` values.
@@ -349,7 +398,9 @@ impl<'a> SortedSamples<'a> {
     pub fn bins(&self, binning: Binning, bins: usize) -> impl Iterator<Item = BinStats> + '_ {
         self.bin_ranges(binning, bins).map(move |range| {
             let mut stats = BinStats::EMPTY;
-            for slot in &self.slots[range] {
+            // The starts never decrease and end at n (see `bin_starts`): every range is
+            // in order and within the samples, so `get` finds it.
+            for slot in self.slots.get(range).unwrap_or_default() {
                 stats.record(slot.score, slot.label());
             }
             stats
@@ -360,9 +411,11 @@ impl<'a> SortedSamples<'a> {
     /// for equal width. All the sweep needs, since b* depends on accuracies only.
     fn bin_shapes(&self, binning: Binning, bins: usize) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.bin_ranges(binning, bins).map(move |r| {
+            // r.start ≤ r.end (see `bins`), and running hit counts never decrease.
             (
-                (r.end - r.start) as u64,
-                self.hits_before(r.end) - self.hits_before(r.start),
+                r.len() as u64,
+                self.hits_before(r.end)
+                    .wrapping_sub(self.hits_before(r.start)),
             )
         })
     }
@@ -413,7 +466,8 @@ impl<'a> SortedSamples<'a> {
         // All misses sorted below all hits: any partition into contiguous ranges is
         // monotone, so every b up to the limit passes. O(1) to see, and it spares the
         // O(n²) walk such perfectly separable data would otherwise take.
-        let misses = self.slots.len() - self.hits as usize;
+        // hits ≤ n: every hit is one of the samples.
+        let misses = self.slots.len().saturating_sub(self.hits as usize);
         if self.hits_before(misses) == 0 {
             return Ok(max_bins);
         }

@@ -59,8 +59,10 @@ impl DecayedBin {
         weight_squared: 0.0,
     };
 
+    /// Records a checked sample; its histogram has counted it in its total, which is at
+    /// most [`crate::MAX_COUNT`] and bounds this bin's count: it cannot wrap.
     fn record(&mut self, weight: f64, score: f64, label: u8) {
-        self.count += 1;
+        self.count = self.count.wrapping_add(1);
         self.weight += weight;
         self.hit_weight += weight * f64::from(label);
         self.score_weight += weight * score;
@@ -221,7 +223,10 @@ impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S>
     /// bounds the bin's count: it cannot overflow).
     fn record(&mut self, score: f64, label: u8) {
         let bins = self.bins.as_mut();
-        bins[self.closure.bin_index(score, bins.len())].record(self.next_weight, score, label);
+        // A checked score (in [0, 1]) has a bin: `bin_index` maps it below `bins.len()`.
+        if let Some(bin) = bins.get_mut(self.closure.bin_index(score, bins.len())) {
+            bin.record(self.next_weight, score, label);
+        }
         self.next_weight /= self.retain;
         if self.next_weight > RESCALE_ABOVE {
             let factor = 1.0 / self.next_weight;

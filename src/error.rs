@@ -62,6 +62,10 @@ pub enum EstimateError {
     /// A weighted (decaying) state has samples but their weights are too small or too
     /// large to divide by: no finite estimate exists.
     DegenerateWeights,
+    /// The bins given to an estimator of [`crate::estimate`] hold more than
+    /// [`crate::MAX_COUNT`] samples in all. No state of this crate can: only bins a caller
+    /// assembles (from [`crate::stats::BinStats::from_parts`], say) can sum past it.
+    CountOverflow,
 }
 
 /// Why a norm exponent was refused.
@@ -168,6 +172,9 @@ impl fmt::Display for EstimateError {
             }
             Self::DegenerateWeights => {
                 f.write_str("the decayed weights are too small or too large for a finite estimate")
+            }
+            Self::CountOverflow => {
+                f.write_str("the bins hold more than tce::MAX_COUNT (2^63 - 1) samples in all")
             }
         }
     }

@@ -2,6 +2,7 @@
 //! histogram and the sorted buffer alike, ends here. (SPEC §3, §5.)
 
 use crate::error::EstimateError;
+use crate::limits::add_counts;
 use crate::norm::Norm;
 use crate::stats::BinStats;
 use crate::MAX_BINS;
@@ -72,6 +73,8 @@ impl BinSummary for BinStats {
 /// total weight to divide by, or the mean is not finite: only a weighted state can get
 /// there (plain bins weigh their counts), and no state built by pushes or by decoding a
 /// valid frame does; the check keeps a NaN from ever being reported as an estimate.
+/// [`EstimateError::CountOverflow`] when the bins hold more than [`crate::MAX_COUNT`]
+/// samples in all (only bins a caller assembles can).
 fn weighted_mean<B, I, F>(bins: I, mut term: F) -> Result<(f64, u64, usize), EstimateError>
 where
     B: BinSummary,
@@ -80,8 +83,9 @@ where
 {
     let (mut sum, mut total, mut samples, mut count) = (0.0, 0.0, 0u64, 0usize);
     for bin in bins {
-        count += 1;
-        samples += bin.count();
+        // One per bin: the bins are in memory (or summarise it), far fewer than usize::MAX.
+        count = count.wrapping_add(1);
+        samples = add_counts(samples, bin.count()).map_err(|_| EstimateError::CountOverflow)?;
         // A decayed bin whose weights underflowed to 0 holds samples but no information
         // (and its means would be 0/0): it counts as a sample count only.
         if bin.count() > 0 && bin.weight() > 0.0 {
@@ -226,6 +230,25 @@ mod tests {
         assert_eq!(
             ece_debias([BinStats::EMPTY; 0], Norm::L1),
             Err(EstimateError::ZeroBins)
+        );
+    }
+
+    #[test]
+    fn bins_summing_past_the_count_bound_are_a_named_error() {
+        let full = BinStats::from_parts(crate::MAX_COUNT, 0, 0).unwrap();
+        let one = BinStats::from_parts(1, 1, 1 << 63).unwrap();
+        assert_eq!(
+            ece_bin([full, one], Norm::L1),
+            Err(EstimateError::CountOverflow)
+        );
+        assert_eq!(mce([one, full]), Err(EstimateError::CountOverflow));
+        assert_eq!(
+            ece_debias([full, full], Norm::L2),
+            Err(EstimateError::CountOverflow)
+        );
+        assert_eq!(
+            ece_bin([full], Norm::L1).map(|e| e.samples),
+            Ok(crate::MAX_COUNT)
         );
     }
 

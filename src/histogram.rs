@@ -89,11 +89,15 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
     #[inline]
     pub fn push(&mut self, score: f64, label: u8) -> Result<(), PushError> {
         sample::check(score, label, 0)?;
-        self.samples = add_counts(self.samples, 1)?;
+        let samples = add_counts(self.samples, 1)?;
         let bins = self.bins.as_mut();
         let index = self.closure.bin_index(score, bins.len());
+        // A checked score (in [0, 1]) has a bin: `bin_index` maps it below `bins.len()`.
         // The bin's count is at most the total just checked.
-        bins[index].record(score, label);
+        if let Some(bin) = bins.get_mut(index) {
+            bin.record(score, label);
+        }
+        self.samples = samples;
         Ok(())
     }
 
@@ -241,7 +245,10 @@ fn fill(
         sample::check_batch(scores, labels)?;
         let count = bins.len();
         for (&score, &label) in scores.iter().zip(labels) {
-            bins[index(score, count)].record(score, label);
+            // Checked scores have a bin (`index` maps [0, 1] below `count`).
+            if let Some(bin) = bins.get_mut(index(score, count)) {
+                bin.record(score, label);
+            }
         }
         return Ok(());
     }
@@ -299,7 +306,11 @@ fn fill_lanes(
         // `index` keeps valid scores below `count` ≤ LANED_BINS, so a valid cell is below
         // CELLS; the mask only spares the bounds check.
         let cell = ((index(score, count) << 1) | usize::from(label)) & (CELLS - 1);
-        lanes[lane][cell] += (1 << COUNT_SHIFT) | u128::from(stats::quantize(score));
+        // Neither packed field overflows within PACKED_SAMPLES samples (see there), so
+        // the addition never wraps; `wrapping_add` is the release build's `+` without an
+        // overflow check in builds that have them.
+        let packed = (1 << COUNT_SHIFT) | u128::from(stats::quantize(score));
+        lanes[lane][cell] = lanes[lane][cell].wrapping_add(packed);
     };
     let (score_quads, label_quads) = (scores.chunks_exact(LANES), labels.chunks_exact(LANES));
     let (score_tail, label_tail) = (score_quads.remainder(), label_quads.remainder());
@@ -313,10 +324,11 @@ fn fill_lanes(
     }
     for lane in &lanes {
         for (bin, cells) in staged.iter_mut().zip(lane.chunks_exact(2)) {
-            let quanta = (cells[0] + cells[1]) & ((1 << COUNT_SHIFT) - 1);
+            // Two cells of < 2^20 samples each (see PACKED_SAMPLES): no sum wraps.
+            let quanta = cells[0].wrapping_add(cells[1]) & ((1 << COUNT_SHIFT) - 1);
             let (misses, hits) = (cells[0] >> COUNT_SHIFT, cells[1] >> COUNT_SHIFT);
             bin.merge(&BinStats::from_quanta(
-                (misses + hits) as u64,
+                misses.wrapping_add(hits) as u64,
                 hits as u64,
                 quanta,
             ))?;

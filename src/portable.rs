@@ -183,6 +183,12 @@ impl std::error::Error for DecodeError {}
 
 /// CRC-32 (IEEE 802.3, reflected, as zlib and PNG use), table built at compile time.
 pub fn crc32(bytes: &[u8]) -> u32 {
+    !crc32_continue(!0, bytes)
+}
+
+/// The CRC register after `bytes`, from register `c` (not inverted: `crc32` inverts it
+/// before and after), so that a frame's parts can be signed one after another.
+fn crc32_continue(c: u32, bytes: &[u8]) -> u32 {
     const TABLE: [u32; 256] = {
         let mut table = [0u32; 256];
         let mut i = 0;
@@ -202,7 +208,8 @@ pub fn crc32(bytes: &[u8]) -> u32 {
         }
         table
     };
-    !bytes.iter().fold(!0u32, |c, &b| {
+    // `& 0xff` keeps the index below the table's 256 entries.
+    bytes.iter().fold(c, |c, &b| {
         TABLE[((c ^ u32::from(b)) & 0xff) as usize] ^ (c >> 8)
     })
 }
@@ -236,14 +243,135 @@ fn or_unencodable(frame_len: Result<usize, EncodeError>) -> usize {
     frame_len.unwrap_or(usize::MAX)
 }
 
-/// Writes a frame of `kind` whose payload `fill` writes into the given slice. Checks the
+/// The payload length of a frame of `needed` bytes: `frame_len` adds the header and
+/// trailer to the payload, so `needed` is at least their length and nothing saturates.
+fn payload_of(needed: usize) -> usize {
+    needed.saturating_sub(HEADER + TRAILER)
+}
+
+/// Writes a payload's fields one after another, each a fixed-size array: no index and no
+/// range to check, only the room left.
+///
+/// Invariant: `write_frame` gives it exactly the payload length that the state's
+/// `frame_len` computed, and each encoder writes the fields that length counts (a fixed
+/// head, then one unit per bin or held sample, the count `frame_len` was given). So every
+/// field fits and the payload is filled exactly (checked in debug builds, and by every
+/// round-trip test: a frame of the wrong length would not decode). Were they ever to
+/// disagree, the fields past the end would be left out, never written past the payload.
+pub(crate) struct Writer<'a> {
+    rest: &'a mut [u8],
+    fits: bool,
+}
+
+impl<'a> Writer<'a> {
+    fn new(bytes: &'a mut [u8]) -> Self {
+        Writer {
+            rest: bytes,
+            fits: true,
+        }
+    }
+
+    fn put<const N: usize>(&mut self, field: [u8; N]) {
+        match core::mem::take(&mut self.rest).split_first_chunk_mut::<N>() {
+            Some((to, rest)) => {
+                *to = field;
+                self.rest = rest;
+            }
+            None => self.fits = false,
+        }
+    }
+
+    fn u32(&mut self, value: u32) {
+        self.put(value.to_le_bytes());
+    }
+
+    fn u64(&mut self, value: u64) {
+        self.put(value.to_le_bytes());
+    }
+
+    fn f64(&mut self, value: f64) {
+        self.u64(value.to_bits());
+    }
+
+    /// Whether every field fitted and the payload is full.
+    fn filled(&self) -> bool {
+        self.fits && self.rest.is_empty()
+    }
+}
+
+/// Reads a payload's fields one after another; a field past the end is
+/// [`DecodeError::Inconsistent`] (the payload is shorter than its own fields say).
+#[derive(Clone, Copy)]
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        let (field, rest) = self
+            .0
+            .split_first_chunk::<N>()
+            .ok_or(DecodeError::Inconsistent)?;
+        self.0 = rest;
+        Ok(*field)
+    }
+
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        self.array().map(u32::from_le_bytes)
+    }
+
+    /// A u32 count or length as a `usize` (lossless on the 32- and 64-bit targets).
+    fn len(&mut self) -> Result<usize, DecodeError> {
+        usize::try_from(self.u32()?).map_err(|_| DecodeError::Inconsistent)
+    }
+
+    fn u64(&mut self) -> Result<u64, DecodeError> {
+        self.array().map(u64::from_le_bytes)
+    }
+
+    fn f64(&mut self) -> Result<f64, DecodeError> {
+        self.u64().map(f64::from_bits)
+    }
+
+    /// The bytes not read yet.
+    fn rest(self) -> &'a [u8] {
+        self.0
+    }
+
+    /// The closure byte and its 3 zero bytes (histogram payloads).
+    fn closure(&mut self) -> Result<Closure, DecodeError> {
+        match self.array::<4>()? {
+            [0, 0, 0, 0] => Ok(Closure::Left),
+            [1, 0, 0, 0] => Ok(Closure::Right),
+            _ => Err(DecodeError::Inconsistent),
+        }
+    }
+}
+
+/// The units of `N` bytes that `bytes` is made of (a trailing part shorter than a unit
+/// is not one; callers check with `holds` that there is none).
+fn units<const N: usize>(mut bytes: &[u8]) -> impl Iterator<Item = &[u8; N]> + Clone {
+    core::iter::from_fn(move || {
+        let (unit, rest) = bytes.split_first_chunk::<N>()?;
+        bytes = rest;
+        Some(unit)
+    })
+}
+
+/// The closure as its payload byte (histogram payloads).
+fn closure_byte(closure: Closure) -> u8 {
+    match closure {
+        Closure::Left => 0,
+        Closure::Right => 1,
+    }
+}
+
+/// Writes a frame of `kind` whose payload `fill` writes through a [`Writer`]. Checks the
 /// payload length (it must fit the 32-bit field) and the output's size before it writes
 /// anything.
 fn write_frame(
     out: &mut [u8],
     kind: u16,
     payload_len: usize,
-    fill: impl FnOnce(&mut [u8]),
+    fill: impl FnOnce(&mut Writer<'_>),
 ) -> Result<usize, EncodeError> {
     let length_field = check_payload_len(payload_len)?;
     let needed = (HEADER + TRAILER)
@@ -251,16 +379,26 @@ fn write_frame(
         .ok_or(EncodeError::FrameTooLarge {
             payload: payload_len,
         })?;
-    let out = out
-        .get_mut(..needed)
-        .ok_or(EncodeError::BufferTooSmall { needed })?;
-    out[0..4].copy_from_slice(&MAGIC);
-    out[4..6].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
-    out[6..8].copy_from_slice(&kind.to_le_bytes());
-    out[8..12].copy_from_slice(&length_field.to_le_bytes());
-    fill(&mut out[HEADER..HEADER + payload_len]);
-    let crc = crc32(&out[..HEADER + payload_len]);
-    out[HEADER + payload_len..].copy_from_slice(&crc.to_le_bytes());
+    let too_small = EncodeError::BufferTooSmall { needed };
+    let out = out.get_mut(..needed).ok_or(too_small)?;
+    // Cannot fail: `out` is `needed` = HEADER + payload_len + TRAILER bytes long.
+    let (header, rest) = out.split_first_chunk_mut::<HEADER>().ok_or(too_small)?;
+    let (payload, trailer) = rest.split_at_mut_checked(payload_len).ok_or(too_small)?;
+    let trailer = trailer.first_chunk_mut::<TRAILER>().ok_or(too_small)?;
+    let mut head = Writer::new(header);
+    head.put(MAGIC);
+    head.put(FORMAT_VERSION.to_le_bytes());
+    head.put(kind.to_le_bytes());
+    head.u32(length_field);
+    debug_assert!(head.filled());
+    let mut body = Writer::new(payload);
+    fill(&mut body);
+    debug_assert!(
+        body.filled(),
+        "the payload's length and its fields disagree"
+    );
+    let crc = !crc32_continue(crc32_continue(!0, header), payload);
+    *trailer = crc.to_le_bytes();
     Ok(needed)
 }
 
@@ -269,50 +407,48 @@ fn read_frame(bytes: &[u8], kind: u16) -> Result<&[u8], DecodeError> {
     if bytes.len() < HEADER + TRAILER {
         return Err(DecodeError::Truncated);
     }
-    if bytes[0..4] != MAGIC {
+    let (header, rest) = bytes
+        .split_first_chunk::<HEADER>()
+        .ok_or(DecodeError::Truncated)?;
+    let [m0, m1, m2, m3, v0, v1, k0, k1, l0, l1, l2, l3] = *header;
+    if [m0, m1, m2, m3] != MAGIC {
         return Err(DecodeError::BadMagic);
     }
-    let version = u16::from_le_bytes([bytes[4], bytes[5]]);
+    let version = u16::from_le_bytes([v0, v1]);
     if version != FORMAT_VERSION {
         return Err(DecodeError::UnsupportedVersion { found: version });
     }
-    let payload_len = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize;
-    let end = HEADER
-        .checked_add(payload_len)
+    let payload_len = usize::try_from(u32::from_le_bytes([l0, l1, l2, l3]))
+        .map_err(|_| DecodeError::Truncated)?;
+    let (payload, trailer) = rest
+        .split_at_checked(payload_len)
         .ok_or(DecodeError::Truncated)?;
-    if bytes.len() < end + TRAILER {
-        return Err(DecodeError::Truncated);
+    match trailer.len() {
+        TRAILER => {}
+        short if short < TRAILER => return Err(DecodeError::Truncated),
+        _ => return Err(DecodeError::Inconsistent),
     }
-    if bytes.len() > end + TRAILER {
-        return Err(DecodeError::Inconsistent);
-    }
-    let stored = u32::from_le_bytes([bytes[end], bytes[end + 1], bytes[end + 2], bytes[end + 3]]);
-    if crc32(&bytes[..end]) != stored {
+    // The trailer is the last TRAILER bytes: the CRC signs everything before it.
+    let (signed, stored) = bytes
+        .split_last_chunk::<TRAILER>()
+        .ok_or(DecodeError::Truncated)?;
+    if crc32(signed) != u32::from_le_bytes(*stored) {
         return Err(DecodeError::Checksum);
     }
-    let found = u16::from_le_bytes([bytes[6], bytes[7]]);
+    let found = u16::from_le_bytes([k0, k1]);
     if found != kind {
         return Err(DecodeError::WrongKind { found });
     }
-    Ok(&bytes[HEADER..end])
+    Ok(payload)
 }
 
-fn u64_at(bytes: &[u8], at: usize) -> u64 {
-    let mut word = [0u8; 8];
-    word.copy_from_slice(&bytes[at..at + 8]);
-    u64::from_le_bytes(word)
-}
-
-fn u32_at(bytes: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
-}
-
-/// Writes a sample count and the samples (in arrival order) as a buffer payload.
-fn write_samples(payload: &mut [u8], len: usize, samples: impl Iterator<Item = (f64, u8)>) {
-    payload[0..4].copy_from_slice(&(len as u32).to_le_bytes());
-    for ((score, label), out) in samples.zip(payload[4..].chunks_exact_mut(SAMPLE_BYTES)) {
-        out[0..8].copy_from_slice(&score.to_bits().to_le_bytes());
-        out[8] = label;
+/// Writes a sample count and the samples (in arrival order) as a buffer payload. `len`
+/// is the number of samples held, below 2^31 (`MAX_CAPACITY`): it fits the u32.
+fn write_samples(payload: &mut Writer<'_>, len: usize, samples: impl Iterator<Item = (f64, u8)>) {
+    payload.u32(len as u32);
+    for (score, label) in samples {
+        payload.f64(score);
+        payload.put([label]);
     }
 }
 
@@ -322,22 +458,22 @@ fn read_samples(
     payload: &[u8],
     capacity: usize,
 ) -> Result<impl Iterator<Item = (f64, u8)> + Clone + '_, DecodeError> {
-    if payload.len() < 4 {
-        return Err(DecodeError::Inconsistent);
-    }
-    let found = u32_at(payload, 0) as usize;
-    if !holds(payload, 4, SAMPLE_BYTES, found) {
+    let mut fields = Reader(payload);
+    let found = fields.len()?;
+    let body = fields.rest();
+    if !holds(body, 0, SAMPLE_BYTES, found) {
         return Err(DecodeError::Inconsistent);
     }
     if found > capacity {
         return Err(DecodeError::Full { capacity, found });
     }
-    let samples = payload[4..]
-        .chunks_exact(SAMPLE_BYTES)
-        .map(|c| (f64::from_bits(u64_at(c, 0)), c[8]));
-    for (index, (score, label)) in samples.clone().enumerate() {
-        crate::sample::check(score, label, index)
-            .map_err(|_: PushError| DecodeError::Inconsistent)?;
+    let samples = units::<SAMPLE_BYTES>(body).map(|&[b0, b1, b2, b3, b4, b5, b6, b7, label]| {
+        let score = f64::from_bits(u64::from_le_bytes([b0, b1, b2, b3, b4, b5, b6, b7]));
+        (score, label)
+    });
+    for (score, label) in samples.clone() {
+        // The index only names the element in the error, which becomes `Inconsistent`.
+        crate::sample::check(score, label, 0).map_err(|_: PushError| DecodeError::Inconsistent)?;
         // States store −0 as +0 (their sort orders scores by their bits), so no encoder
         // writes it.
         if score.to_bits() == (-0.0f64).to_bits() {
@@ -353,10 +489,6 @@ fn holds(payload: &[u8], head: usize, unit: usize, count: usize) -> bool {
     unit.checked_mul(count)
         .and_then(|body| body.checked_add(head))
         == Some(payload.len())
-}
-
-fn f64_at(bytes: &[u8], at: usize) -> f64 {
-    f64::from_bits(u64_at(bytes, at))
 }
 
 impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
@@ -378,24 +510,17 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
     /// Errors: [`EncodeError::FrameTooLarge`] (see [`Self::encoded_len`]),
     /// [`EncodeError::BufferTooSmall`]; nothing is written then.
     pub fn encode(&self, out: &mut [u8]) -> Result<usize, EncodeError> {
-        let payload_len = self.frame_len()? - HEADER - TRAILER;
+        let payload_len = payload_of(self.frame_len()?);
         write_frame(out, KIND_HISTOGRAM, payload_len, |payload| {
-            payload[0] = match self.closure() {
-                Closure::Left => 0,
-                Closure::Right => 1,
-            };
-            payload[1..4].fill(0);
+            payload.put([closure_byte(self.closure()), 0, 0, 0]);
             // The bin count fits: the payload, longer than it, fits 32 bits.
-            payload[4..8].copy_from_slice(&(self.bin_count() as u32).to_le_bytes());
-            for (bin, out) in self
-                .bins()
-                .iter()
-                .zip(payload[8..].chunks_exact_mut(BIN_BYTES))
-            {
-                out[0..8].copy_from_slice(&bin.count().to_le_bytes());
-                out[8..16].copy_from_slice(&bin.hits().to_le_bytes());
-                out[16..24].copy_from_slice(&(bin.score_sum() as u64).to_le_bytes());
-                out[24..32].copy_from_slice(&((bin.score_sum() >> 64) as u64).to_le_bytes());
+            payload.u32(self.bin_count() as u32);
+            for bin in self.bins() {
+                payload.u64(bin.count());
+                payload.u64(bin.hits());
+                // The low and the high word of the 128-bit sum.
+                payload.u64(bin.score_sum() as u64);
+                payload.u64((bin.score_sum() >> 64) as u64);
             }
         })
     }
@@ -403,18 +528,12 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
     /// Replaces this histogram's state (closure and bins) with the one in `bytes`, which
     /// must have as many bins. On error nothing changes.
     pub fn decode(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
-        let payload = read_frame(bytes, KIND_HISTOGRAM)?;
-        if payload.len() < 8 {
-            return Err(DecodeError::Inconsistent);
-        }
-        let closure = match (payload[0], &payload[1..4]) {
-            (0, [0, 0, 0]) => Closure::Left,
-            (1, [0, 0, 0]) => Closure::Right,
-            _ => return Err(DecodeError::Inconsistent),
-        };
-        let found = u32_at(payload, 4) as usize;
+        let mut fields = Reader(read_frame(bytes, KIND_HISTOGRAM)?);
+        let closure = fields.closure()?;
+        let found = fields.len()?;
+        let body = fields.rest();
         // No state has more bins than MAX_BINS, so no encoder writes such a frame.
-        if found > crate::MAX_BINS || !holds(payload, 8, BIN_BYTES, found) {
+        if found > crate::MAX_BINS || !holds(body, 0, BIN_BYTES, found) {
             return Err(DecodeError::Inconsistent);
         }
         if found != self.bin_count() {
@@ -424,21 +543,24 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
             });
         }
         // `from_parts` refuses a bin of more than MAX_COUNT samples.
-        let parse = |chunk: &[u8]| {
-            let sum = u128::from(u64_at(chunk, 24)) << 64 | u128::from(u64_at(chunk, 16));
-            BinStats::from_parts(u64_at(chunk, 0), u64_at(chunk, 8), sum)
+        let parse = |unit: &[u8; BIN_BYTES]| {
+            let mut fields = Reader(unit);
+            let (count, hits) = (fields.u64()?, fields.u64()?);
+            let (low, high) = (fields.u64()?, fields.u64()?);
+            let sum = u128::from(high) << 64 | u128::from(low);
+            BinStats::from_parts(count, hits, sum).ok_or(DecodeError::Inconsistent)
         };
-        let bins = payload[8..].chunks_exact(BIN_BYTES);
+        let bins = units::<BIN_BYTES>(body);
         let mut samples = 0u64;
         for chunk in bins.clone() {
-            let bin = parse(chunk).ok_or(DecodeError::Inconsistent)?;
+            let bin = parse(chunk)?;
             // No state counts more than MAX_COUNT samples in all.
             samples = add_counts(samples, bin.count()).map_err(|_| DecodeError::Inconsistent)?;
         }
         // Cannot fail: every bin was checked above, and so was their total.
         self.overwrite(closure, |slots| {
             for (slot, chunk) in slots.iter_mut().zip(bins) {
-                *slot = parse(chunk).ok_or(CountOverflow)?;
+                *slot = parse(chunk).map_err(|_| CountOverflow)?;
             }
             Ok(())
         })
@@ -463,7 +585,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     /// On error ([`EncodeError::BufferTooSmall`]) nothing is written.
     pub fn encode(&mut self, out: &mut [u8]) -> Result<usize, EncodeError> {
         let needed = self.frame_len()?;
-        let payload_len = needed - HEADER - TRAILER;
+        let payload_len = payload_of(needed);
         if out.len() < needed {
             return Err(EncodeError::BufferTooSmall { needed });
         }
@@ -511,16 +633,14 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
         let (capacity, seen, state, len) =
             (self.capacity(), self.seen(), self.rng_state(), self.len());
         let samples = self.arrival_order();
-        write_frame(out, KIND_RESERVOIR, needed - HEADER - TRAILER, |payload| {
-            payload[0..4].copy_from_slice(&(capacity as u32).to_le_bytes());
-            payload[4..12].copy_from_slice(&seen.to_le_bytes());
-            for (word, out) in state
-                .iter()
-                .zip(payload[12..RESERVOIR_HEADER].chunks_exact_mut(8))
-            {
-                out.copy_from_slice(&word.to_le_bytes());
+        write_frame(out, KIND_RESERVOIR, payload_of(needed), |payload| {
+            // The capacity fits: a reservoir holds at most MAX_CAPACITY < 2^31.
+            payload.u32(capacity as u32);
+            payload.u64(seen);
+            for word in state {
+                payload.u64(word);
             }
-            write_samples(&mut payload[RESERVOIR_HEADER..], len, samples);
+            write_samples(payload, len, samples);
         })
     }
 
@@ -528,23 +648,25 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
     /// capacity. On error nothing changes.
     pub fn decode(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
         let payload = read_frame(bytes, KIND_RESERVOIR)?;
+        // A short head is `Inconsistent` before any field is compared.
         if payload.len() < RESERVOIR_HEADER {
             return Err(DecodeError::Inconsistent);
         }
-        let found = u32_at(payload, 0) as usize;
+        let mut fields = Reader(payload);
+        let found = fields.len()?;
         if found != self.capacity() {
             return Err(DecodeError::CapacityMismatch {
                 expected: self.capacity(),
                 found,
             });
         }
-        let seen = u64_at(payload, 4);
+        let seen = fields.u64()?;
         if seen > MAX_COUNT {
             return Err(DecodeError::Inconsistent);
         }
-        let state = [12, 20, 28, 36].map(|at| u64_at(payload, at));
+        let state = [fields.u64()?, fields.u64()?, fields.u64()?, fields.u64()?];
         let rng = Xoshiro256PlusPlus::from_state(state).ok_or(DecodeError::Inconsistent)?;
-        let samples = read_samples(&payload[RESERVOIR_HEADER..], found)?;
+        let samples = read_samples(fields.rest(), found)?;
         // A reservoir holds min(capacity, seen) samples.
         if samples.clone().count() as u64 != seen.min(found as u64) {
             return Err(DecodeError::Inconsistent);
@@ -578,10 +700,11 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
         }
         let (capacity, seen, len) = (self.capacity(), self.seen(), self.len());
         let samples = self.arrival_order();
-        write_frame(out, KIND_WINDOW, needed - HEADER - TRAILER, |payload| {
-            payload[0..4].copy_from_slice(&(capacity as u32).to_le_bytes());
-            payload[4..12].copy_from_slice(&seen.to_le_bytes());
-            write_samples(&mut payload[WINDOW_HEADER..], len, samples);
+        write_frame(out, KIND_WINDOW, payload_of(needed), |payload| {
+            // The size fits: a window holds at most MAX_WINDOW < 2^30.
+            payload.u32(capacity as u32);
+            payload.u64(seen);
+            write_samples(payload, len, samples);
         })
     }
 
@@ -590,21 +713,23 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
     /// `seen` goes on from the encoded count. On error nothing changes.
     pub fn decode(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
         let payload = read_frame(bytes, KIND_WINDOW)?;
+        // A short head is `Inconsistent` before any field is compared.
         if payload.len() < WINDOW_HEADER {
             return Err(DecodeError::Inconsistent);
         }
-        let found = u32_at(payload, 0) as usize;
+        let mut fields = Reader(payload);
+        let found = fields.len()?;
         if found != self.capacity() {
             return Err(DecodeError::CapacityMismatch {
                 expected: self.capacity(),
                 found,
             });
         }
-        let seen = u64_at(payload, 4);
+        let seen = fields.u64()?;
         if seen > MAX_COUNT {
             return Err(DecodeError::Inconsistent);
         }
-        let samples = read_samples(&payload[WINDOW_HEADER..], found)?;
+        let samples = read_samples(fields.rest(), found)?;
         // A window holds the last min(N, seen) samples.
         if samples.clone().count() as u64 != seen.min(found as u64) {
             return Err(DecodeError::Inconsistent);
@@ -621,13 +746,14 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
 /// rescaling scales both alike), so a bin of n samples weighs at most n·next_weight and
 /// its squared weights sum to at most n·next_weight² (with a factor 2 for rounding).
 /// (A bin with samples may have weight 0: old weights underflow.)
-fn decayed_bin(chunk: &[u8], next_weight: f64) -> Option<DecayedBin> {
+fn decayed_bin(unit: &[u8; DECAYED_BIN_BYTES], next_weight: f64) -> Option<DecayedBin> {
+    let mut fields = Reader(unit);
     let bin = DecayedBin {
-        count: u64_at(chunk, 0),
-        weight: f64_at(chunk, 8),
-        hit_weight: f64_at(chunk, 16),
-        score_weight: f64_at(chunk, 24),
-        weight_squared: f64_at(chunk, 32),
+        count: fields.u64().ok()?,
+        weight: fields.f64().ok()?,
+        hit_weight: fields.f64().ok()?,
+        score_weight: fields.f64().ok()?,
+        weight_squared: fields.f64().ok()?,
     };
     let weights = [
         bin.weight,
@@ -667,31 +793,19 @@ impl<S: AsRef<[DecayedBin]> + ?Sized> DecayingHistogram<S> {
     /// Errors: [`EncodeError::FrameTooLarge`] (see [`Self::encoded_len`]),
     /// [`EncodeError::BufferTooSmall`]; nothing is written then.
     pub fn encode(&self, out: &mut [u8]) -> Result<usize, EncodeError> {
-        let payload_len = self.frame_len()? - HEADER - TRAILER;
+        let payload_len = payload_of(self.frame_len()?);
         write_frame(out, KIND_DECAYING, payload_len, |payload| {
-            payload[0] = match self.closure() {
-                Closure::Left => 0,
-                Closure::Right => 1,
-            };
-            payload[1..4].fill(0);
-            payload[4..8].copy_from_slice(&(self.bin_count() as u32).to_le_bytes());
-            payload[8..16].copy_from_slice(&self.retain.to_bits().to_le_bytes());
-            payload[16..24].copy_from_slice(&self.next_weight.to_bits().to_le_bytes());
-            for (bin, out) in self
-                .bins()
-                .iter()
-                .zip(payload[DECAYING_HEADER..].chunks_exact_mut(DECAYED_BIN_BYTES))
-            {
-                out[0..8].copy_from_slice(&bin.count.to_le_bytes());
-                let weights = [
-                    bin.weight,
-                    bin.hit_weight,
-                    bin.score_weight,
-                    bin.weight_squared,
-                ];
-                for (w, out) in weights.iter().zip(out[8..].chunks_exact_mut(8)) {
-                    out.copy_from_slice(&w.to_bits().to_le_bytes());
-                }
+            payload.put([closure_byte(self.closure()), 0, 0, 0]);
+            // The bin count fits: the payload, longer than it, fits 32 bits.
+            payload.u32(self.bin_count() as u32);
+            payload.f64(self.retain);
+            payload.f64(self.next_weight);
+            for bin in self.bins() {
+                payload.u64(bin.count);
+                payload.f64(bin.weight);
+                payload.f64(bin.hit_weight);
+                payload.f64(bin.score_weight);
+                payload.f64(bin.weight_squared);
             }
         })
     }
@@ -714,18 +828,13 @@ impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S>
     /// (see `decayed_bin`), and samples without any weight (the newest sample always
     /// weighs λ times the next one, so some bin weighs at least that).
     pub fn decode(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
-        let payload = read_frame(bytes, KIND_DECAYING)?;
-        if payload.len() < DECAYING_HEADER {
-            return Err(DecodeError::Inconsistent);
-        }
-        let closure = match (payload[0], &payload[1..4]) {
-            (0, [0, 0, 0]) => Closure::Left,
-            (1, [0, 0, 0]) => Closure::Right,
-            _ => return Err(DecodeError::Inconsistent),
-        };
-        let found = u32_at(payload, 4) as usize;
+        let mut fields = Reader(read_frame(bytes, KIND_DECAYING)?);
+        let closure = fields.closure()?;
+        let found = fields.len()?;
+        let (retain, next_weight) = (fields.f64()?, fields.f64()?);
+        let body = fields.rest();
         // No state has more bins than MAX_BINS, so no encoder writes such a frame.
-        if found > crate::MAX_BINS || !holds(payload, DECAYING_HEADER, DECAYED_BIN_BYTES, found) {
+        if found > crate::MAX_BINS || !holds(body, 0, DECAYED_BIN_BYTES, found) {
             return Err(DecodeError::Inconsistent);
         }
         if found != self.bin_count() {
@@ -736,13 +845,12 @@ impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S>
         }
         // λ = 2^(−1/half_life) is in [2^−510, 1) for every accepted half-life; the next
         // weight grows from 1 by 1/λ per push and is brought back to 1 once above 2^200.
-        let (retain, next_weight) = (f64_at(payload, 8), f64_at(payload, 16));
         let possible =
             (MIN_RETAIN..1.0).contains(&retain) && (1.0..=RESCALE_ABOVE).contains(&next_weight);
         if !possible {
             return Err(DecodeError::Inconsistent);
         }
-        let bins = payload[DECAYING_HEADER..].chunks_exact(DECAYED_BIN_BYTES);
+        let bins = units::<DECAYED_BIN_BYTES>(body);
         let mut samples = 0u64;
         let mut heaviest = 0.0f64;
         for chunk in bins.clone() {

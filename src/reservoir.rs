@@ -82,18 +82,23 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
     /// Offers a checked sample; the caller has checked that `seen` + 1 is within the
     /// bound, so the increment cannot overflow.
     fn offer(&mut self, score: f64, label: u8) {
-        self.seen += 1;
+        self.seen = self.seen.wrapping_add(1);
         let capacity = self.capacity();
         let victim = if self.buffer.len < capacity {
-            self.buffer.len += 1;
-            self.buffer.len - 1
+            let at = self.buffer.len;
+            // < capacity: no overflow.
+            self.buffer.len = at.wrapping_add(1);
+            at
         } else {
             let j = self.rng.below(self.seen);
-            if j >= capacity as u64 {
-                return;
-            }
-            let old = self.buffer.slots.as_ref()[j as usize];
-            self.buffer.hits -= u64::from(old.label());
+            let Some(old) = usize::try_from(j)
+                .ok()
+                .and_then(|j| self.buffer.slots.as_ref().get(j))
+            else {
+                return; // j ≥ capacity: the sample is not kept
+            };
+            // The victim's label is among the hits counted.
+            self.buffer.hits = self.buffer.hits.wrapping_sub(u64::from(old.label()));
             j as usize
         };
         self.place(victim, score, label);
@@ -105,13 +110,19 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
             self.renumber();
         }
         let order = self.next_arrival << 1 | u32::from(label);
-        self.next_arrival += 1;
-        self.buffer.slots.as_mut()[at] = Slot {
-            score,
-            order,
-            hits_before: 0,
-        };
-        self.buffer.hits += u64::from(label);
+        // Below 2^31 − 1 after the check above: no overflow.
+        self.next_arrival = self.next_arrival.wrapping_add(1);
+        // `at` < len ≤ capacity: every caller places within the held samples (a free slot
+        // it has just counted, or a victim among them).
+        if let Some(slot) = self.buffer.slots.as_mut().get_mut(at) {
+            *slot = Slot {
+                score,
+                order,
+                hits_before: 0,
+            };
+            // hits ≤ len < 2^31.
+            self.buffer.hits = self.buffer.hits.wrapping_add(u64::from(label));
+        }
         self.buffer.sorted = 0; // any position may have changed
     }
 
@@ -141,47 +152,61 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
         }
         let (len_a, len_b) = (self.buffer.len, other.buffer.len);
         let total = add_counts(self.seen, other.seen)?;
-        let keep = capacity.min(len_a + len_b);
+        // Both below 2^31: the sum fits a usize of 32 bits.
+        let keep = capacity.min(len_a.wrapping_add(len_b));
         // How many of the `keep` come from each side: draws without replacement from
         // the two streams' seen counts. Each side holds at most what it has seen, so
         // `keep` ≤ seen_a + seen_b: the bound of every draw is at least 1, and neither
         // `left` underflows.
+        // (`wrapping_` for the compiler: left_a + left_b ≤ total ≤ MAX_COUNT, from_a ≤
+        // keep, and the draw picks a side with something left.)
         let (mut left_a, mut left_b, mut from_a) = (self.seen, other.seen, 0usize);
         for _ in 0..keep {
-            if self.rng.below(left_a + left_b) < left_a {
-                from_a += 1;
-                left_a -= 1;
+            if self.rng.below(left_a.wrapping_add(left_b)) < left_a {
+                from_a = from_a.wrapping_add(1);
+                left_a = left_a.wrapping_sub(1);
             } else {
-                left_b -= 1;
+                left_b = left_b.wrapping_sub(1);
             }
         }
-        let from_b = keep - from_a;
+        let from_b = keep.wrapping_sub(from_a);
         // Equal capacities guarantee both sides hold enough (see the module docs).
         debug_assert!(from_a <= len_a && from_b <= len_b);
         let (from_a, from_b) = (from_a.min(len_a), from_b.min(len_b));
 
         // Selection sampling (Knuth's Algorithm S): a uniform subset, in one pass, in place.
+        // kept ≤ from_a (it grows only while below it) and kept ≤ i < len_a: neither
+        // difference wraps, and both swapped positions are held samples.
         let mut kept = 0;
-        for i in 0..len_a {
-            if (self.rng.below((len_a - i) as u64) as usize) < from_a - kept {
-                self.buffer.slots.as_mut().swap(kept, i);
-                kept += 1;
+        let held = self.buffer.held_mut();
+        for i in 0..held.len() {
+            let left = (held.len().wrapping_sub(i)) as u64;
+            if (self.rng.below(left) as usize) < from_a.wrapping_sub(kept) {
+                if kept < held.len() {
+                    held.swap(kept, i);
+                }
+                kept = kept.wrapping_add(1);
             }
         }
         self.buffer.len = kept;
-        self.buffer.hits = self.buffer.slots.as_ref()[..kept]
+        self.buffer.hits = self
+            .buffer
+            .held()
             .iter()
-            .map(|s| u64::from(s.label()))
-            .sum();
+            // At most one per held sample (< 2^31).
+            .fold(0u64, |hits, s| hits.wrapping_add(u64::from(s.label())));
         self.next_arrival = 0;
         self.renumber();
         let mut taken = 0;
-        for (i, slot) in other.buffer.slots.as_ref()[..len_b].iter().enumerate() {
-            if (self.rng.below((len_b - i) as u64) as usize) < from_b - taken {
+        // As above: taken ≤ from_b, i < len_b, and len + 1 ≤ keep ≤ capacity.
+        let incoming = other.buffer.held();
+        for (i, slot) in (0..incoming.len()).zip(incoming) {
+            let left = (incoming.len().wrapping_sub(i)) as u64;
+            if (self.rng.below(left) as usize) < from_b.wrapping_sub(taken) {
                 let at = self.buffer.len;
-                self.buffer.len += 1;
+                self.buffer.len = at.wrapping_add(1);
                 self.place(at, slot.score, slot.label());
-                taken += 1;
+                taken = taken.wrapping_add(1);
             }
         }
         self.seen = total;
@@ -215,9 +240,10 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
         self.clear();
         self.seen = seen;
         self.rng = rng;
+        // The decoder checked that at most `capacity` samples come: len + 1 ≤ capacity.
         for (score, label) in samples {
             let at = self.buffer.len;
-            self.buffer.len += 1;
+            self.buffer.len = at.wrapping_add(1);
             self.place(at, score, label);
         }
     }

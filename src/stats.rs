@@ -45,9 +45,10 @@ impl BinStats {
     /// `MAX_CAPACITY` < 2^31 samples), so none of the three sums can overflow.
     #[inline]
     pub(crate) fn record(&mut self, score: f64, label: u8) {
-        self.count += 1;
-        self.hits += u64::from(label);
-        self.score_sum += to_fixed(score);
+        // `wrapping_` for the compiler only: by the bound above nothing wraps.
+        self.count = self.count.wrapping_add(1);
+        self.hits = self.hits.wrapping_add(u64::from(label));
+        self.score_sum = self.score_sum.wrapping_add(to_fixed(score));
     }
 
     /// Statistics of `count` samples with `hits` hits whose quantized scores
@@ -70,8 +71,8 @@ impl BinStats {
         // `record` keep that), so with the summed count ≤ 2^63 − 1 the hits stay below
         // 2^63 and the score sum below 2^127: neither addition can overflow.
         self.count = count;
-        self.hits += other.hits;
-        self.score_sum += other.score_sum;
+        self.hits = self.hits.wrapping_add(other.hits);
+        self.score_sum = self.score_sum.wrapping_add(other.score_sum);
         Ok(())
     }
 

@@ -74,7 +74,8 @@ where
 {
     (2..=max_bins)
         .find(|&b| !is_monotone(shapes(b)))
-        .map_or(max_bins, |b| b - 1)
+        // b ≥ 2: nothing saturates.
+        .map_or(max_bins, |b| b.saturating_sub(1))
 }
 
 #[cfg(test)]

@@ -18,15 +18,19 @@ pub struct TopLabel {
     pub predicted: usize,
 }
 
-/// The index of the first largest value (ties to the lowest index).
-fn argmax(row: &[f64]) -> usize {
-    let mut best = 0;
-    for (i, &v) in row.iter().enumerate().skip(1) {
-        if v > row[best] {
-            best = i;
+/// The index and value of the first largest value (ties to the lowest index), or
+/// [`ReduceError::EmptyRow`] for an empty row (which `check_class` has refused already).
+fn argmax(row: &[f64]) -> Result<(usize, f64), ReduceError> {
+    let (&first, rest) = row.split_first().ok_or(ReduceError::EmptyRow)?;
+    let mut best = (0, first);
+    // `zip` with a range instead of `enumerate`: the index stays below the row's length
+    // by construction, so it needs no overflow check.
+    for (i, &v) in (1..row.len()).zip(rest) {
+        if v > best.1 {
+            best = (i, v);
         }
     }
-    best
+    Ok(best)
 }
 
 fn check_class(row: &[f64], class: usize) -> Result<(), ReduceError> {
@@ -55,9 +59,9 @@ pub fn from_probabilities(row: &[f64], class: usize) -> Result<TopLabel, ReduceE
     if (row.iter().sum::<f64>() - 1.0).abs() > PROBABILITY_SUM_TOLERANCE {
         return Err(ReduceError::NotNormalized);
     }
-    let predicted = argmax(row);
+    let (predicted, score) = argmax(row)?;
     Ok(TopLabel {
-        score: row[predicted],
+        score,
         label: u8::from(predicted == class),
         predicted,
     })
@@ -68,8 +72,7 @@ pub fn from_probabilities(row: &[f64], class: usize) -> Result<TopLabel, ReduceE
 /// so that no exponential overflows.
 pub fn from_logits(row: &[f64], class: usize) -> Result<TopLabel, ReduceError> {
     check_class(row, class)?;
-    let predicted = argmax(row);
-    let max = row[predicted];
+    let (predicted, max) = argmax(row)?;
     let partition: f64 = row.iter().map(|&z| libm::exp(z - max)).sum();
     Ok(TopLabel {
         score: 1.0 / partition,
@@ -103,11 +106,15 @@ pub fn reduce_table(
         from_probabilities
     };
     for pass in [false, true] {
-        for (i, (row, &class)) in table.chunks_exact(classes).zip(true_classes).enumerate() {
+        // Zipped with the outputs, which the shape check made at least `rows` long.
+        let outputs = scores.iter_mut().zip(labels.iter_mut());
+        for ((row, &class), (score, label)) in
+            table.chunks_exact(classes).zip(true_classes).zip(outputs)
+        {
             let top = reduce(row, class)?;
             if pass {
-                scores[i] = top.score;
-                labels[i] = top.label;
+                *score = top.score;
+                *label = top.label;
             }
         }
     }

@@ -11,7 +11,8 @@
 //! they cost on a sorted buffer.
 
 use crate::buffer::{
-    record_running_hits, sort_by_score_then_arrival, Slot, SortedSamples, MAX_CAPACITY,
+    held_prefix_mut, record_running_hits, sort_by_score_then_arrival, Slot, SortedSamples,
+    MAX_CAPACITY,
 };
 use crate::error::{ConfigError, PushError};
 use crate::limits::{add_counts, batch_count};
@@ -128,7 +129,8 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
         // One eviction moves ~N/3 slots; rebuilding the window moves and sorts all N.
         // Past about 8·log2 N evictions, the rebuild is cheaper.
         let rebuild_from = 8 * (usize::BITS - capacity.leading_zeros()) as usize;
-        if self.len + scores.len() > capacity && scores.len() >= rebuild_from {
+        // len ≤ capacity: nothing saturates.
+        if scores.len() > capacity.saturating_sub(self.len) && scores.len() >= rebuild_from {
             self.replace_oldest(scores, labels);
         } else {
             for (&score, &label) in scores.iter().zip(labels) {
@@ -138,12 +140,28 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
         Ok(())
     }
 
+    /// The ring position of `arrival`: arrival mod N. The window's size N is at least 1
+    /// (`new` and `with_storage` refuse 0); the fallback for 0 is never taken.
+    fn ring_index(&self, arrival: u64) -> usize {
+        // Below N ≤ MAX_WINDOW: fits a usize.
+        arrival.checked_rem(self.capacity() as u64).unwrap_or(0) as usize
+    }
+
+    /// Records a checked sample; the caller has checked that `arrivals` + 1 is within
+    /// [`crate::MAX_COUNT`].
+    ///
+    /// Invariants every line below relies on: `slots` and `ring` both have the window's
+    /// size N ≥ 1 (checked at construction, and the C ABI re-attaches the same storage);
+    /// len ≤ N; base ≤ the arrival of every held sample, and arrivals − base < 2^31
+    /// (`rebase` keeps it so); hits counts the held samples' labels. The arithmetic
+    /// below therefore never wraps (`wrapping_` says so without an overflow check), and
+    /// every slot or ring cell looked up exists (`get_mut` finds it).
     fn insert(&mut self, score: f64, label: u8) {
         let capacity = self.capacity();
-        if self.arrivals - self.base >= (1 << 31) - 1 {
+        if self.arrivals.wrapping_sub(self.base) >= (1 << 31) - 1 {
             self.rebase();
         }
-        let order = ((self.arrivals - self.base) as u32) << 1 | u32::from(label);
+        let order = (self.arrivals.wrapping_sub(self.base) as u32) << 1 | u32::from(label);
         let new = Slot {
             score,
             order,
@@ -151,35 +169,57 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
         };
         if self.len < capacity {
             // Filling up: append, sort once when the first eviction (or estimate) needs it.
-            self.slots.as_mut()[self.len] = new;
-            self.len += 1;
+            if let Some(slot) = self.slots.as_mut().get_mut(self.len) {
+                *slot = new;
+                self.len = self.len.wrapping_add(1);
+            }
             self.unsorted = true;
         } else {
             self.ensure_sorted();
-            let slots = &mut self.slots.as_mut()[..];
-            let oldest = self.arrivals - capacity as u64;
+            // A full window has seen at least N samples.
+            let oldest = self.arrivals.wrapping_sub(capacity as u64);
+            let old_score = self.ring.as_ref().get(self.ring_index(oldest));
             let old_key = (
-                self.ring.as_ref()[(oldest % capacity as u64) as usize].to_bits(),
-                (oldest - self.base) as u32,
+                old_score.map_or(0, |s| s.to_bits()),
+                oldest.wrapping_sub(self.base) as u32,
             );
+            let slots = self.slots.as_mut();
             let found = slots.binary_search_by(|s| (s.score.to_bits(), s.order >> 1).cmp(&old_key));
             // The oldest is always present; `unwrap_or_else` keeps this path panic-free.
-            let old = found.unwrap_or_else(|at| at.min(capacity - 1));
-            self.hits -= u64::from(slots[old].label());
-            // The newest arrival goes after every equal score.
+            let old = found.unwrap_or_else(|at| at.min(capacity.saturating_sub(1)));
+            let evicted = slots.get(old).map_or(0, |s| u64::from(s.label()));
+            self.hits = self.hits.wrapping_sub(evicted);
+            // The newest arrival goes after every equal score: the slots between the
+            // evicted and the new position shift by one towards the evicted one.
             let key = score.to_bits();
             let at = slots.partition_point(|s| s.score.to_bits() <= key);
             if at > old {
-                slots.copy_within(old + 1..at, old);
-                slots[at - 1] = new;
-            } else {
-                slots.copy_within(at..old, at + 1);
-                slots[at] = new;
+                // slots[old] leaves, slots[old + 1..at] move down, the new one is at − 1.
+                // (One memmove; the ranges are checked so that the compiler sees they fit.)
+                if let Some(moved) = slots.get_mut(old..at) {
+                    if !moved.is_empty() {
+                        moved.copy_within(1.., 0);
+                    }
+                    if let Some(last) = moved.last_mut() {
+                        *last = new;
+                    }
+                }
+            } else if let Some(moved) = slots.get_mut(at..=old) {
+                // slots[old] leaves, slots[at..old] move up, the new one is at `at`.
+                if let Some(shifted) = moved.len().checked_sub(1) {
+                    moved.copy_within(..shifted, 1);
+                }
+                if let Some(first) = moved.first_mut() {
+                    *first = new;
+                }
             }
         }
-        self.ring.as_mut()[(self.arrivals % capacity as u64) as usize] = score;
-        self.arrivals += 1;
-        self.hits += u64::from(label);
+        let cell = self.ring_index(self.arrivals);
+        if let Some(cell) = self.ring.as_mut().get_mut(cell) {
+            *cell = score;
+        }
+        self.arrivals = self.arrivals.wrapping_add(1);
+        self.hits = self.hits.wrapping_add(u64::from(label));
         self.stale = true;
     }
 
@@ -187,24 +227,32 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
     /// the part of the batch that stays, and leaves the sort for later. O(N + m). The
     /// caller has checked that `arrivals` + the batch's length is within
     /// [`crate::MAX_COUNT`], so `total` cannot overflow.
+    ///
+    /// The invariants of [`Self::insert`] hold, so the arithmetic never wraps and every
+    /// slot and ring cell looked up exists.
     fn replace_oldest(&mut self, scores: &[f64], labels: &[u8]) {
         let capacity = self.capacity() as u64;
-        let total = self.arrivals + scores.len() as u64;
+        let total = self.arrivals.wrapping_add(scores.len() as u64);
         let keep_from = total.saturating_sub(capacity); // the oldest arrival that stays
-        let mut kept = 0;
-        let mut hits = 0;
-        for i in 0..self.len {
-            let slot = self.slots.as_ref()[i];
-            let arrival = self.base + u64::from(slot.order >> 1);
+        let mut kept = 0usize;
+        let mut hits = 0u64;
+        let base = self.base;
+        let held = held_prefix_mut(self.slots.as_mut(), self.len);
+        for i in 0..held.len() {
+            let slot = held[i];
+            let arrival = base.wrapping_add(u64::from(slot.order >> 1));
             if arrival >= keep_from {
                 // Renumber from the new oldest; the sorted order of survivors stays.
                 let relative = (arrival - keep_from) as u32;
-                self.slots.as_mut()[kept] = Slot {
-                    order: relative << 1 | (slot.order & 1),
-                    ..slot
-                };
-                hits += u64::from(slot.label());
-                kept += 1;
+                // kept ≤ i: the survivors move down, never past where they were read.
+                if let Some(to) = held.get_mut(kept) {
+                    *to = Slot {
+                        order: relative << 1 | (slot.order & 1),
+                        ..slot
+                    };
+                }
+                hits = hits.wrapping_add(u64::from(slot.label()));
+                kept = kept.wrapping_add(1);
             }
         }
         self.base = keep_from;
@@ -217,21 +265,29 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
         // together at most total − keep_from ≤ capacity, so every staying sample has a
         // slot. Zipping with the free slots makes that hold by construction, so no index
         // here can leave the storage even if the bookkeeping were wrong.
-        let free = self.slots.as_mut()[kept..].iter_mut();
+        let free = self
+            .slots
+            .as_mut()
+            .get_mut(kept..)
+            .unwrap_or_default()
+            .iter_mut();
         let ring = self.ring.as_mut();
         for (slot, (i, (&score, &label))) in free.zip(staying) {
-            let arrival = self.arrivals + i as u64;
-            // < 2^31: arrival − base < capacity ≤ MAX_WINDOW.
-            let order = ((arrival - self.base) as u32) << 1 | u32::from(label);
+            let arrival = self.arrivals.wrapping_add(i as u64);
+            // < 2^31: base ≤ arrival and arrival − base < capacity ≤ MAX_WINDOW.
+            let order = (arrival.wrapping_sub(self.base) as u32) << 1 | u32::from(label);
             *slot = Slot {
                 score: score + 0.0,
                 order,
                 hits_before: 0,
             };
-            // `% capacity` keeps the ring index in range.
-            ring[(arrival % capacity) as usize] = score + 0.0;
-            hits += u64::from(label);
-            kept += 1;
+            // `% capacity` keeps the ring index in range (capacity ≥ 1).
+            let cell = arrival.checked_rem(capacity).unwrap_or(0) as usize;
+            if let Some(cell) = ring.get_mut(cell) {
+                *cell = score + 0.0;
+            }
+            hits = hits.wrapping_add(u64::from(label));
+            kept = kept.wrapping_add(1);
         }
         self.len = kept;
         self.arrivals = total;
@@ -250,11 +306,14 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
 
     /// Renumbers arrivals relative to the oldest held, so they fit 31 bits again (once per
     /// ~2^31 pushes; O(N)).
+    ///
+    /// The held samples are the last `len` arrivals: oldest ≥ base, each held slot's
+    /// relative arrival is at least `shift`, and arrivals − base < 2^31 (so is `shift`).
     fn rebase(&mut self) {
-        let oldest = self.arrivals - self.len as u64;
-        let shift = (oldest - self.base) as u32;
-        for slot in &mut self.slots.as_mut()[..self.len] {
-            slot.order -= shift << 1;
+        let oldest = self.arrivals.wrapping_sub(self.len as u64);
+        let shift = oldest.wrapping_sub(self.base) as u32;
+        for slot in held_prefix_mut(self.slots.as_mut(), self.len) {
+            slot.order = slot.order.wrapping_sub(shift << 1);
         }
         self.base = oldest;
     }
@@ -290,17 +349,26 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
         let held = seen.min(capacity);
         // Number arrivals from the oldest held, as a rebase would.
         self.base = seen - held;
-        for (i, (score, label)) in samples.enumerate() {
-            let arrival = self.base + i as u64;
-            self.slots.as_mut()[i] = Slot {
+        // The caller checked that exactly `held` ≤ N < 2^31 samples come, so the counts
+        // and arrival numbers below fit; zipping with the slots keeps every write in them.
+        let (mut len, mut hits) = (0usize, 0u64);
+        let slots = self.slots.as_mut().iter_mut();
+        for ((i, slot), (score, label)) in (0..u32::MAX).zip(slots).zip(samples) {
+            let arrival = self.base.wrapping_add(u64::from(i));
+            *slot = Slot {
                 score,
-                order: (i as u32) << 1 | u32::from(label),
+                order: i << 1 | u32::from(label),
                 hits_before: 0,
             };
-            self.ring.as_mut()[(arrival % capacity) as usize] = score;
-            self.hits += u64::from(label);
-            self.len += 1;
+            let cell = arrival.checked_rem(capacity).unwrap_or(0) as usize;
+            if let Some(cell) = self.ring.as_mut().get_mut(cell) {
+                *cell = score;
+            }
+            hits = hits.wrapping_add(u64::from(label));
+            len = len.wrapping_add(1);
         }
+        self.len = len;
+        self.hits = hits;
         self.arrivals = seen;
         self.unsorted = true;
         self.stale = true;
@@ -309,7 +377,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
     /// The window's samples, sorted, for the estimators of [`SortedSamples`].
     pub fn samples(&mut self) -> SortedSamples<'_> {
         self.ensure_sorted();
-        let slots = &mut self.slots.as_mut()[..self.len];
+        let slots = held_prefix_mut(self.slots.as_mut(), self.len);
         if self.stale {
             record_running_hits(slots);
             self.stale = false;

@@ -390,7 +390,8 @@ pub unsafe extern "C" fn tce_decaying_histogram_bin_stats(
         if out.len() < bins.len() {
             return Err(tce_status::BufferTooSmall);
         }
-        for (k, (slot, bin)) in out.iter_mut().zip(bins).enumerate() {
+        // A range of bin numbers rather than `enumerate`: no counter to overflow.
+        for (k, (slot, bin)) in (0..bins.len()).zip(out.iter_mut().zip(bins)) {
             let (lower, upper) = h.edges(k);
             let empty = bin.count() == 0;
             let or_nan = |value: f64| if empty { f64::NAN } else { value };

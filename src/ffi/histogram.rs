@@ -353,7 +353,8 @@ pub unsafe extern "C" fn tce_ew_histogram_bin_stats(
         if out.len() < bins.len() {
             return Err(tce_status::BufferTooSmall);
         }
-        for (k, (slot, stats)) in out.iter_mut().zip(bins).enumerate() {
+        // A range of bin numbers rather than `enumerate`: no counter to overflow.
+        for (k, (slot, stats)) in (0..bins.len()).zip(out.iter_mut().zip(bins)) {
             *slot = tce_bin_stats::equal_width(stats, k, bins.len());
         }
         Ok(())

@@ -250,6 +250,8 @@ impl From<EstimateError> for tce_status {
             EstimateError::ZeroBins => Self::ZeroBins,
             EstimateError::TooManyBins { .. } => Self::TooManyBins,
             EstimateError::DegenerateWeights => Self::DegenerateWeights,
+            // No state the C ABI holds counts past MAX_COUNT: unreachable from C.
+            EstimateError::CountOverflow => Self::CountOverflow,
         }
     }
 }

@@ -35,7 +35,12 @@ unsafe fn storage(handle: *const u8, len: usize) -> (*mut Slot, *mut f64) {
     // (`layout::<WindowKind>`), aligned for both (asserted in `state.rs`).
     unsafe {
         let base = state::detached_storage::<WindowKind>(handle);
-        (base.cast(), base.add(len * size_of::<Slot>()).cast())
+        // The product cannot wrap: `layout::<WindowKind>` computed it (checked) when the
+        // state was made, and `len` is the state's checked size.
+        (
+            base.cast(),
+            base.add(len.wrapping_mul(size_of::<Slot>())).cast(),
+        )
     }
 }
 

@@ -628,7 +628,7 @@ fn bad_class_csv_rows_name_their_line() {
     let stderr = refused(
         &tce_stdin(
             &["estimate", "-", "--prob-cols", "p*"],
-            b"p0,p1,label\n2,3,0\n",
+            b"p0,p1,label\n0.9,0.8,0\n",
         ),
         "logits",
     );

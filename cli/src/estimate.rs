@@ -129,9 +129,18 @@ pub fn compute(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Rep
     use Estimator::*;
     let estimate =
         |result: Result<Estimate, tce::EstimateError>| result.map_err(context("estimate"));
+    // Each binning's bin statistics are computed once (one O(n) pass each) and every
+    // fixed-B estimator reads them, as `SortedSamples::{ece_bin, mce, ece_debias}` would
+    // from a pass of their own: the same statistics, so the same values, bit for bit.
+    let em_bins: Vec<BinStats> = sorted.bins(em, bins).collect();
+    let ew_bins: Vec<BinStats> = sorted.bins(ew, bins).collect();
     let estimates = vec![
         Row::new(EceBin, EW, estimate(histogram.ece_bin(norm))?),
-        Row::new(EceBin, EM, estimate(sorted.ece_bin(em, bins, norm))?),
+        Row::new(
+            EceBin,
+            EM,
+            estimate(tce::estimate::ece_bin(em_bins.iter().copied(), norm))?,
+        ),
         Row::new(
             EceSweep,
             EW,
@@ -142,10 +151,22 @@ pub fn compute(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Rep
             EM,
             estimate(sorted.ece_sweep(em, norm, settings.sweep))?,
         ),
-        Row::new(EceDebias, EW, estimate(sorted.ece_debias(ew, bins, norm))?),
-        Row::new(EceDebias, EM, estimate(sorted.ece_debias(em, bins, norm))?),
+        Row::new(
+            EceDebias,
+            EW,
+            estimate(tce::estimate::ece_debias(ew_bins.iter().copied(), norm))?,
+        ),
+        Row::new(
+            EceDebias,
+            EM,
+            estimate(tce::estimate::ece_debias(em_bins.iter().copied(), norm))?,
+        ),
         Row::new(Mce, EW, estimate(histogram.mce())?),
-        Row::new(Mce, EM, estimate(sorted.mce(em, bins))?),
+        Row::new(
+            Mce,
+            EM,
+            estimate(tce::estimate::mce(em_bins.iter().copied()))?,
+        ),
     ];
     Ok(Report {
         n,

@@ -1,11 +1,15 @@
-//! `tce estimate`: every estimator of the paper over one file, as a table or JSON.
+//! `tce estimate`: every estimator of the paper over one input, as a table or JSON.
 //!
 //! [`compute`] builds the report through the library (the CLI computes no estimate
 //! itself); [`Report::table`] and `serde_json` both render that one report.
+//! [`compute_classwise`] runs [`compute`] on each class's one-vs-rest samples and
+//! combines the classes (docs/estimators.md, classwise calibration).
 
 use std::fmt::Write as _;
 
 use serde::Serialize;
+
+use crate::input::ClassSamples;
 use tce::{
     BinStats, Binning, Closure, Estimate, Histogram, Norm, Slot, SortedBuffer, SweepOptions, Ties,
 };
@@ -125,9 +129,18 @@ pub fn compute(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Rep
     use Estimator::*;
     let estimate =
         |result: Result<Estimate, tce::EstimateError>| result.map_err(context("estimate"));
+    // Each binning's bin statistics are computed once (one O(n) pass each) and every
+    // fixed-B estimator reads them, as `SortedSamples::{ece_bin, mce, ece_debias}` would
+    // from a pass of their own: the same statistics, so the same values, bit for bit.
+    let em_bins: Vec<BinStats> = sorted.bins(em, bins).collect();
+    let ew_bins: Vec<BinStats> = sorted.bins(ew, bins).collect();
     let estimates = vec![
         Row::new(EceBin, EW, estimate(histogram.ece_bin(norm))?),
-        Row::new(EceBin, EM, estimate(sorted.ece_bin(em, bins, norm))?),
+        Row::new(
+            EceBin,
+            EM,
+            estimate(tce::estimate::ece_bin(em_bins.iter().copied(), norm))?,
+        ),
         Row::new(
             EceSweep,
             EW,
@@ -138,10 +151,22 @@ pub fn compute(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Rep
             EM,
             estimate(sorted.ece_sweep(em, norm, settings.sweep))?,
         ),
-        Row::new(EceDebias, EW, estimate(sorted.ece_debias(ew, bins, norm))?),
-        Row::new(EceDebias, EM, estimate(sorted.ece_debias(em, bins, norm))?),
+        Row::new(
+            EceDebias,
+            EW,
+            estimate(tce::estimate::ece_debias(ew_bins.iter().copied(), norm))?,
+        ),
+        Row::new(
+            EceDebias,
+            EM,
+            estimate(tce::estimate::ece_debias(em_bins.iter().copied(), norm))?,
+        ),
         Row::new(Mce, EW, estimate(histogram.mce())?),
-        Row::new(Mce, EM, estimate(sorted.mce(em, bins))?),
+        Row::new(
+            Mce,
+            EM,
+            estimate(tce::estimate::mce(em_bins.iter().copied()))?,
+        ),
     ];
     Ok(Report {
         n,
@@ -150,6 +175,163 @@ pub fn compute(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Rep
         norm: norm.p(),
         estimates,
     })
+}
+
+/// One class of a classwise report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClassReport {
+    /// The class id k.
+    pub class: usize,
+    /// The CSV column of the class (`class k` for an array).
+    pub name: String,
+    /// The fraction of rows whose true class is k (the accuracy of its one-vs-rest
+    /// samples).
+    pub frequency: f64,
+    /// The mean of p_k.
+    pub mean_score: f64,
+    pub estimates: Vec<Row>,
+}
+
+/// A combined estimate over the classes: `bins` is absent for the sweep, whose b*
+/// differs between classes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MarginalRow {
+    pub estimator: Estimator,
+    pub binning: BinningKind,
+    pub bins: Option<usize>,
+    pub value: f64,
+}
+
+/// Everything `tce estimate --classwise` prints.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClasswiseReport {
+    /// Rows (each class has n samples).
+    pub n: usize,
+    /// The exponent p.
+    pub norm: f64,
+    /// Each estimator over the classes: the l_p mean (Σ_k v_k^p / K)^(1/p) for
+    /// ECE_bin, ECE_sweep and ECE_debias (Kumar et al.'s marginal calibration error,
+    /// classes weighted equally), the maximum for MCE.
+    pub marginal: Vec<MarginalRow>,
+    pub classes: Vec<ClassReport>,
+}
+
+/// The classwise report: [`compute`] over each class, then [`ClasswiseReport::marginal`].
+pub fn compute_classwise(
+    columns: &[ClassSamples],
+    settings: &Settings,
+) -> Result<ClasswiseReport, String> {
+    let mut classes = Vec::with_capacity(columns.len());
+    for column in columns {
+        let report = compute(&column.scores, &column.labels, settings)
+            .map_err(|e| format!("class {}: {e}", column.class))?;
+        classes.push(ClassReport {
+            class: column.class,
+            name: column.name.clone(),
+            frequency: report.accuracy,
+            mean_score: report.mean_confidence,
+            estimates: report.estimates,
+        });
+    }
+    let p = settings.norm.p();
+    let k = classes.len() as f64;
+    let first = classes.first().ok_or("no classes")?;
+    let marginal = (0..first.estimates.len())
+        .map(|i| {
+            let row = &first.estimates[i];
+            let values = classes.iter().map(|c| c.estimates[i].value);
+            let value = if row.estimator == Estimator::Mce {
+                values.fold(0.0, f64::max)
+            } else if p == 1.0 {
+                values.sum::<f64>() / k
+            } else if p == 2.0 {
+                (values.map(|v| v * v).sum::<f64>() / k).sqrt()
+            } else {
+                (values.map(|v| v.powf(p)).sum::<f64>() / k).powf(1.0 / p)
+            };
+            let same_bins = classes.iter().all(|c| c.estimates[i].bins == row.bins);
+            MarginalRow {
+                estimator: row.estimator,
+                binning: row.binning,
+                bins: (row.estimator != Estimator::EceSweep && same_bins).then_some(row.bins),
+                value,
+            }
+        })
+        .collect();
+    Ok(ClasswiseReport {
+        n: columns[0].scores.len(),
+        norm: p,
+        marginal,
+        classes,
+    })
+}
+
+impl ClasswiseReport {
+    /// The human-readable form: the combined estimates, then one line per class.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "n                {}", self.n);
+        let _ = writeln!(
+            out,
+            "classes          {} (classwise: each class one-vs-rest)",
+            self.classes.len()
+        );
+        let _ = writeln!(out, "norm             {}", self.norm);
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "over the classes: l_p mean (marginal calibration error), MCE: maximum"
+        );
+        let _ = writeln!(
+            out,
+            "{:<10}  {:<11}  {:>5}  {:>8}",
+            "estimator", "binning", "bins", "value"
+        );
+        for row in &self.marginal {
+            let bins = row.bins.map_or("b*".to_owned(), |b| b.to_string());
+            let _ = writeln!(
+                out,
+                "{:<10}  {:<11}  {:>5}  {:>8.6}",
+                row.estimator.name(),
+                row.binning.name(),
+                bins,
+                row.value
+            );
+        }
+        let _ = writeln!(out);
+        let _ = writeln!(out, "per class (ew: equal width, em: equal mass)");
+        let mut head = format!(
+            "{:>5}  {:<12}  {:>9}  {:>10}",
+            "class", "column", "frequency", "mean score"
+        );
+        if let Some(first) = self.classes.first() {
+            for row in &first.estimates {
+                let binning = match row.binning {
+                    BinningKind::EqualWidth => "ew",
+                    BinningKind::EqualMass => "em",
+                };
+                let _ = write!(
+                    head,
+                    "  {:>13}",
+                    format!("{}/{binning}", row.estimator.name())
+                );
+            }
+        }
+        let _ = writeln!(out, "{head}");
+        for class in &self.classes {
+            let name: String = class.name.chars().take(12).collect();
+            let _ = write!(
+                out,
+                "{:>5}  {:<12}  {:>9.6}  {:>10.6}",
+                class.class, name, class.frequency, class.mean_score
+            );
+            for row in &class.estimates {
+                let _ = write!(out, "  {:>13.6}", row.value);
+            }
+            let _ = writeln!(out);
+        }
+        out
+    }
 }
 
 /// Prefixes a library error with what failed.

@@ -36,8 +36,9 @@ Exit codes:
 
 Input files are CSV with a header. Columns are found by name (--score-col, --label-col;
 default `confidence` and `correct`): an exact match first, else a match without regard to
-case, which is reported on stderr. JSON outputs carry `tce_version` and every setting
-that produced them.";
+case, which is reported on stderr. `tce estimate` also reads class probabilities or
+logits (CSV with --prob-cols, or .npy arrays with --labels; see docs/cli.md). JSON
+outputs carry `tce_version` and every setting that produced them.";
 
 #[derive(Parser)]
 #[command(
@@ -53,8 +54,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Every estimator over one CSV of (confidence, correct) rows: ECE_bin, ECE_sweep,
-    /// ECE_debias and MCE, equal-width and equal-mass.
+    /// Every estimator over one input of model outputs: ECE_bin, ECE_sweep, ECE_debias
+    /// and MCE, equal-width and equal-mass. Reads (confidence, correct) CSV rows, CSV
+    /// class probabilities or logits (--prob-cols), or .npy arrays (--labels).
     Estimate(EstimateArgs),
     /// The bias of estimators on a synthetic model with known TCE (bias by construction):
     /// mean, bias, sd and RMSE per (n, bins, estimator), in percent.
@@ -75,8 +77,8 @@ enum Command {
 
 #[derive(Args)]
 struct EstimateArgs {
-    /// CSV file with a header line; `-` reads stdin.
-    file: PathBuf,
+    #[command(flatten)]
+    input: InputArgs,
     /// Number of bins of ECE_bin, ECE_debias and MCE.
     #[arg(long, default_value_t = 15, value_parser = parse_bins)]
     bins: usize,
@@ -97,40 +99,133 @@ struct EstimateArgs {
     /// Let the sweep try at most n - 1 bins, as the paper's released code does (default: n).
     #[arg(long)]
     paper_limit: bool,
-    #[command(flatten)]
-    columns: ColumnArgs,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
 }
 
-/// The columns a command reads from its CSV files.
+/// The input of a command that reads model outputs (`tce estimate`), in every form
+/// the input layer takes (docs/cli.md): a CSV of (confidence, correct) rows, a CSV of
+/// class columns and a label column, or `.npy` arrays.
 #[derive(Args, Clone, Debug)]
-pub struct ColumnArgs {
-    /// Column of the confidences (scores in [0, 1]); matched exactly, else without
-    /// regard to case.
-    #[arg(long, value_name = "NAME", default_value = "confidence")]
-    pub score_col: String,
-    /// Column of the labels (1 if the prediction was right, else 0); matched exactly,
-    /// else without regard to case.
-    #[arg(long, value_name = "NAME", default_value = "correct")]
-    pub label_col: String,
+pub struct InputArgs {
+    /// The input: a CSV file with a header (`-` reads stdin), or a `.npy` array of
+    /// scores (by its extension; then --labels names the labels array).
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub columns: ColumnArgs,
+    /// CSV of class outputs: the class columns, as a comma-separated list (the i-th is
+    /// class i) or a glob with `*` and `?` (matched case-sensitively against the
+    /// header, classes in header order, the label column left out). The label column
+    /// (--label-col, default `label`) then holds the true class id 0..K-1.
+    #[arg(long, value_name = "LIST|GLOB")]
+    pub prob_cols: Option<String>,
+    /// The class columns (or the .npy array) hold logits, not probabilities: the
+    /// softmax is taken, in f64 with the maximum subtracted.
+    #[arg(long)]
+    pub logits: bool,
+    /// The labels of a .npy scores array: a .npy of N integers (class ids 0..K-1 for
+    /// an N×K array, 0/1 for N confidences).
+    #[arg(long, value_name = "FILE")]
+    pub labels: Option<PathBuf>,
+    /// Estimate the calibration of every class one-vs-rest (p_k against 1{y = k})
+    /// and their l_p mean over classes (Kumar et al.'s marginal calibration error)
+    /// instead of the top-label reduction.
+    #[arg(long)]
+    pub classwise: bool,
 }
 
-impl Default for ColumnArgs {
-    fn default() -> Self {
-        ColumnArgs {
-            score_col: "confidence".to_owned(),
-            label_col: "correct".to_owned(),
-        }
+impl InputArgs {
+    /// The input spec these options name; contradictory options are bad input.
+    pub fn spec(&self) -> Result<input::InputSpec, Failure> {
+        let npy = self
+            .file
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+        let refuse = |message: &str| Err(Failure::input(message));
+        let reduction = if self.classwise {
+            input::Reduction::Classwise
+        } else {
+            input::Reduction::TopLabel
+        };
+        let source = if npy {
+            if self.prob_cols.is_some()
+                || self.columns.score_col.is_some()
+                || self.columns.label_col.is_some()
+            {
+                return refuse("--prob-cols, --score-col and --label-col name CSV columns; a .npy input has none");
+            }
+            let Some(labels) = &self.labels else {
+                return refuse(
+                    "a .npy scores array needs --labels FILE (a .npy of N integer labels)",
+                );
+            };
+            input::Source::Npy {
+                scores: self.file.clone(),
+                labels: labels.clone(),
+                logits: self.logits,
+            }
+        } else if self.labels.is_some() {
+            return refuse("--labels names the labels of a .npy scores array; a CSV has its labels in a column (--label-col)");
+        } else if let Some(cols) = &self.prob_cols {
+            if self.columns.score_col.is_some() {
+                return refuse("--score-col names the confidence column of (confidence, correct) rows; class outputs have --prob-cols instead");
+            }
+            input::Source::ClassCsv {
+                path: self.file.clone(),
+                classes: input::ClassColumns::parse(cols),
+                label_col: self
+                    .columns
+                    .label_col
+                    .clone()
+                    .unwrap_or_else(|| "label".to_owned()),
+                logits: self.logits,
+            }
+        } else {
+            if self.logits || self.classwise {
+                return refuse("--logits and --classwise need class outputs: class columns (--prob-cols) or a .npy array of N×K");
+            }
+            let names = self.columns.names();
+            input::Source::ConfidenceCsv {
+                path: self.file.clone(),
+                score_col: names.score.to_owned(),
+                label_col: names.label.to_owned(),
+            }
+        };
+        Ok(input::InputSpec { source, reduction })
     }
+
+    /// Reads and validates the input (exit 2 for bad input, 1 for a failing read);
+    /// notes go to stderr.
+    pub fn load(&self) -> Result<input::Input, Failure> {
+        let loaded = input::load(&self.spec()?).map_err(|e| Failure {
+            code: e.exit_code(),
+            message: e.to_string(),
+        })?;
+        input::report_notes(&self.file.display().to_string(), &loaded.notes);
+        Ok(loaded)
+    }
+}
+
+/// The columns a command reads from its CSV files.
+#[derive(Args, Clone, Debug, Default)]
+pub struct ColumnArgs {
+    /// Column of the confidences (scores in [0, 1]; default `confidence`); matched
+    /// exactly, else without regard to case.
+    #[arg(long, value_name = "NAME")]
+    pub score_col: Option<String>,
+    /// Column of the labels (default `correct`: 1 if the prediction was right, else 0;
+    /// with --prob-cols, default `label`: the true class id); matched exactly, else
+    /// without regard to case.
+    #[arg(long, value_name = "NAME")]
+    pub label_col: Option<String>,
 }
 
 impl ColumnArgs {
     pub fn names(&self) -> input::ColumnNames<'_> {
         input::ColumnNames {
-            score: &self.score_col,
-            label: &self.label_col,
+            score: self.score_col.as_deref().unwrap_or("confidence"),
+            label: self.label_col.as_deref().unwrap_or("correct"),
         }
     }
 }
@@ -208,11 +303,14 @@ pub fn json_line<T: Serialize>(value: &T) -> Result<String, Failure> {
         .map_err(|e| Failure::internal(format!("JSON: {e}")))
 }
 
-/// The settings of `tce estimate`, in its JSON.
+/// The settings of `tce estimate`, in its JSON: the input (`file`, `columns`, `input`)
+/// and the estimators' options.
 #[derive(Serialize)]
 struct EstimateSettingsJson<'a> {
     file: String,
-    columns: &'a input::Columns,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    columns: Option<&'a input::ReadColumns>,
+    input: &'a input::Provenance,
     bins: usize,
     norm: f64,
     closure: ClosureArg,
@@ -223,12 +321,12 @@ struct EstimateSettingsJson<'a> {
 
 /// The JSON of `tce estimate`: version and settings, then the report's fields.
 #[derive(Serialize)]
-struct EstimateJson<'a> {
+struct EstimateJson<'a, R: Serialize> {
     tce_version: &'static str,
     command: &'static str,
     settings: EstimateSettingsJson<'a>,
     #[serde(flatten)]
-    report: &'a estimate::Report,
+    report: &'a R,
 }
 
 fn main() -> ExitCode {
@@ -252,7 +350,7 @@ fn main() -> ExitCode {
 }
 
 fn run_estimate(args: &EstimateArgs) -> Result<(), Failure> {
-    let samples = read_samples(&args.file, &args.columns)?;
+    let loaded = args.input.load()?;
     let settings = estimate::Settings {
         bins: args.bins,
         norm: args.norm,
@@ -273,28 +371,58 @@ fn run_estimate(args: &EstimateArgs) -> Result<(), Failure> {
             },
         },
     };
-    let report = estimate::compute(&samples.scores, &samples.labels, &settings)
-        .map_err(Failure::internal)?;
-    let text = if args.json {
-        json_line(&EstimateJson {
-            tce_version: VERSION,
-            command: "estimate",
-            settings: EstimateSettingsJson {
-                file: args.file.display().to_string(),
-                columns: &samples.columns,
-                bins: args.bins,
-                norm: args.norm.p(),
-                closure: args.closure,
-                ties: args.ties,
-                max_bins: args.max_bins,
-                paper_limit: args.paper_limit,
-            },
-            report: &report,
-        })?
-    } else {
-        report.table()
+    let settings_json = || EstimateSettingsJson {
+        file: args.input.file.display().to_string(),
+        columns: loaded.provenance.columns.as_ref(),
+        input: &loaded.provenance,
+        bins: args.bins,
+        norm: args.norm.p(),
+        closure: args.closure,
+        ties: args.ties,
+        max_bins: args.max_bins,
+        paper_limit: args.paper_limit,
+    };
+    let json = |report: &dyn erased::Report| report.json(settings_json());
+    let text = match &loaded.data {
+        input::Data::TopLabel { scores, labels } => {
+            let report = estimate::compute(scores, labels, &settings).map_err(Failure::internal)?;
+            if args.json {
+                json(&report)?
+            } else {
+                report.table()
+            }
+        }
+        input::Data::Classwise(columns) => {
+            let report =
+                estimate::compute_classwise(columns, &settings).map_err(Failure::internal)?;
+            if args.json {
+                json(&report)?
+            } else {
+                report.table()
+            }
+        }
     };
     write_stdout(&text)
+}
+
+/// The two reports of `tce estimate` behind one JSON writer.
+mod erased {
+    use super::{json_line, EstimateJson, EstimateSettingsJson, Failure, VERSION};
+
+    pub trait Report {
+        fn json(&self, settings: EstimateSettingsJson<'_>) -> Result<String, Failure>;
+    }
+
+    impl<R: serde::Serialize> Report for R {
+        fn json(&self, settings: EstimateSettingsJson<'_>) -> Result<String, Failure> {
+            json_line(&EstimateJson {
+                tce_version: VERSION,
+                command: "estimate",
+                settings,
+                report: self,
+            })
+        }
+    }
 }
 
 /// Writes to stdout; a closed pipe (`tce estimate f | head -1`) is not an error.

@@ -1,0 +1,439 @@
+//! Class outputs (a row of K probabilities or logits and the true class id) reduced to
+//! binary samples: the top-label sample of each row by the core's rule
+//! ([`tce::toplabel`]), or one one-vs-rest sample per class ([`Reduction::Classwise`]).
+//! Also the CSV form of class outputs: class columns by list or glob, a label column.
+
+use std::io::Read;
+
+use tce::toplabel::{self, PROBABILITY_SUM_TOLERANCE};
+use tce::ReduceError;
+
+use super::csv_rows::{find_column, list_header, no_rows, Rows};
+use super::{excerpt, number, ClassColumns, Data, InputError, Reduction};
+
+/// One class's one-vs-rest samples: score p_k of every row, label 1 where k is the true
+/// class.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassSamples {
+    /// The class id k.
+    pub class: usize,
+    /// The CSV column of the class, or `class k` for an array.
+    pub name: String,
+    pub scores: Vec<f64>,
+    pub labels: Vec<u8>,
+}
+
+/// Reduced rows, as they come.
+pub(super) enum Sink {
+    TopLabel { scores: Vec<f64>, labels: Vec<u8> },
+    Classwise(Vec<ClassSamples>),
+}
+
+impl Sink {
+    /// An empty sink for classes named `names` (class k is `names[k]`).
+    pub fn new(reduction: Reduction, names: &[String]) -> Self {
+        match reduction {
+            Reduction::TopLabel => Sink::TopLabel {
+                scores: Vec::new(),
+                labels: Vec::new(),
+            },
+            Reduction::Classwise => Sink::Classwise(
+                names
+                    .iter()
+                    .enumerate()
+                    .map(|(class, name)| ClassSamples {
+                        class,
+                        name: name.clone(),
+                        scores: Vec::new(),
+                        labels: Vec::new(),
+                    })
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Reduces one row with true class `class`. The core validates the row (finite
+    /// values; probabilities in [0, 1] summing to 1 within its tolerance; the class an
+    /// index of the row); a refusal is worded with the classes' names.
+    #[inline]
+    pub fn push(
+        &mut self,
+        row: &[f64],
+        class: usize,
+        logits: bool,
+        names: &[String],
+    ) -> Result<(), String> {
+        let top = if logits {
+            toplabel::from_logits(row, class)
+        } else {
+            toplabel::from_probabilities(row, class)
+        }
+        .map_err(|e| refusal(e, row, logits, names))?;
+        match self {
+            Sink::TopLabel { scores, labels } => {
+                scores.push(top.score);
+                labels.push(top.label);
+            }
+            Sink::Classwise(columns) => {
+                if logits {
+                    // The softmax exactly as the core computes the top-label score,
+                    // so that the predicted class's column equals it bit for bit.
+                    let max = row[top.predicted];
+                    let partition: f64 = row.iter().map(|&z| libm::exp(z - max)).sum();
+                    for (column, &z) in columns.iter_mut().zip(row) {
+                        column.scores.push(libm::exp(z - max) / partition);
+                    }
+                } else {
+                    for (column, &p) in columns.iter_mut().zip(row) {
+                        column.scores.push(p);
+                    }
+                }
+                for column in columns.iter_mut() {
+                    column.labels.push(u8::from(column.class == class));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn finish(self) -> Data {
+        match self {
+            Sink::TopLabel { scores, labels } => Data::TopLabel { scores, labels },
+            Sink::Classwise(columns) => Data::Classwise(columns),
+        }
+    }
+}
+
+/// The core's refusal of a row, in the words of a file.
+#[cold]
+fn refusal(error: ReduceError, row: &[f64], logits: bool, names: &[String]) -> String {
+    let name = |i: usize| excerpt(&names[i]);
+    let hint = if logits {
+        ""
+    } else {
+        "; pass --logits if these are logits"
+    };
+    match error {
+        ReduceError::NonFinite { index } => {
+            number::non_finite(row[index], &name(index), &row[index].to_string())
+                .err()
+                .unwrap_or_else(|| error.to_string())
+        }
+        ReduceError::ProbabilityOutOfRange { index } => format!(
+            "`{}` {} is outside [0, 1]; class probabilities must be in [0, 1]{hint}",
+            name(index),
+            row[index]
+        ),
+        ReduceError::NotNormalized => format!(
+            "the probabilities sum to {}, not to 1 within the tolerance {PROBABILITY_SUM_TOLERANCE} (tce::toplabel::PROBABILITY_SUM_TOLERANCE){hint}",
+            row.iter().sum::<f64>()
+        ),
+        ReduceError::ClassOutOfRange { class, classes } => {
+            number::out_of_classes(&class.to_string(), "label", classes)
+        }
+        ReduceError::EmptyRow | ReduceError::ShapeMismatch => error.to_string(),
+    }
+}
+
+/// What [`read_csv`] read.
+pub(super) struct ClassRead {
+    pub data: Data,
+    pub rows: usize,
+    /// The class columns' header names, class k first.
+    pub columns: Vec<String>,
+    pub label: String,
+    pub notes: Vec<String>,
+}
+
+/// Whether `name` matches `glob` (`*` any run of characters, `?` any one).
+fn glob_matches(glob: &str, name: &str) -> bool {
+    let (glob, name): (Vec<char>, Vec<char>) = (glob.chars().collect(), name.chars().collect());
+    // Greedy matching with backtracking to the last `*`: linear in practice.
+    let (mut g, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        if g < glob.len() && (glob[g] == '?' || glob[g] == name[n]) {
+            g += 1;
+            n += 1;
+        } else if g < glob.len() && glob[g] == '*' {
+            star = Some((g, n));
+            g += 1;
+        } else if let Some((sg, sn)) = star {
+            g = sg + 1;
+            n = sn + 1;
+            star = Some((sg, sn + 1));
+        } else {
+            return false;
+        }
+    }
+    glob[g..].iter().all(|&c| c == '*')
+}
+
+/// The header columns of the classes, in class order, and their indices.
+fn class_columns(
+    header: &csv::StringRecord,
+    classes: &ClassColumns,
+    label_index: usize,
+    line: u64,
+    notes: &mut Vec<String>,
+) -> Result<Vec<usize>, InputError> {
+    let indices = match classes {
+        ClassColumns::List(names) => {
+            let mut indices = Vec::with_capacity(names.len());
+            for name in names {
+                let index = find_column(header, name, "--prob-cols", line, notes)?;
+                if index == label_index {
+                    return Err(InputError::at(
+                        line,
+                        format!(
+                            "column `{}` is both a class column (--prob-cols) and the label column (--label-col)",
+                            excerpt(&header[index])
+                        ),
+                    ));
+                }
+                if indices.contains(&index) {
+                    return Err(InputError::at(
+                        line,
+                        format!(
+                            "column `{}` is listed twice in --prob-cols",
+                            excerpt(&header[index])
+                        ),
+                    ));
+                }
+                indices.push(index);
+            }
+            indices
+        }
+        ClassColumns::Glob(glob) => {
+            let mut indices: Vec<usize> = (0..header.len())
+                .filter(|&i| glob_matches(glob, &header[i]))
+                .collect();
+            if let Some(at) = indices.iter().position(|&i| i == label_index) {
+                indices.remove(at);
+                notes.push(format!(
+                    "--prob-cols `{}` also matches the label column `{}`, which is not taken as a class",
+                    excerpt(glob),
+                    excerpt(&header[label_index])
+                ));
+            }
+            indices
+        }
+    };
+    if indices.len() < 2 {
+        let shown = match classes {
+            ClassColumns::List(names) => names.join(","),
+            ClassColumns::Glob(glob) => glob.clone(),
+        };
+        return Err(InputError::at(
+            line,
+            format!(
+                "--prob-cols `{}` picks {} class column(s); at least 2 are needed (the header has: {})",
+                excerpt(&shown),
+                indices.len(),
+                list_header(header)
+            ),
+        ));
+    }
+    Ok(indices)
+}
+
+/// Reads a CSV of class columns and a label column of class ids.
+pub(super) fn read_csv<R: Read>(
+    reader: R,
+    classes: &ClassColumns,
+    label_col: &str,
+    logits: bool,
+    reduction: Reduction,
+) -> Result<ClassRead, InputError> {
+    let mut rows = Rows::new(reader, || {
+        format!(
+            "a header with class columns and a label column `{}`",
+            excerpt(label_col)
+        )
+    })?;
+    let line = rows.header_line;
+    let mut notes = Vec::new();
+    let label_index = find_column(&rows.header, label_col, "--label-col", line, &mut notes)?;
+    let indices = class_columns(&rows.header, classes, label_index, line, &mut notes)?;
+    let names: Vec<String> = indices.iter().map(|&i| rows.header[i].to_owned()).collect();
+    let label = rows.header[label_index].to_owned();
+    let shown: Vec<String> = names.iter().map(|n| excerpt(n)).collect();
+    let label_shown = excerpt(&label);
+    let mut needed = indices.clone();
+    needed.push(label_index);
+    let mut sink = Sink::new(reduction, &names);
+    let mut row = vec![0.0; indices.len()];
+    let mut count = 0usize;
+    while let Some((line, record)) = rows.next(&needed)? {
+        let at = |p| InputError::at(line, p);
+        for ((value, &index), name) in row.iter_mut().zip(&indices).zip(&shown) {
+            *value = number::value(&record[index], name).map_err(at)?;
+        }
+        let class =
+            number::class_id(&record[label_index], &label_shown, indices.len()).map_err(at)?;
+        sink.push(&row, class, logits, &shown).map_err(at)?;
+        count += 1;
+    }
+    if count == 0 {
+        return Err(no_rows(rows.header_line));
+    }
+    Ok(ClassRead {
+        data: sink.finish(),
+        rows: count,
+        columns: names,
+        label,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(
+        text: &str,
+        cols: &str,
+        logits: bool,
+        reduction: Reduction,
+    ) -> Result<ClassRead, String> {
+        read_csv(
+            text.as_bytes(),
+            &ClassColumns::parse(cols),
+            "label",
+            logits,
+            reduction,
+        )
+        .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob_matches("p*", "p0") && glob_matches("p*", "p"));
+        assert!(glob_matches("*_prob", "cat_prob") && !glob_matches("*_prob", "cat_probs"));
+        assert!(glob_matches("p?", "p1") && !glob_matches("p?", "p10"));
+        assert!(glob_matches("a*b*c", "axxbyyc") && !glob_matches("a*b*c", "axxbyy"));
+        assert!(glob_matches("*", "") && !glob_matches("?", ""));
+    }
+
+    #[test]
+    fn top_label_and_classwise() {
+        let csv = "id,p0,p1,p2,label\na,0.2,0.5,0.3,1\nb,0.6,0.3,0.1,2\n";
+        let r = read(csv, "p*", false, Reduction::TopLabel).unwrap();
+        assert_eq!(r.columns, ["p0", "p1", "p2"]);
+        let Data::TopLabel { scores, labels } = r.data else {
+            panic!()
+        };
+        assert_eq!((scores, labels), (vec![0.5, 0.6], vec![1, 0]));
+        let r = read(csv, "p2,p0,p1", false, Reduction::Classwise).unwrap();
+        let Data::Classwise(columns) = r.data else {
+            panic!()
+        };
+        assert_eq!(columns[0].name, "p2");
+        assert_eq!(columns[0].scores, [0.3, 0.1]);
+        // Class i is the i-th listed column: 0 is p2, 1 is p0, 2 is p1.
+        assert_eq!(columns[0].labels, [0, 0]);
+        assert_eq!(columns[1].labels, [1, 0]);
+        assert_eq!(columns[2].labels, [0, 1]);
+    }
+
+    #[test]
+    fn classwise_logits_match_the_core_top_label_bit_for_bit() {
+        let rows = [[1.0, 3.0, 2.0], [-700.0, 700.0, 0.5], [0.25, 0.25, -1.0]];
+        for row in rows {
+            let names = vec!["a".into(), "b".into(), "c".into()];
+            let mut sink = Sink::new(Reduction::Classwise, &names);
+            sink.push(&row, 0, true, &names).unwrap();
+            let Data::Classwise(columns) = sink.finish() else {
+                panic!()
+            };
+            let top = toplabel::from_logits(&row, 0).unwrap();
+            assert_eq!(
+                columns[top.predicted].scores[0].to_bits(),
+                top.score.to_bits()
+            );
+            let total: f64 = columns.iter().map(|c| c.scores[0]).sum();
+            assert!((total - 1.0).abs() < 1e-15, "{total}");
+        }
+    }
+
+    #[test]
+    fn bad_rows_name_their_line() {
+        let header = "p0,p1,label\n";
+        let cases = [
+            (
+                "0.5,0.5,0\n0.5,0.5\n",
+                "line 3: missing field `label` (the row has 2 of 3 fields)",
+            ),
+            (
+                "0.5,0.5,0\n0.5,0.5,0,9\n",
+                "line 3: a ragged row: it has 4 fields where the header has 3",
+            ),
+            (
+                "0.5,0.6,0\n",
+                "line 2: the probabilities sum to 1.1, not to 1 within the tolerance 0.001",
+            ),
+            ("nan,0.5,0\n", "line 2: `p0` is NaN"),
+            ("0.5,inf,0\n", "line 2: `p1` inf is a non-finite value"),
+            ("1.5,-0.5,0\n", "line 2: `p0` 1.5 is outside [0, 1]"),
+            (
+                "0.5,0.5,2\n",
+                "line 2: `label` 2 is not a class id: labels must be whole numbers in 0..2",
+            ),
+            ("0.5,0.5,-1\n", "line 2: `label` -1 is not a class id"),
+            (
+                "0.5,0.5,x\n",
+                "line 2: cannot parse `x` in column `label` as a class id",
+            ),
+            ("", "line 2: no data rows"),
+        ];
+        for (rows, expected) in cases {
+            let e = read(
+                &format!("{header}{rows}"),
+                "p0,p1",
+                false,
+                Reduction::TopLabel,
+            )
+            .err()
+            .unwrap_or_default();
+            assert!(e.starts_with(expected), "{rows:?}: {e}");
+        }
+        let e = read("p0,p1,label\n0.5,0.6,0\n", "p*", false, Reduction::TopLabel)
+            .err()
+            .unwrap();
+        assert!(e.contains("pass --logits"), "{e}");
+        // Logits need not sum to 1.
+        assert!(read("p0,p1,label\n5,6,0\n", "p*", true, Reduction::TopLabel).is_ok());
+        let e = read("p0,q,label\n0.5,0.5,0\n", "p*", false, Reduction::TopLabel)
+            .err()
+            .unwrap();
+        assert!(
+            e.starts_with("line 1: --prob-cols `p*` picks 1 class column(s)"),
+            "{e}"
+        );
+        let e = read(
+            "p0,p1,label\n0.5,0.5,0\n",
+            "p0,p0",
+            false,
+            Reduction::TopLabel,
+        )
+        .err()
+        .unwrap();
+        assert!(e.contains("listed twice"), "{e}");
+        let e = read(
+            "p0,p1,label\n0.5,0.5,0\n",
+            "p0,p2",
+            false,
+            Reduction::TopLabel,
+        )
+        .err()
+        .unwrap();
+        assert!(
+            e.contains("missing column `p2`") && e.contains("--prob-cols NAME"),
+            "{e}"
+        );
+        // A glob that matches the label column leaves it out, with a note.
+        let r = read("p0,p1,label\n0.5,0.5,0\n", "*", false, Reduction::TopLabel).unwrap();
+        assert_eq!(r.columns, ["p0", "p1"]);
+        assert_eq!(r.notes.len(), 1);
+    }
+}

@@ -1,0 +1,694 @@
+//! The CSV reader under every CSV form: a header, then rows handed out one at a time
+//! with their line numbers, as bounds into one reused buffer. Nothing is allocated per
+//! row or per field (fields are trimmed and parsed in place, [`super::number`]), so
+//! memory is the parsed columns plus a few blocks of input. Unquoted input (all model
+//! outputs we know of) is split by a scanner of its own; from the first `"` on, the
+//! `csv` crate's parser reads the rest with the same rules.
+//!
+//! Rows must have the header's number of fields (a ragged row is an error naming its
+//! line); blank lines are skipped. Columns are matched by name: exactly if the header
+//! has the name, else without regard to case (reported as a note); when nothing
+//! matches, the error lists the header's columns and the option that picks another.
+
+use std::fmt;
+use std::io::{self, Read};
+
+use super::{excerpt, number, ColumnNames, Columns, InputError, Samples, Table, MAX_LINE_BYTES};
+
+/// The most columns an error lists from a header.
+const LISTED_COLUMNS: usize = 20;
+
+/// The block the CSV parser reads at a time.
+const BLOCK_BYTES: usize = 1 << 16;
+
+/// The error a [`LineLimit`] reader returns for a line over its limit.
+#[derive(Debug)]
+struct LineTooLong {
+    line: u64,
+}
+
+impl fmt::Display for LineTooLong {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "line {} is longer than the limit of {MAX_LINE_BYTES} bytes (1 MiB)",
+            self.line
+        )
+    }
+}
+
+impl std::error::Error for LineTooLong {}
+
+/// A reader that fails, naming the line, as soon as a line grows past
+/// [`MAX_LINE_BYTES`]: the CSV parser above it buffers a whole record, so without the
+/// bound one newline-free gigabyte would be held (several times over) in memory.
+struct LineLimit<R> {
+    inner: R,
+    /// The 1-based number of the line being read.
+    line: u64,
+    /// Bytes of that line seen so far.
+    length: usize,
+}
+
+impl<R: Read> LineLimit<R> {
+    #[cfg(test)]
+    fn new(inner: R) -> Self {
+        LineLimit {
+            inner,
+            line: 1,
+            length: 0,
+        }
+    }
+
+    /// Accounts for `block`, one read's bytes; `Err` names a line over the limit.
+    fn account(&mut self, block: &[u8]) -> Result<(), u64> {
+        let Some(first) = memchr::memchr(b'\n', block) else {
+            self.length += block.len();
+            return if self.length > MAX_LINE_BYTES {
+                Err(self.line)
+            } else {
+                Ok(())
+            };
+        };
+        // The first piece ends the current line.
+        if self.length + first > MAX_LINE_BYTES {
+            return Err(self.line);
+        }
+        self.line += 1;
+        // Whole lines inside the block: only a block longer than the limit can hold one
+        // over it, and only then are they measured one by one.
+        let last = memchr::memrchr(b'\n', block).unwrap_or(first);
+        let mut start = first + 1;
+        if last - first > MAX_LINE_BYTES {
+            for end in memchr::memchr_iter(b'\n', &block[start..=last]).map(|p| p + first + 1) {
+                if end - start > MAX_LINE_BYTES {
+                    return Err(self.line);
+                }
+                self.line += 1;
+                start = end + 1;
+            }
+        } else {
+            self.line += memchr::memchr_iter(b'\n', &block[start..=last]).count() as u64;
+        }
+        self.length = block.len() - last - 1;
+        if self.length > MAX_LINE_BYTES {
+            return Err(self.line);
+        }
+        Ok(())
+    }
+}
+
+impl<R: Read> Read for LineLimit<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.account(&buf[..n])
+            .map_err(|line| io::Error::new(io::ErrorKind::InvalidData, LineTooLong { line }))?;
+        Ok(n)
+    }
+}
+
+impl From<csv::Error> for InputError {
+    fn from(err: csv::Error) -> Self {
+        let line = err.position().map(|p| p.line());
+        match err.kind() {
+            csv::ErrorKind::Io(e) => {
+                if let Some(long) = e.get_ref().and_then(|r| r.downcast_ref::<LineTooLong>()) {
+                    return InputError::at(
+                        long.line,
+                        format!(
+                            "the line is longer than the limit of {MAX_LINE_BYTES} bytes (1 MiB)"
+                        ),
+                    );
+                }
+                InputError::io(line, format!("read error: {e}"))
+            }
+            csv::ErrorKind::Utf8 { err, .. } => InputError {
+                location: line.map(super::Location::Line),
+                ..InputError::general(format!("invalid UTF-8 in field {}", err.field() + 1))
+            },
+            _ => InputError {
+                location: line.map(super::Location::Line),
+                ..InputError::general(excerpt(&err.to_string()))
+            },
+        }
+    }
+}
+
+/// One row: its bytes and the bounds of its fields (untrimmed).
+#[derive(Clone, Copy)]
+pub struct Row<'a> {
+    data: &'a [u8],
+    bounds: &'a [(usize, usize)],
+}
+
+impl<'a> Row<'a> {
+    pub fn len(&self) -> usize {
+        self.bounds.len()
+    }
+
+    #[inline]
+    pub fn field(&self, i: usize) -> &'a [u8] {
+        let (start, end) = self.bounds[i];
+        &self.data[start..end]
+    }
+
+    pub fn fields(&self) -> impl Iterator<Item = &'a [u8]> + 'a {
+        let data = self.data;
+        self.bounds.iter().map(move |&(s, e)| &data[s..e])
+    }
+}
+
+impl std::ops::Index<usize> for Row<'_> {
+    type Output = [u8];
+    fn index(&self, i: usize) -> &[u8] {
+        self.field(i)
+    }
+}
+
+/// Why the fast scanner stopped.
+enum Stop {
+    /// A line over [`MAX_LINE_BYTES`], by number.
+    TooLong(u64),
+    Io(io::Error),
+    /// The line ahead has a quote: the CSV parser takes over from its start.
+    Quote,
+}
+
+/// The scanner of unquoted CSV: lines found with `memchr`, fields split at commas, in
+/// one buffer refilled in blocks. It hands over to the `csv` parser at the first line
+/// with a `"` (quoted fields may hold commas and newlines), which then reads the rest.
+struct Fast<R> {
+    inner: R,
+    buf: Vec<u8>,
+    /// The unread bytes are `buf[start..end]`.
+    start: usize,
+    end: usize,
+    eof: bool,
+    /// The number of the line starting at `start`.
+    line: u64,
+    /// The first `"` in `buf[..end]` at or after `start`, if any.
+    quote: Option<usize>,
+    /// Whether `buf[..end]` is all ASCII (then no row needs a UTF-8 check).
+    ascii: bool,
+}
+
+impl<R: Read> Fast<R> {
+    fn new(inner: R) -> Self {
+        Fast {
+            inner,
+            buf: vec![0; 4 * BLOCK_BYTES],
+            start: 0,
+            end: 0,
+            eof: false,
+            line: 1,
+            quote: None,
+            ascii: true,
+        }
+    }
+
+    /// Moves the unread bytes to the front and reads one more block.
+    fn refill(&mut self) -> Result<(), Stop> {
+        let unread = self.end - self.start;
+        self.buf.copy_within(self.start..self.end, 0);
+        self.quote = self.quote.map(|q| q - self.start);
+        self.start = 0;
+        self.end = unread;
+        if self.buf.len() < unread + BLOCK_BYTES {
+            self.buf.resize(unread + 4 * BLOCK_BYTES, 0);
+        }
+        let n = loop {
+            match self.inner.read(&mut self.buf[unread..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Stop::Io(e)),
+            }
+        };
+        let new = &self.buf[unread..unread + n];
+        if self.quote.is_none() {
+            self.quote = memchr::memchr(b'"', new).map(|q| q + unread);
+        }
+        self.ascii &= new.is_ascii();
+        self.end += n;
+        self.eof = n == 0;
+        Ok(())
+    }
+
+    /// The next line (without its `\n`) and its number.
+    #[inline]
+    fn next_line(&mut self) -> Result<Option<(u64, std::ops::Range<usize>)>, Stop> {
+        loop {
+            let unread = &self.buf[self.start..self.end];
+            let found = memchr::memchr(b'\n', unread);
+            if let Some(length) = found.or(if self.eof { Some(unread.len()) } else { None }) {
+                if length > MAX_LINE_BYTES {
+                    return Err(Stop::TooLong(self.line));
+                }
+                if self.eof && length == 0 {
+                    return Ok(None);
+                }
+                if self.quote.is_some_and(|q| q < self.start + length) {
+                    return Err(Stop::Quote);
+                }
+                let range = self.start..self.start + length;
+                self.start += length + usize::from(found.is_some());
+                self.line += 1;
+                return Ok(Some((self.line - 1, range)));
+            }
+            if unread.len() > MAX_LINE_BYTES {
+                return Err(Stop::TooLong(self.line));
+            }
+            self.refill()?;
+        }
+    }
+}
+
+/// The `csv` parser over the rest of a stream, once a quote was seen.
+struct Parser<R: Read> {
+    reader: csv::Reader<LineLimit<io::Chain<io::Cursor<Vec<u8>>, R>>>,
+    record: csv::ByteRecord,
+    /// The number of the parser's line 1.
+    offset: u64,
+    last_line: u64,
+}
+
+impl<R: Read> Parser<R> {
+    fn new(fast: Fast<R>, has_headers: bool) -> Self {
+        let rest = io::Cursor::new(fast.buf[fast.start..fast.end].to_vec()).chain(fast.inner);
+        let reader = csv::ReaderBuilder::new()
+            .has_headers(has_headers)
+            // Ragged rows are refused by `Rows`, with their line, not by the parser.
+            .flexible(true)
+            // Fields are trimmed in place by the parsers; only the header is trimmed
+            // as text.
+            .trim(csv::Trim::Headers)
+            // Records end at '\n' only: with the default terminator, the '\n' of a
+            // "\r\n" is read as the start of the next record, whose line then comes out
+            // one short. The '\r' left at the end of the last field is trimmed like
+            // other whitespace.
+            .terminator(csv::Terminator::Any(b'\n'))
+            .buffer_capacity(BLOCK_BYTES)
+            .from_reader(LineLimit {
+                inner: rest,
+                line: fast.line,
+                length: 0,
+            });
+        Parser {
+            reader,
+            record: csv::ByteRecord::new(),
+            offset: fast.line,
+            last_line: fast.line.saturating_sub(1),
+        }
+    }
+
+    /// A parser error, with its line counted from the start of the file.
+    fn error(&self, err: csv::Error) -> InputError {
+        let mut error = InputError::from(err);
+        let too_long = error.problem.starts_with("the line is longer");
+        if let (Some(super::Location::Line(line)), false) = (error.location, too_long) {
+            error.location = Some(super::Location::Line(line + self.offset - 1));
+        }
+        error
+    }
+
+    fn next(&mut self) -> Result<Option<u64>, InputError> {
+        match self.reader.read_byte_record(&mut self.record) {
+            Ok(true) => {
+                let line = self
+                    .record
+                    .position()
+                    .map_or(self.last_line + 1, |p| p.line() + self.offset - 1);
+                self.last_line = line;
+                Ok(Some(line))
+            }
+            Ok(false) => Ok(None),
+            Err(e) => Err(self.error(e)),
+        }
+    }
+}
+
+enum Engine<R: Read> {
+    Fast(Fast<R>),
+    Parser(Parser<R>),
+    /// Between the two (never seen outside [`Rows::next`]).
+    Switching,
+}
+
+/// A CSV being read: its header, then its rows.
+pub struct Rows<R: Read> {
+    engine: Engine<R>,
+    /// The header's names, trimmed.
+    pub header: csv::StringRecord,
+    /// The line of the header (the first non-empty line).
+    pub header_line: u64,
+    bounds: Vec<(usize, usize)>,
+}
+
+fn stop_error(stop: Stop, line: u64) -> InputError {
+    match stop {
+        Stop::TooLong(line) => InputError::at(
+            line,
+            format!("the line is longer than the limit of {MAX_LINE_BYTES} bytes (1 MiB)"),
+        ),
+        Stop::Io(e) => InputError::io(Some(line), format!("read error: {e}")),
+        Stop::Quote => unreachable!("a quote switches parsers"),
+    }
+}
+
+/// Splits `line` at its commas into `bounds`.
+#[inline]
+fn split(line: &[u8], offset: usize, bounds: &mut Vec<(usize, usize)>) {
+    bounds.clear();
+    let mut start = 0;
+    // A plain loop: rows of model outputs are a few dozen bytes, too short for
+    // `memchr`'s vector loop to pay for its set-up (measured).
+    for (i, &byte) in line.iter().enumerate() {
+        if byte == b',' {
+            bounds.push((offset + start, offset + i));
+            start = i + 1;
+        }
+    }
+    bounds.push((offset + start, offset + line.len()));
+}
+
+impl<R: Read> Rows<R> {
+    /// Reads the header; `expected` words what an empty file should have held.
+    pub fn new(reader: R, expected: impl FnOnce() -> String) -> Result<Self, InputError> {
+        let mut fast = Fast::new(reader);
+        let mut bounds = Vec::new();
+        // Empty lines before the header are skipped, as the parser skips them.
+        let header = loop {
+            match fast.next_line() {
+                Ok(Some((_, range))) if range.is_empty() => continue,
+                Ok(Some((line, range))) => {
+                    let text = &fast.buf[range.clone()];
+                    split(text, 0, &mut bounds);
+                    let mut header = csv::StringRecord::new();
+                    for (i, &(s, e)) in bounds.iter().enumerate() {
+                        let name = std::str::from_utf8(&text[s..e]).map_err(|_| {
+                            InputError::at(line, format!("invalid UTF-8 in field {}", i + 1))
+                        })?;
+                        header.push_field(name.trim());
+                    }
+                    break Some((line, header, Engine::Fast(fast)));
+                }
+                Ok(None) => break None,
+                Err(Stop::Quote) => {
+                    let mut parser = Parser::new(fast, true);
+                    let header = match parser.reader.headers() {
+                        Ok(header) => header.clone(),
+                        Err(e) => return Err(parser.error(e)),
+                    };
+                    if header.is_empty() {
+                        break None;
+                    }
+                    let line = parser.reader.position().line().saturating_sub(1).max(1)
+                        + parser.offset
+                        - 1;
+                    break Some((line, header, Engine::Parser(parser)));
+                }
+                Err(stop) => return Err(stop_error(stop, fast.line)),
+            }
+        };
+        let Some((header_line, header, engine)) = header else {
+            return Err(InputError::at(
+                1,
+                format!("empty file: expected {}", expected()),
+            ));
+        };
+        Ok(Rows {
+            engine,
+            header,
+            header_line,
+            bounds,
+        })
+    }
+
+    /// The next non-blank row with its line, checked to have the header's number of
+    /// fields; `needed` are the columns read, for the message of a short row.
+    #[inline]
+    pub fn next(&mut self, needed: &[usize]) -> Result<Option<(u64, Row<'_>)>, InputError> {
+        let Some(line) = self.advance(needed)? else {
+            return Ok(None);
+        };
+        Ok(Some((line, self.row())))
+    }
+
+    /// The row last read.
+    #[inline]
+    fn row(&self) -> Row<'_> {
+        let data = match &self.engine {
+            Engine::Fast(fast) => &fast.buf[..],
+            Engine::Parser(parser) => parser.record.as_slice(),
+            Engine::Switching => unreachable!("the parser is in place"),
+        };
+        Row {
+            data,
+            bounds: &self.bounds,
+        }
+    }
+
+    /// Reads the next row to use (see [`Rows::next`]), returning its line.
+    #[inline]
+    fn advance(&mut self, needed: &[usize]) -> Result<Option<u64>, InputError> {
+        loop {
+            let (line, ascii) = match &mut self.engine {
+                Engine::Fast(fast) => match fast.next_line() {
+                    // Empty lines are skipped, as the parser skips them.
+                    Ok(Some((_, range))) if range.is_empty() => continue,
+                    Ok(Some((line, range))) => {
+                        split(&fast.buf[range.clone()], range.start, &mut self.bounds);
+                        (line, fast.ascii)
+                    }
+                    Ok(None) => return Ok(None),
+                    Err(Stop::Quote) => {
+                        let Engine::Fast(fast) =
+                            std::mem::replace(&mut self.engine, Engine::Switching)
+                        else {
+                            unreachable!()
+                        };
+                        self.engine = Engine::Parser(Parser::new(fast, false));
+                        continue;
+                    }
+                    Err(stop) => return Err(stop_error(stop, fast.line)),
+                },
+                Engine::Parser(parser) => match parser.next()? {
+                    Some(line) => {
+                        self.bounds.clear();
+                        let record = &parser.record;
+                        self.bounds.extend(
+                            (0..record.len())
+                                .filter_map(|i| record.range(i))
+                                .map(|r| (r.start, r.end)),
+                        );
+                        (line, false)
+                    }
+                    None => return Ok(None),
+                },
+                Engine::Switching => unreachable!("the parser is in place"),
+            };
+            let row = self.row();
+            // A blank "\r\n" line, or a row of empty fields.
+            if number::is_blank(row.field(0)) && row.fields().all(number::is_blank) {
+                continue;
+            }
+            if row.len() != self.header.len() {
+                return Err(ragged(&self.header, line, row.len(), needed));
+            }
+            if !ascii {
+                check_utf8(row, line)?;
+            }
+            return Ok(Some(line));
+        }
+    }
+}
+
+#[cold]
+fn ragged(header: &csv::StringRecord, line: u64, got: usize, needed: &[usize]) -> InputError {
+    let want = header.len();
+    let problem = match needed.iter().find(|&&i| i >= got) {
+        Some(&missing) => format!(
+            "missing field `{}` (the row has {got} of {want} fields)",
+            excerpt(&header[missing])
+        ),
+        None => format!("a ragged row: it has {got} fields where the header has {want}"),
+    };
+    InputError::at(line, problem)
+}
+
+/// Refuses a row whose fields are not UTF-8, naming the first such field.
+#[cold]
+fn check_utf8(row: Row<'_>, line: u64) -> Result<(), InputError> {
+    match row.fields().position(|f| std::str::from_utf8(f).is_err()) {
+        Some(field) => Err(InputError::at(
+            line,
+            format!("invalid UTF-8 in field {}", field + 1),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The column named `wanted`: the exact name if the header has it, else the one column
+/// equal to it without regard to case (with a note saying so).
+pub fn find_column(
+    header: &csv::StringRecord,
+    wanted: &str,
+    option: &str,
+    line: u64,
+    notes: &mut Vec<String>,
+) -> Result<usize, InputError> {
+    if let Some(index) = header.iter().position(|h| h == wanted) {
+        return Ok(index);
+    }
+    let folded = wanted.to_lowercase();
+    let matches: Vec<usize> = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| h.to_lowercase() == folded)
+        .map(|(i, _)| i)
+        .collect();
+    let quoted = |i: usize| format!("`{}`", excerpt(&header[i]));
+    match matches.as_slice() {
+        [index] => {
+            notes.push(format!(
+                "no column is named exactly `{}`; using column {} (matched without regard to case)",
+                excerpt(wanted),
+                quoted(*index)
+            ));
+            Ok(*index)
+        }
+        [] => Err(InputError::at(
+            line,
+            format!(
+                "missing column `{}` (the header has: {}); name the column to read with {option} NAME",
+                excerpt(wanted),
+                list_header(header)
+            ),
+        )),
+        several => {
+            let listed: Vec<String> = several
+                .iter()
+                .take(LISTED_COLUMNS)
+                .map(|&i| quoted(i))
+                .collect();
+            Err(InputError::at(
+                line,
+                format!(
+                    "no column is named exactly `{}`, and {} columns match it without regard to case ({}); pick one with {option} NAME",
+                    excerpt(wanted),
+                    several.len(),
+                    listed.join(", ")
+                ),
+            ))
+        }
+    }
+}
+
+/// The header's first [`LISTED_COLUMNS`] names, quoted, and how many more there are.
+pub fn list_header(header: &csv::StringRecord) -> String {
+    let mut listed: Vec<String> = (0..header.len().min(LISTED_COLUMNS))
+        .map(|i| format!("`{}`", excerpt(&header[i])))
+        .collect();
+    if header.len() > LISTED_COLUMNS {
+        listed.push(format!("… ({} more)", header.len() - LISTED_COLUMNS));
+    }
+    listed.join(", ")
+}
+
+/// The error of a file with a header and no rows.
+pub fn no_rows(header_line: u64) -> InputError {
+    InputError::at(header_line + 1, "no data rows: the file has only a header")
+}
+
+/// Reads (confidence, correct) rows, keeping every row (trimmed) if `keep_records`.
+pub fn read_binary<R: Read>(
+    reader: R,
+    names: ColumnNames<'_>,
+    keep_records: bool,
+) -> Result<Table, InputError> {
+    let mut rows = Rows::new(reader, || {
+        format!(
+            "a header with columns `{}` and `{}`",
+            excerpt(names.score),
+            excerpt(names.label)
+        )
+    })?;
+    let header_line = rows.header_line;
+    let mut samples = Samples::default();
+    let score_index = find_column(
+        &rows.header,
+        names.score,
+        "--score-col",
+        header_line,
+        &mut samples.notes,
+    )?;
+    let label_index = find_column(
+        &rows.header,
+        names.label,
+        "--label-col",
+        header_line,
+        &mut samples.notes,
+    )?;
+    samples.columns = Columns {
+        score: rows.header[score_index].to_owned(),
+        label: rows.header[label_index].to_owned(),
+    };
+    let (score_name, label_name) = (
+        excerpt(&rows.header[score_index]),
+        excerpt(&rows.header[label_index]),
+    );
+    let header = rows.header.clone();
+    let mut records = Vec::new();
+    let needed = [score_index, label_index];
+    while let Some((line, record)) = rows.next(&needed)? {
+        let score = number::score(&record[score_index], &score_name)
+            .map_err(|p| InputError::at(line, p))?;
+        let label = number::label(&record[label_index], &label_name)
+            .map_err(|p| InputError::at(line, p))?;
+        samples.scores.push(score);
+        samples.labels.push(label);
+        if keep_records {
+            // Checked to be UTF-8 by `Rows::next`.
+            let fields = record
+                .fields()
+                .map(|f| String::from_utf8_lossy(f).trim().to_owned());
+            records.push(fields.collect());
+        }
+    }
+    if samples.scores.is_empty() {
+        return Err(no_rows(header_line));
+    }
+    Ok(Table {
+        samples,
+        header,
+        records,
+        score_index,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_limit_counts_lines_across_blocks() {
+        // The same bytes in blocks of every size count the same lines.
+        let text: Vec<u8> = b"a\nbb\n\nccc\ndddd\n".repeat(7);
+        let lines = 1 + memchr::memchr_iter(b'\n', &text).count() as u64;
+        for block in 1..text.len() {
+            let mut limit = LineLimit::new(&text[..]);
+            for chunk in text.chunks(block) {
+                limit.account(chunk).unwrap();
+            }
+            assert_eq!(limit.line, lines, "block {block}");
+        }
+        // A long line inside one big block is caught with its number.
+        let mut long = b"h\nok\n".to_vec();
+        long.extend(std::iter::repeat(b'0').take(MAX_LINE_BYTES + 1));
+        long.extend(b"\nend\n");
+        assert_eq!(LineLimit::new(&b""[..]).account(&long), Err(3));
+        let mut exact = b"h\n".to_vec();
+        exact.extend(std::iter::repeat(b'0').take(MAX_LINE_BYTES));
+        exact.extend(b"\nend\n");
+        assert_eq!(LineLimit::new(&b""[..]).account(&exact), Ok(()));
+    }
+}

@@ -1,0 +1,452 @@
+//! The one input layer of the CLI: every form of model output a user has, read,
+//! validated and reduced to what the estimators take, with errors that name the line
+//! (CSV) or the index (`.npy`) and provenance for messages and JSON.
+//!
+//! The forms ([`Source`]):
+//! - a CSV of (confidence, correct) rows;
+//! - a CSV of class probabilities or logits (columns picked by a list or a glob) and a
+//!   label column holding the true class id;
+//! - `.npy` arrays: N×K probabilities or logits (or N confidences) and N labels.
+//!
+//! CSVs may come from stdin (`-`). Class outputs are reduced to top-label samples by
+//! the core's [`tce::toplabel`] rule, or, with [`Reduction::Classwise`], to one
+//! one-vs-rest column per class ([`classes`]).
+//!
+//! The entry point is [`load`]; [`read_path`] and [`read_table`] are the
+//! (confidence, correct) CSV readers the other subcommands use.
+//!
+//! Two bounds keep hostile files in check: no CSV line may be longer than
+//! [`MAX_LINE_BYTES`] (a longer one is refused with its line number before more of it
+//! is read into memory), and an error quotes at most [`EXCERPT_CHARS`] characters of
+//! any field or column name ([`excerpt`]). A `.npy` header's shape is checked against
+//! the file's length before anything is allocated for its data.
+
+mod classes;
+mod csv_rows;
+mod npy;
+mod number;
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+pub use classes::ClassSamples;
+
+/// The longest line (in bytes, without its `\n`) a CSV may have: 1 MiB. A row of two
+/// numbers needs a few dozen bytes; a header of thousands of columns still fits.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// The most characters of one field or column name an error message quotes.
+pub const EXCERPT_CHARS: usize = 80;
+
+/// `text` cut to its first [`EXCERPT_CHARS`] characters, with "…" if it was longer.
+pub fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(EXCERPT_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+/// What to read: the source and how class outputs are reduced.
+#[derive(Clone, Debug)]
+pub struct InputSpec {
+    pub source: Source,
+    pub reduction: Reduction,
+}
+
+/// Where the samples are and what their columns hold.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// A CSV (or `-`, stdin) of (confidence, correct) rows.
+    ConfidenceCsv {
+        path: PathBuf,
+        score_col: String,
+        label_col: String,
+    },
+    /// A CSV (or `-`) with one column per class and a column of true class ids.
+    ClassCsv {
+        path: PathBuf,
+        classes: ClassColumns,
+        label_col: String,
+        logits: bool,
+    },
+    /// Two `.npy` files: `scores` N×K class probabilities or logits (or N
+    /// confidences, then `labels` are 0/1), `labels` N integers.
+    Npy {
+        scores: PathBuf,
+        labels: PathBuf,
+        logits: bool,
+    },
+}
+
+/// Which CSV columns hold the classes, in class-id order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClassColumns {
+    /// Named columns: column i of the list is class i.
+    List(Vec<String>),
+    /// Every header column the glob matches (`*` any run of characters, `?` one),
+    /// case-sensitively, in header order; the label column is left out.
+    Glob(String),
+}
+
+impl ClassColumns {
+    /// Parses `--prob-cols`: a glob if it has `*` or `?`, else a comma-separated list.
+    pub fn parse(text: &str) -> Self {
+        if text.contains(['*', '?']) {
+            ClassColumns::Glob(text.to_owned())
+        } else {
+            ClassColumns::List(text.split(',').map(|s| s.trim().to_owned()).collect())
+        }
+    }
+}
+
+/// How rows of class outputs become binary samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reduction {
+    /// One sample a row: the largest probability, and whether its class is the true one
+    /// (SPEC §1, [`tce::toplabel`]).
+    TopLabel,
+    /// One sample a row for every class k: p_k, and whether k is the true class.
+    Classwise,
+}
+
+/// What the read values are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Values {
+    Confidences,
+    Probabilities,
+    Logits,
+}
+
+/// The samples [`load`] returns.
+#[derive(Debug)]
+pub enum Data {
+    /// (confidence, correct) pairs: read as such, or the top-label reduction.
+    TopLabel { scores: Vec<f64>, labels: Vec<u8> },
+    /// One one-vs-rest column per class, in class-id order.
+    Classwise(Vec<ClassSamples>),
+}
+
+/// What was read, resolved: the columns actually taken, the dtypes and shape of
+/// `.npy` arrays. It goes into every JSON output (with the path, which the caller
+/// prints as `file`, so that stdin and a file differ only there).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Provenance {
+    /// `csv` or `npy`.
+    pub format: &'static str,
+    pub values: Values,
+    pub reduction: Reduction,
+    /// The rows read.
+    pub rows: usize,
+    /// The number of classes (absent for confidences).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub classes: Option<usize>,
+    /// CSV: the header names of the columns taken (JSON outputs print them as
+    /// `settings.columns`, beside `settings.file`).
+    #[serde(skip)]
+    pub columns: Option<ReadColumns>,
+    /// CSV of classes: `--prob-cols` as given (a list or a glob).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prob_cols: Option<String>,
+    /// `.npy`: the labels file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub labels_file: Option<String>,
+    /// `.npy`: the dtypes (`<f4`, `<i8`, …) and the scores' shape.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dtypes: Option<NpyDtypes>,
+}
+
+/// The dtypes and shape of a pair of `.npy` arrays.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NpyDtypes {
+    pub scores: String,
+    pub labels: String,
+    pub shape: Vec<u64>,
+}
+
+/// Which CSV columns were read, by their names in the header.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum ReadColumns {
+    /// (confidence, correct) rows.
+    Binary(Columns),
+    /// Class columns (class i is `probs[i]`) and the label column.
+    Classes { probs: Vec<String>, label: String },
+}
+
+/// The score and label columns of a (confidence, correct) CSV.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Columns {
+    /// The score column's name in the header.
+    pub score: String,
+    /// The label column's name in the header.
+    pub label: String,
+}
+
+/// Everything [`load`] read.
+#[derive(Debug)]
+pub struct Input {
+    pub data: Data,
+    pub provenance: Provenance,
+    /// What the reader decided on the caller's behalf (a column matched without regard
+    /// to case, the label column left out of a glob), one sentence each, for stderr.
+    pub notes: Vec<String>,
+}
+
+/// Reads and validates `spec`'s input; errors carry the file they are about. Notes are
+/// returned, not printed ([`report_notes`] prints them).
+pub fn load(spec: &InputSpec) -> Result<Input, InputError> {
+    let file = |path: &Path, e: InputError| e.in_file(path);
+    match &spec.source {
+        Source::ConfidenceCsv {
+            path,
+            score_col,
+            label_col,
+        } => {
+            if spec.reduction == Reduction::Classwise {
+                return Err(InputError::general(
+                    "--classwise needs class outputs: class columns (--prob-cols) or a .npy array of N×K",
+                ));
+            }
+            let names = ColumnNames {
+                score: score_col,
+                label: label_col,
+            };
+            let samples =
+                read(open(path).map_err(|e| file(path, e))?, names).map_err(|e| file(path, e))?;
+            let rows = samples.scores.len();
+            Ok(Input {
+                provenance: Provenance {
+                    format: "csv",
+                    values: Values::Confidences,
+                    reduction: Reduction::TopLabel,
+                    rows,
+                    classes: None,
+                    columns: Some(ReadColumns::Binary(samples.columns)),
+                    prob_cols: None,
+                    labels_file: None,
+                    dtypes: None,
+                },
+                data: Data::TopLabel {
+                    scores: samples.scores,
+                    labels: samples.labels,
+                },
+                notes: samples.notes,
+            })
+        }
+        Source::ClassCsv {
+            path,
+            classes,
+            label_col,
+            logits,
+        } => {
+            let reader = open(path).map_err(|e| file(path, e))?;
+            let read = classes::read_csv(reader, classes, label_col, *logits, spec.reduction)
+                .map_err(|e| file(path, e))?;
+            Ok(Input {
+                provenance: Provenance {
+                    format: "csv",
+                    values: values(*logits),
+                    reduction: spec.reduction,
+                    rows: read.rows,
+                    classes: Some(read.columns.len()),
+                    prob_cols: Some(match classes {
+                        ClassColumns::List(names) => names.join(","),
+                        ClassColumns::Glob(glob) => glob.clone(),
+                    }),
+                    columns: Some(ReadColumns::Classes {
+                        probs: read.columns,
+                        label: read.label,
+                    }),
+                    labels_file: None,
+                    dtypes: None,
+                },
+                data: read.data,
+                notes: read.notes,
+            })
+        }
+        Source::Npy {
+            scores,
+            labels,
+            logits,
+        } => npy::load(scores, labels, *logits, spec.reduction),
+    }
+}
+
+fn values(logits: bool) -> Values {
+    if logits {
+        Values::Logits
+    } else {
+        Values::Probabilities
+    }
+}
+
+/// The samples of a (confidence, correct) CSV, in row order.
+#[derive(Debug, Default)]
+pub struct Samples {
+    pub scores: Vec<f64>,
+    pub labels: Vec<u8>,
+    /// The header names of the score and label columns taken (they may differ in case
+    /// from the names asked for).
+    pub columns: Columns,
+    /// What the reader decided on the caller's behalf (a column matched without regard
+    /// to case), one sentence each, for stderr.
+    pub notes: Vec<String>,
+}
+
+/// Which columns to read, by name.
+#[derive(Clone, Copy, Debug)]
+pub struct ColumnNames<'a> {
+    pub score: &'a str,
+    pub label: &'a str,
+}
+
+/// What kind of failure an [`InputError`] is: the file's content (or a path that
+/// cannot be opened) is bad input, a failing read is an I/O error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputErrorKind {
+    /// The file is missing, malformed or holds invalid rows (exit 2).
+    Invalid,
+    /// Reading failed part way (exit 1).
+    Io,
+}
+
+/// Where in a file an error is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// A CSV line (1-based; line 1 is the header).
+    Line(u64),
+    /// A row of a `.npy` array (0-based, as numpy indexes).
+    Index(u64),
+}
+
+/// Why an input could not be read. Displayed as `[file: ]line N: problem` (CSV) or
+/// `[file: ]index N: problem` (`.npy`) when the place is known.
+#[derive(Debug)]
+pub struct InputError {
+    /// The file, when the error was made by [`load`] (the older readers leave it to the
+    /// caller).
+    pub file: Option<String>,
+    pub location: Option<Location>,
+    pub problem: String,
+    pub kind: InputErrorKind,
+}
+
+impl InputError {
+    fn at(line: u64, problem: impl Into<String>) -> Self {
+        InputError {
+            file: None,
+            location: Some(Location::Line(line)),
+            problem: problem.into(),
+            kind: InputErrorKind::Invalid,
+        }
+    }
+
+    fn at_index(index: u64, problem: impl Into<String>) -> Self {
+        InputError {
+            file: None,
+            location: Some(Location::Index(index)),
+            problem: problem.into(),
+            kind: InputErrorKind::Invalid,
+        }
+    }
+
+    fn general(problem: impl Into<String>) -> Self {
+        InputError {
+            file: None,
+            location: None,
+            problem: problem.into(),
+            kind: InputErrorKind::Invalid,
+        }
+    }
+
+    fn io(line: Option<u64>, problem: impl Into<String>) -> Self {
+        InputError {
+            file: None,
+            location: line.map(Location::Line),
+            problem: problem.into(),
+            kind: InputErrorKind::Io,
+        }
+    }
+
+    fn in_file(mut self, path: &Path) -> Self {
+        self.file = Some(path.display().to_string());
+        self
+    }
+
+    /// The exit code of this failure: 2 for bad input, 1 for an I/O error.
+    pub fn exit_code(&self) -> u8 {
+        match self.kind {
+            InputErrorKind::Invalid => 2,
+            InputErrorKind::Io => 1,
+        }
+    }
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{file}: ")?;
+        }
+        match self.location {
+            Some(Location::Line(line)) => write!(f, "line {line}: {}", self.problem),
+            Some(Location::Index(index)) => write!(f, "index {index}: {}", self.problem),
+            None => f.write_str(&self.problem),
+        }
+    }
+}
+
+/// Opens `path` (`-` is stdin).
+fn open(path: &Path) -> Result<Box<dyn Read>, InputError> {
+    let reader: Box<dyn Read> = if path == Path::new("-") {
+        Box::new(io::stdin().lock())
+    } else {
+        // No BufReader: the CSV reader reads in blocks of its own.
+        Box::new(File::open(path).map_err(|e| InputError::general(format!("cannot open: {e}")))?)
+    };
+    Ok(reader)
+}
+
+/// Opens `path` (`-` is stdin) and reads its (confidence, correct) rows; notes go to
+/// stderr.
+pub fn read_path(path: &Path, names: ColumnNames<'_>) -> Result<Samples, InputError> {
+    let samples = read(open(path)?, names)?;
+    report_notes(&path.display().to_string(), &samples.notes);
+    Ok(samples)
+}
+
+/// Prints `notes` about `file` on stderr.
+pub fn report_notes(file: &str, notes: &[String]) {
+    for note in notes {
+        eprintln!("tce: note: {file}: {note}");
+    }
+}
+
+/// A file's samples with its header and every data row as read (trimmed), for commands
+/// that write the rows back out (`tce recalibrate`).
+pub struct Table {
+    pub samples: Samples,
+    pub header: csv::StringRecord,
+    /// The data rows (blank lines left out), in order.
+    pub records: Vec<csv::StringRecord>,
+    /// The score column's index in the header.
+    pub score_index: usize,
+}
+
+/// Like [`read_path`], keeping the rows.
+pub fn read_table(path: &Path, names: ColumnNames<'_>) -> Result<Table, InputError> {
+    let table = csv_rows::read_binary(open(path)?, names, true)?;
+    report_notes(&path.display().to_string(), &table.samples.notes);
+    Ok(table)
+}
+
+/// Reads a CSV with a header from `reader`, taking scores from column `names.score` and
+/// labels from column `names.label`; no line may exceed [`MAX_LINE_BYTES`].
+pub fn read<R: Read>(reader: R, names: ColumnNames<'_>) -> Result<Samples, InputError> {
+    csv_rows::read_binary(reader, names, false).map(|t| t.samples)
+}

@@ -53,9 +53,9 @@ pub mod recalibrate;
 pub mod reservoir;
 pub mod rng;
 pub mod sample;
-pub mod smece;
 #[cfg(feature = "std")]
 pub mod sim;
+pub mod smece;
 pub mod stats;
 pub mod sweep;
 pub mod toplabel;

@@ -12,8 +12,8 @@ use tce::smece::{smooth_ece, smooth_ece_at, SCRATCH_LEN};
 const TOLERANCE: f64 = 1e-12;
 
 const SPEC_SCORES: [f64; 20] = [
-    0.955, 0.943, 0.892, 0.998, 0.78, 0.995, 0.227, 1.0, 0.916, 0.908, 0.997, 0.936, 0.965,
-    0.986, 0.906, 0.734, 0.864, 0.976, 0.738, 0.851,
+    0.955, 0.943, 0.892, 0.998, 0.78, 0.995, 0.227, 1.0, 0.916, 0.908, 0.997, 0.936, 0.965, 0.986,
+    0.906, 0.734, 0.864, 0.976, 0.738, 0.851,
 ];
 const SPEC_LABELS: [u8; 20] = [1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 0];
 
@@ -35,8 +35,8 @@ fn read(path: &str) -> (Vec<f64>, Vec<u8>) {
 #[test]
 fn smooth_ece_agrees_with_relplot() {
     let root = env!("CARGO_MANIFEST_DIR");
-    let fixture = std::fs::read_to_string(format!("{root}/tests/fixtures/smece_relplot.csv"))
-        .unwrap();
+    let fixture =
+        std::fs::read_to_string(format!("{root}/tests/fixtures/smece_relplot.csv")).unwrap();
     let mut lines = fixture.lines().filter(|l| !l.starts_with('#'));
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let fixed: Vec<f64> = header[4..]
@@ -73,7 +73,10 @@ fn smooth_ece_agrees_with_relplot() {
         );
         for (k, &sigma) in fixed.iter().enumerate() {
             let value = smooth_ece_at(&scores, &labels, sigma, &mut scratch).unwrap();
-            eprintln!("    at sigma {sigma}: difference {:.1e}", value - number(4 + k));
+            eprintln!(
+                "    at sigma {sigma}: difference {:.1e}",
+                value - number(4 + k)
+            );
             assert!(
                 (value - number(4 + k)).abs() <= TOLERANCE,
                 "{} at sigma {sigma}: {value} vs relplot {}",

@@ -295,7 +295,10 @@ mod tests {
         // confidence, ½, whose accuracy is E[C² | C ∈ [0, ⅓) ∪ [⅔, 1]] = (20/81)/(2/3) =
         // 10/27; the middle third's is (7/81)/(1/3) = 7/27. So
         // TCE₂² = ⅔(½ − 10/27)² + ⅓(¼ − 7/27)².
-        let model = Model::new(Beta::new(1.0, 1.0).unwrap(), Curve::polynomial(2.0).unwrap());
+        let model = Model::new(
+            Beta::new(1.0, 1.0).unwrap(),
+            Curve::polynomial(2.0).unwrap(),
+        );
         let pooled = (2.0 / 3.0 * (0.5f64 - 10.0 / 27.0).powi(2)
             + 1.0 / 3.0 * (0.25f64 - 7.0 / 27.0).powi(2))
         .sqrt();
@@ -361,7 +364,10 @@ mod tests {
         );
         // The issue found repeats in 93–100 % of fits and an overstatement of 0.15 points
         // (4.36 % piece by piece against 4.21 % pooled).
-        assert!(repeated >= reps * 9 / 10, "{repeated} of {reps} maps repeat a value");
+        assert!(
+            repeated >= reps * 9 / 10,
+            "{repeated} of {reps} maps repeat a value"
+        );
         eprintln!("pooled {pooled} %, piece by piece {piecewise} %, {repeated}/{reps} repeat");
         assert!(piecewise - pooled > 0.05, "{pooled} vs {piecewise}");
     }

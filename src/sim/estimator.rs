@@ -445,7 +445,10 @@ mod tests {
             ParseEstimatorError::UnknownBinning("quantile".into())
         );
         assert_eq!(parse("kde:equal_mass"), ParseEstimatorError::BinningForKde);
-        assert_eq!(parse("smece:equal_mass"), ParseEstimatorError::BinningForKde);
+        assert_eq!(
+            parse("smece:equal_mass"),
+            ParseEstimatorError::BinningForKde
+        );
         assert_eq!(
             parse("ece_bin:equal_width:keep"),
             ParseEstimatorError::UnknownOption {

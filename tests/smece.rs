@@ -84,6 +84,15 @@ fn smooth_ece_agrees_with_relplot() {
                 number(4 + k)
             );
         }
+        if fields[0] == "spec_worked_example" {
+            // ffi-tests/test_api.c checks the C ABI against these bits.
+            assert_eq!(
+                ours.value.to_bits(),
+                0x3FAD_2138_D688_8481,
+                "{}",
+                ours.value
+            );
+        }
         checked += 1;
     }
     assert_eq!(checked, 7, "the example and the six bundled files");

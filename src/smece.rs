@@ -337,7 +337,7 @@ mod tests {
     #[test]
     fn the_search_grid_is_that_of_the_smallest_pickable_bandwidth() {
         // σ* ≥ 2⁻⁹: 2⁻¹⁰ < MIN_BANDWIDTH is never computed, so never kept as `start`.
-        assert!(1.0 / 1024.0 < MIN_BANDWIDTH && 2.0 / 1024.0 > MIN_BANDWIDTH);
+        const { assert!(1.0 / 1024.0 < MIN_BANDWIDTH && 2.0 / 1024.0 > MIN_BANDWIDTH) };
         assert_eq!(kernel_grid_points(2.0 / 1024.0), Some(SEARCH_GRID_POINTS));
         assert_eq!(scratch_len(2.0 / 1024.0), Some(SCRATCH_LEN));
         assert_eq!(kernel_grid_points(0.05), Some(1001));

@@ -1832,12 +1832,52 @@ static void test_null_with_length_zero_is_an_empty_array(void) {
     CHECK(none == NULL);
 }
 
+/* Smooth ECE in one call: the value and bandwidth of `tce::smooth_ece` on SPEC section 9,
+ * bit for bit (the Rust value, 0.056894088924544846, as a hex literal; tests/smece.rs pins
+ * it to relplot 1.0.3's smECE), into caller scratch of any contents. */
+static void test_smooth_ece(void) {
+    static double scratch[TCE_SMOOTH_ECE_SCRATCH_LEN + 1];
+    for (size_t i = 0; i < TCE_SMOOTH_ECE_SCRATCH_LEN + 1; i++) scratch[i] = (double)i - 7.5;
+    tce_smooth_ece_result r = {-1.0, -1.0};
+    OK(tce_smooth_ece(F, 20, Y, 20, scratch, TCE_SMOOTH_ECE_SCRATCH_LEN, &r));
+    CHECK(r.value == 0x1.d2138d6888481p-5);
+    CHECK(r.bandwidth == 0x1.d8p-5); /* 59/1024 */
+    /* Same again on the dirty scratch: no state carried between calls. */
+    tce_smooth_ece_result again;
+    OK(tce_smooth_ece(F, 20, Y, 20, scratch, TCE_SMOOTH_ECE_SCRATCH_LEN, &again));
+    CHECK(memcmp(&r, &again, sizeof r) == 0);
+    /* Failures leave the result unwritten. */
+    tce_smooth_ece_result untouched = {-1.0, -1.0};
+    EXPECT(tce_smooth_ece(F, 20, Y, 20, scratch, TCE_SMOOTH_ECE_SCRATCH_LEN - 1, &untouched),
+           TCE_STATUS_BUFFER_TOO_SMALL);
+    EXPECT(tce_smooth_ece(F, 20, Y, 19, scratch, TCE_SMOOTH_ECE_SCRATCH_LEN, &untouched),
+           TCE_STATUS_LENGTH_MISMATCH);
+    EXPECT(tce_smooth_ece(F, 0, Y, 0, scratch, TCE_SMOOTH_ECE_SCRATCH_LEN, &untouched), TCE_STATUS_NO_SAMPLES);
+    EXPECT(tce_smooth_ece(NULL, 20, Y, 20, scratch, TCE_SMOOTH_ECE_SCRATCH_LEN, &untouched),
+           TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_smooth_ece(F, 20, Y, 20, NULL, TCE_SMOOTH_ECE_SCRATCH_LEN, &untouched), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_smooth_ece(F, 20, Y, 20, scratch, TCE_SMOOTH_ECE_SCRATCH_LEN, NULL), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_smooth_ece(F, 20, Y, 20, (double *)((char *)scratch + 1), TCE_SMOOTH_ECE_SCRATCH_LEN, &untouched),
+           TCE_STATUS_MISALIGNED);
+    const double bad_scores[2] = {0.5, 1.5};
+    const double nan_scores[2] = {0.5, NAN};
+    const uint8_t bad_labels[2] = {1, 2};
+    EXPECT(tce_smooth_ece(bad_scores, 2, Y, 2, scratch, TCE_SMOOTH_ECE_SCRATCH_LEN, &untouched),
+           TCE_STATUS_SCORE_OUT_OF_RANGE);
+    EXPECT(tce_smooth_ece(nan_scores, 2, Y, 2, scratch, TCE_SMOOTH_ECE_SCRATCH_LEN, &untouched),
+           TCE_STATUS_NON_FINITE_SCORE);
+    EXPECT(tce_smooth_ece(F, 2, bad_labels, 2, scratch, TCE_SMOOTH_ECE_SCRATCH_LEN, &untouched),
+           TCE_STATUS_INVALID_LABEL);
+    CHECK(untouched.value == -1.0 && untouched.bandwidth == -1.0);
+}
+
 int main(void) {
     test_version_and_status();
     test_options();
     test_histogram();
     test_buffer();
     test_one_call();
+    test_smooth_ece();
     test_top_label();
     test_window();
     test_reservoir();

@@ -35,6 +35,12 @@
 #define TCE_MAX_BINS 16777216
 
 /**
+ * The number of doubles of scratch `tce_smooth_ece` needs (`tce::smece::SCRATCH_LEN`:
+ * three kernel grids at the smallest bandwidth the search can pick).
+ */
+#define TCE_SMOOTH_ECE_SCRATCH_LEN 15363
+
+/**
  * The result of every fallible function: `TCE_STATUS_OK` (0) or the named cause of the
  * failure. Values are explicit and stable: new statuses are only ever appended. On any
  * status other than `TCE_STATUS_OK` no out-parameter was written and no state changed.
@@ -537,6 +543,20 @@ typedef struct tce_decayed_bin_stats {
    */
   double effective_count;
 } tce_decayed_bin_stats;
+
+/**
+ * A smooth ECE and its bandwidth.
+ */
+typedef struct tce_smooth_ece_result {
+  /**
+   * smECE at the bandwidth below, as a fraction (an L1 distance: compare with TCE_1).
+   */
+  double value;
+  /**
+   * The bandwidth σ* of relplot's fixed-point search (a multiple of 2^-10).
+   */
+  double bandwidth;
+} tce_smooth_ece_result;
 
 #ifdef __cplusplus
 extern "C" {
@@ -2032,6 +2052,29 @@ tce_status tce_reliability_bins(const double *scores,
                                 size_t scratch_len,
                                 struct tce_bin_stats *out,
                                 size_t out_len);
+
+/**
+ * Smooth ECE (Błasiok & Nakkiran 2023) of the samples (`scores[i]`, `labels[i]`), as
+ * relplot 1.0.3's `smECE` computes it: reflected Gaussian kernel smoothing of the
+ * residuals, bandwidth σ* where smECE_σ = σ by relplot's bisection. `scratch` holds at
+ * least `TCE_SMOOTH_ECE_SCRATCH_LEN` doubles (`scratch_len` counts doubles), any
+ * contents; nothing is allocated. Equals `tce::smooth_ece` bit for bit.
+ *
+ * Errors: `NULL_POINTER`, `MISALIGNED`, `LENGTH_MISMATCH`, `NO_SAMPLES` (n = 0),
+ * `BUFFER_TOO_SMALL` (scratch below `TCE_SMOOTH_ECE_SCRATCH_LEN`), `NON_FINITE_SCORE`,
+ * `SCORE_OUT_OF_RANGE`, `INVALID_LABEL`, `CAPACITY_TOO_LARGE`.
+ *
+ * # Safety
+ * `scores` / `labels` NULL or readable for their lengths; `scratch` NULL or writable for
+ * `scratch_len` doubles, overlapping nothing else; `out` NULL or writable.
+ */
+tce_status tce_smooth_ece(const double *scores,
+                          size_t scores_len,
+                          const uint8_t *labels,
+                          size_t labels_len,
+                          double *scratch,
+                          size_t scratch_len,
+                          struct tce_smooth_ece_result *out);
 
 /**
  * Reduces one row `row[0..classes]` of kind `kind` (a `tce_row_kind`) with true class

@@ -55,6 +55,7 @@ pub mod rng;
 pub mod sample;
 #[cfg(feature = "std")]
 pub mod sim;
+pub mod smece;
 pub mod stats;
 pub mod sweep;
 pub mod toplabel;
@@ -71,6 +72,7 @@ pub use histogram::{Histogram, InlineHistogram};
 pub use limits::{MAX_BINS, MAX_COUNT};
 pub use norm::Norm;
 pub use reservoir::{InlineReservoir, Reservoir};
+pub use smece::{smooth_ece, smooth_ece_at, SmoothEce, SmoothEceError};
 pub use stats::BinStats;
 pub use sweep::{SweepLimit, SweepOptions};
 pub use window::{InlineWindow, SlidingWindow};

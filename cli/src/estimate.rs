@@ -1,4 +1,5 @@
-//! `tce estimate`: every estimator of the paper over one input, as a table or JSON.
+//! `tce estimate`: every estimator of the paper over one input, and smooth ECE, as a
+//! table or JSON.
 //!
 //! [`compute`] builds the report through the library (the CLI computes no estimate
 //! itself); [`Report::table`] and `serde_json` both render that one report.
@@ -35,6 +36,9 @@ pub enum Estimator {
     EceSweep,
     EceDebias,
     Mce,
+    /// Smooth ECE (`tce::smece`): no binning, an L1 distance whatever the norm.
+    #[serde(rename = "smece")]
+    SmoothEce,
 }
 
 impl Estimator {
@@ -44,6 +48,7 @@ impl Estimator {
             Estimator::EceSweep => "ece_sweep",
             Estimator::EceDebias => "ece_debias",
             Estimator::Mce => "mce",
+            Estimator::SmoothEce => "smece",
         }
     }
 }
@@ -66,21 +71,37 @@ impl BinningKind {
 }
 
 /// One estimate: `bins` is the number of bins used (b* for the sweep), `value` a fraction.
+/// Smooth ECE has no binning and no bins (both left out of the JSON) but a bandwidth σ*.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Row {
     pub estimator: Estimator,
-    pub binning: BinningKind,
-    pub bins: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binning: Option<BinningKind>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bins: Option<usize>,
     pub value: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bandwidth: Option<f64>,
 }
 
 impl Row {
     fn new(estimator: Estimator, binning: BinningKind, estimate: Estimate) -> Self {
         Row {
             estimator,
-            binning,
-            bins: estimate.bins,
+            binning: Some(binning),
+            bins: Some(estimate.bins),
             value: estimate.value,
+            bandwidth: None,
+        }
+    }
+
+    fn smooth_ece(estimate: tce::SmoothEce) -> Self {
+        Row {
+            estimator: Estimator::SmoothEce,
+            binning: None,
+            bins: None,
+            value: estimate.value,
+            bandwidth: Some(estimate.bandwidth),
         }
     }
 }
@@ -167,6 +188,14 @@ pub fn compute(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Rep
             EM,
             estimate(tce::estimate::mce(em_bins.iter().copied()))?,
         ),
+        Row::smooth_ece(
+            tce::smooth_ece(
+                scores,
+                labels,
+                &mut heap_vec(0.0, tce::smece::SCRATCH_LEN, "doubles")?,
+            )
+            .map_err(context("smooth ECE"))?,
+        ),
     ];
     Ok(Report {
         n,
@@ -197,7 +226,8 @@ pub struct ClassReport {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MarginalRow {
     pub estimator: Estimator,
-    pub binning: BinningKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binning: Option<BinningKind>,
     pub bins: Option<usize>,
     pub value: f64,
 }
@@ -242,7 +272,8 @@ pub fn compute_classwise(
             let values = classes.iter().map(|c| c.estimates[i].value);
             let value = if row.estimator == Estimator::Mce {
                 values.fold(0.0, f64::max)
-            } else if p == 1.0 {
+            } else if p == 1.0 || row.estimator == Estimator::SmoothEce {
+                // Smooth ECE is an l1 quantity whatever the norm: its mean.
                 values.sum::<f64>() / k
             } else if p == 2.0 {
                 (values.map(|v| v * v).sum::<f64>() / k).sqrt()
@@ -253,7 +284,9 @@ pub fn compute_classwise(
             MarginalRow {
                 estimator: row.estimator,
                 binning: row.binning,
-                bins: (row.estimator != Estimator::EceSweep && same_bins).then_some(row.bins),
+                bins: (row.estimator != Estimator::EceSweep && same_bins)
+                    .then_some(row.bins)
+                    .flatten(),
                 value,
             }
         })
@@ -288,12 +321,16 @@ impl ClasswiseReport {
             "estimator", "binning", "bins", "value"
         );
         for row in &self.marginal {
-            let bins = row.bins.map_or("b*".to_owned(), |b| b.to_string());
+            let bins = match (row.bins, row.estimator) {
+                (Some(b), _) => b.to_string(),
+                (None, Estimator::SmoothEce) => "-".to_owned(),
+                (None, _) => "b*".to_owned(),
+            };
             let _ = writeln!(
                 out,
                 "{:<10}  {:<11}  {:>5}  {:>8.6}",
                 row.estimator.name(),
-                row.binning.name(),
+                row.binning.map_or("-", BinningKind::name),
                 bins,
                 row.value
             );
@@ -306,15 +343,12 @@ impl ClasswiseReport {
         );
         if let Some(first) = self.classes.first() {
             for row in &first.estimates {
-                let binning = match row.binning {
-                    BinningKind::EqualWidth => "ew",
-                    BinningKind::EqualMass => "em",
+                let column = match row.binning {
+                    Some(BinningKind::EqualWidth) => format!("{}/ew", row.estimator.name()),
+                    Some(BinningKind::EqualMass) => format!("{}/em", row.estimator.name()),
+                    None => row.estimator.name().to_owned(),
                 };
-                let _ = write!(
-                    head,
-                    "  {:>13}",
-                    format!("{}/{binning}", row.estimator.name())
-                );
+                let _ = write!(head, "  {column:>13}");
             }
         }
         let _ = writeln!(out, "{head}");
@@ -357,6 +391,12 @@ impl Report {
         let _ = writeln!(out, "accuracy         {:.6}", self.accuracy);
         let _ = writeln!(out, "mean confidence  {:.6}", self.mean_confidence);
         let _ = writeln!(out, "norm             {}", self.norm);
+        // Smooth ECE's bandwidth σ*; its value is a row (an L1 distance at any norm).
+        for row in &self.estimates {
+            if let Some(bandwidth) = row.bandwidth {
+                let _ = writeln!(out, "smece bandwidth  {bandwidth:.6} (smece is L1)");
+            }
+        }
         let _ = writeln!(out);
         let _ = writeln!(
             out,
@@ -368,8 +408,8 @@ impl Report {
                 out,
                 "{:<10}  {:<11}  {:>5}  {:>8.6}",
                 row.estimator.name(),
-                row.binning.name(),
-                row.bins,
+                row.binning.map_or("-", BinningKind::name),
+                row.bins.map_or("-".to_string(), |b| b.to_string()),
                 row.value
             );
         }
@@ -402,9 +442,9 @@ mod tests {
         let row = report
             .estimates
             .iter()
-            .find(|r| r.estimator == estimator && r.binning == binning)
+            .find(|r| r.estimator == estimator && r.binning == Some(binning))
             .unwrap();
-        (row.bins, row.value)
+        (row.bins.unwrap(), row.value)
     }
 
     #[test]
@@ -427,6 +467,18 @@ mod tests {
         let r = compute(&F, &Y, &settings(Norm::L1)).unwrap();
         close(value(&r, EceBin, EqualWidth), (15, 0.091050000000));
         close(value(&r, EceSweep, EqualMass), (9, 0.104650000000));
-        assert_eq!(r.estimates.len(), 8);
+        assert_eq!(r.estimates.len(), 9);
+        // Smooth ECE: relplot 1.0.3's smECE on SPEC §9, the same at every norm.
+        let smooth = r.estimates.last().unwrap();
+        assert_eq!(smooth.estimator, SmoothEce);
+        assert_eq!((smooth.binning, smooth.bins), (None, None));
+        assert!((smooth.value - 0.05689408892454488).abs() < 1e-12);
+        assert_eq!(smooth.bandwidth, Some(0.0576171875));
+        let table = r.table();
+        assert!(table.contains("smece bandwidth  0.057617"), "{table}");
+        assert!(
+            table.contains("smece       -                -  0.056894"),
+            "{table}"
+        );
     }
 }

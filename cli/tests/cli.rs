@@ -121,7 +121,7 @@ fn bundled_data_reproduces_the_published_values() {
                 assert!((got - want).abs() < 1e-9, "{name} {k}: {got} vs {want}");
             }
             assert_eq!(report["norm"].as_f64(), Some(norm.parse().unwrap()));
-            assert_eq!(report["estimates"].as_array().unwrap().len(), 8);
+            assert_eq!(report["estimates"].as_array().unwrap().len(), 9);
         }
     }
 }
@@ -309,4 +309,32 @@ fn closure_and_ties_change_the_bins() {
     let ties = "confidence,correct\n0.5,0\n0.5,0\n0.5,1\n0.9,1\n";
     assert!((ece(ties, &["--bins", "2"], "equal_mass") - 0.4).abs() < 1e-12);
     assert!((ece(ties, &["--bins", "2", "--ties", "keep"], "equal_mass") - 0.15).abs() < 1e-12);
+}
+
+/// The `smece` row of `tce estimate` is relplot 1.0.3's smECE (tests/fixtures/smece_relplot.csv
+/// of the library), at any norm, with its bandwidth; the table shows both.
+#[test]
+fn estimate_reports_smooth_ece_as_relplot_computes_it() {
+    let path = Path::new(DATA).join("resnet110_c10_test.csv");
+    for norm in ["1", "2"] {
+        let report = json(&tce(&[
+            "estimate",
+            path.to_str().unwrap(),
+            "--json",
+            "--norm",
+            norm,
+        ]));
+        let rows = report["estimates"].as_array().unwrap();
+        let smooth = rows.iter().find(|r| r["estimator"] == "smece").unwrap();
+        assert!(smooth.get("binning").is_none() && smooth.get("bins").is_none());
+        let value = smooth["value"].as_f64().unwrap();
+        assert!((value - 0.07068728946051091).abs() < 1e-12, "{value}");
+        assert_eq!(smooth["bandwidth"].as_f64(), Some(0.0712890625));
+    }
+    let table = String::from_utf8(tce(&["estimate", path.to_str().unwrap()]).stdout).unwrap();
+    assert!(table.contains("smece bandwidth  0.071289"), "{table}");
+    assert!(
+        table.contains("smece       -                -  0.070687"),
+        "{table}"
+    );
 }

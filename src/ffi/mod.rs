@@ -56,6 +56,8 @@ mod portable;
 
 mod oneshot;
 
+mod smece;
+
 mod toplabel;
 
 pub use buffer::*;
@@ -66,6 +68,7 @@ pub use histogram::*;
 pub use oneshot::*;
 pub use portable::*;
 pub use reservoir::*;
+pub use smece::*;
 pub use status::*;
 pub use toplabel::*;
 pub use types::*;

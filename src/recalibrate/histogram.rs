@@ -3,14 +3,13 @@
 
 use super::piecewise::{Pieces, PiecewiseConstant};
 use super::RecalibrateError;
-use crate::binning::equal_width_edges;
 
 /// The number of bins of SPEC §8's histogram binning.
 pub const DEFAULT_BINS: usize = 15;
 
 /// Fits histogram binning with `bins` bins.
 ///
-/// **Empty bins** (no calibration sample) map to their centre, (k + ½)/B: with nothing
+/// **Empty bins** (no calibration sample) map to their centre, (2k + 1)/2B: with nothing
 /// learnt about them, a test score there is moved at most half a bin, and the map stays
 /// defined everywhere. (Leaving the score unchanged would make the map not piecewise
 /// constant; borrowing a neighbour's value would invent evidence.)
@@ -36,8 +35,10 @@ pub fn fit_histogram_binning(
     }
     for (k, value) in map.values.iter_mut().enumerate() {
         *value = if counts[k] == 0 {
-            let (lo, hi) = equal_width_edges(k, bins);
-            0.5 * (lo + hi)
+            // (2k + 1) / 2B in one correctly rounded division, so that a centre equal to
+            // a bin accuracy as a rational (½ = 1/2, 0.1 = 1/10) is the same f64 and the
+            // two pieces are one confidence (see `exact`). ½(lo + hi) rounds twice.
+            (2.0 * k as f64 + 1.0) / (2.0 * bins as f64)
         } else {
             hits[k] as f64 / counts[k] as f64
         };

@@ -1,11 +1,11 @@
 //! Estimators by name, for the simulator and the command line.
 //!
 //! An [`EstimatorSpec`] names one estimator of the core with its binning, e.g.
-//! `ece_bin:equal_width`, `ece_sweep:equal_mass`, `ece_debias:equal_mass:keep` or `kde`
-//! (grammar: `estimator[:binning[:option]]`, where the option is the equal-width closure
-//! `left`/`right` or the equal-mass tie policy `split`/`keep`). It only dispatches: every
-//! value comes from [`SortedSamples`] or [`kde_calibration_error`], never from a second
-//! implementation here.
+//! `ece_bin:equal_width`, `ece_sweep:equal_mass`, `ece_debias:equal_mass:keep`, `kde` or
+//! `smece` (grammar: `estimator[:binning[:option]]`, where the option is the equal-width
+//! closure `left`/`right` or the equal-mass tie policy `split`/`keep`). It only
+//! dispatches: every value comes from [`SortedSamples`], [`kde_calibration_error`] or
+//! [`smooth_ece`], never from a second implementation here.
 
 use core::fmt;
 use core::str::FromStr;
@@ -15,6 +15,7 @@ use crate::buffer::SortedSamples;
 use crate::error::EstimateError;
 use crate::kde::{kde_calibration_error, KdeError};
 use crate::norm::Norm;
+use crate::smece::{smooth_ece, SmoothEceError, SCRATCH_LEN};
 use crate::sweep::SweepOptions;
 
 /// The estimator families of the core.
@@ -30,15 +31,19 @@ pub enum EstimatorKind {
     Mce,
     /// The KDE estimator of Zhang et al. 2020 (SPEC §6).
     Kde,
+    /// Smooth ECE (Błasiok & Nakkiran 2023) with relplot's bandwidth, [`crate::smece`].
+    /// An L1 quantity: it is compared with TCE_1, so a run with it needs p = 1.
+    SmoothEce,
 }
 
 impl EstimatorKind {
-    const ALL: [EstimatorKind; 5] = [
+    const ALL: [EstimatorKind; 6] = [
         EstimatorKind::EceBin,
         EstimatorKind::EceSweep,
         EstimatorKind::EceDebias,
         EstimatorKind::Mce,
         EstimatorKind::Kde,
+        EstimatorKind::SmoothEce,
     ];
 
     /// The name used on command lines and in output.
@@ -49,11 +54,12 @@ impl EstimatorKind {
             EstimatorKind::EceDebias => "ece_debias",
             EstimatorKind::Mce => "mce",
             EstimatorKind::Kde => "kde",
+            EstimatorKind::SmoothEce => "smece",
         }
     }
 
-    /// Whether the estimator takes a number of bins (the sweep chooses its own, KDE has
-    /// none).
+    /// Whether the estimator takes a number of bins (the sweep chooses its own, KDE and
+    /// smooth ECE have none).
     pub fn uses_bins(self) -> bool {
         matches!(
             self,
@@ -61,9 +67,14 @@ impl EstimatorKind {
         )
     }
 
-    /// Whether the estimator needs a binning scheme (all but KDE).
+    /// Whether the estimator needs a binning scheme (all but KDE and smooth ECE).
     pub fn uses_binning(self) -> bool {
-        self != EstimatorKind::Kde
+        !matches!(self, EstimatorKind::Kde | EstimatorKind::SmoothEce)
+    }
+
+    /// Whether the estimator is defined only for p = 1 (smooth ECE, an L1 distance).
+    pub fn needs_l1(self) -> bool {
+        self == EstimatorKind::SmoothEce
     }
 }
 
@@ -79,7 +90,7 @@ pub fn binning_name(binning: Binning) -> &'static str {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct EstimatorSpec {
     kind: EstimatorKind,
-    /// `None` exactly for KDE.
+    /// `None` exactly for KDE and smooth ECE.
     binning: Option<Binning>,
 }
 
@@ -92,7 +103,7 @@ pub enum ParseEstimatorError {
     MissingBinning(EstimatorKind),
     /// The second part is not a binning scheme.
     UnknownBinning(String),
-    /// KDE was given a binning.
+    /// KDE or smooth ECE was given a binning.
     BinningForKde,
     /// The third part is not an option of the binning (`left`/`right` for equal width,
     /// `split`/`keep` for equal mass).
@@ -126,7 +137,7 @@ impl fmt::Display for ParseEstimatorError {
                 f,
                 "unknown binning `{name}` (known: equal_width, equal_mass)"
             ),
-            Self::BinningForKde => f.write_str("`kde` takes no binning"),
+            Self::BinningForKde => f.write_str("`kde` and `smece` take no binning"),
             Self::UnknownOption { binning, option } => {
                 let known = if *binning == "equal_width" {
                     "left, right"
@@ -180,7 +191,10 @@ impl FromStr for EstimatorSpec {
             return Err(ParseEstimatorError::TooManyParts(text.to_owned()));
         }
         match (kind.uses_binning(), binning) {
-            (false, None) => Ok(EstimatorSpec::kde()),
+            (false, None) => Ok(EstimatorSpec {
+                kind,
+                binning: None,
+            }),
             (false, Some(_)) => Err(ParseEstimatorError::BinningForKde),
             (true, None) => Err(ParseEstimatorError::MissingBinning(kind)),
             (true, Some(binning)) => EstimatorSpec::binned(kind, parse_binning(binning, option)?)
@@ -245,6 +259,11 @@ pub enum EvaluateError {
     Estimate(EstimateError),
     /// The KDE estimator refused the data.
     Kde(KdeError),
+    /// Smooth ECE refused the data.
+    SmoothEce(SmoothEceError),
+    /// Smooth ECE was asked for with p ≠ 1: it estimates an L1 distance, and its bias
+    /// against TCE_p for p ≠ 1 would mean nothing.
+    SmoothEceNeedsL1,
 }
 
 impl fmt::Display for EvaluateError {
@@ -253,6 +272,10 @@ impl fmt::Display for EvaluateError {
             Self::BinsRequired => f.write_str("this estimator needs a number of bins"),
             Self::Estimate(e) => write!(f, "{e}"),
             Self::Kde(e) => write!(f, "{e}"),
+            Self::SmoothEce(e) => write!(f, "{e}"),
+            Self::SmoothEceNeedsL1 => f.write_str(
+                "smece estimates an L1 calibration error (compare it with TCE_1): use --norm 1",
+            ),
         }
     }
 }
@@ -260,7 +283,7 @@ impl fmt::Display for EvaluateError {
 impl std::error::Error for EvaluateError {}
 
 impl EstimatorSpec {
-    /// A binned estimator with this binning; `None` for [`EstimatorKind::Kde`].
+    /// A binned estimator with this binning; `None` for KDE and smooth ECE.
     pub fn binned(kind: EstimatorKind, binning: Binning) -> Option<EstimatorSpec> {
         kind.uses_binning().then_some(EstimatorSpec {
             kind,
@@ -281,12 +304,20 @@ impl EstimatorSpec {
         self.kind
     }
 
-    /// The binning; `None` for KDE.
+    /// Smooth ECE.
+    pub fn smooth_ece() -> EstimatorSpec {
+        EstimatorSpec {
+            kind: EstimatorKind::SmoothEce,
+            binning: None,
+        }
+    }
+
+    /// The binning; `None` for KDE and smooth ECE.
     pub fn binning(&self) -> Option<Binning> {
         self.binning
     }
 
-    /// The binning's name (`equal_width`, `equal_mass`); `None` for KDE.
+    /// The binning's name (`equal_width`, `equal_mass`); `None` for KDE and smooth ECE.
     pub fn binning_name(&self) -> Option<&'static str> {
         self.binning.map(binning_name)
     }
@@ -297,7 +328,7 @@ impl EstimatorSpec {
     }
 
     /// Evaluates the estimator on `data`. `bins` is required by the binned estimators
-    /// and ignored by the sweep and KDE.
+    /// and ignored by the sweep, KDE and smooth ECE.
     pub fn evaluate(
         &self,
         data: &DataView<'_>,
@@ -310,6 +341,15 @@ impl EstimatorSpec {
             sweep_bins: None,
         };
         let (Some(binning), kind) = (self.binning, self.kind) else {
+            if self.kind == EstimatorKind::SmoothEce {
+                if norm != Norm::L1 {
+                    return Err(EvaluateError::SmoothEceNeedsL1);
+                }
+                let mut scratch = vec![0.0; SCRATCH_LEN];
+                return smooth_ece(data.scores, data.labels, &mut scratch)
+                    .map(|e| fixed(e.value))
+                    .map_err(EvaluateError::SmoothEce);
+            }
             return kde_calibration_error(data.scores, data.labels, norm)
                 .map(|e| fixed(e.value))
                 .map_err(EvaluateError::Kde);
@@ -371,6 +411,7 @@ mod tests {
             "ece_debias:equal_mass:keep",
             "mce:equal_width",
             "kde",
+            "smece",
         ] {
             let spec: EstimatorSpec = name.parse().unwrap();
             assert_eq!(spec.to_string(), name);
@@ -404,6 +445,10 @@ mod tests {
             ParseEstimatorError::UnknownBinning("quantile".into())
         );
         assert_eq!(parse("kde:equal_mass"), ParseEstimatorError::BinningForKde);
+        assert_eq!(
+            parse("smece:equal_mass"),
+            ParseEstimatorError::BinningForKde
+        );
         assert_eq!(
             parse("ece_bin:equal_width:keep"),
             ParseEstimatorError::UnknownOption {
@@ -444,5 +489,32 @@ mod tests {
             evaluate("mce:equal_width", Some(0)),
             Err(EvaluateError::Estimate(EstimateError::ZeroBins))
         );
+        // Smooth ECE is an L1 distance: refused at p = 2.
+        assert_eq!(
+            evaluate("smece", None),
+            Err(EvaluateError::SmoothEceNeedsL1)
+        );
+    }
+
+    #[test]
+    fn smooth_ece_is_the_cores_at_p_1() {
+        let mut storage = [Slot::EMPTY; 20];
+        let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
+        buffer.push_batch(&SCORES, &LABELS).unwrap();
+        let data = DataView {
+            sorted: buffer.sorted(),
+            scores: &SCORES,
+            labels: &LABELS,
+        };
+        let settings = EvaluationSettings {
+            norm: Norm::L1,
+            ..EvaluationSettings::default()
+        };
+        let spec: EstimatorSpec = "smece".parse().unwrap();
+        assert_eq!(spec, EstimatorSpec::smooth_ece());
+        assert!(!spec.uses_bins() && spec.binning().is_none());
+        let value = spec.evaluate(&data, None, &settings).unwrap().value;
+        // relplot 1.0.3's smECE on SPEC §9 (tests/fixtures/smece_relplot.csv).
+        assert!((value - 0.05689408892454488).abs() < 1e-12, "{value}");
     }
 }

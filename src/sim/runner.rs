@@ -131,6 +131,8 @@ pub enum SimulationError {
     NoEstimators,
     /// The number of repetitions is 0.
     ZeroRepetitions,
+    /// Smooth ECE is in the grid but p ≠ 1 (it estimates an L1 distance).
+    SmoothEceNeedsL1,
     /// The model's TCE could not be computed.
     Tce(TceError),
     /// An estimator failed on one data set (the first failure in repetition order).
@@ -153,6 +155,9 @@ impl fmt::Display for SimulationError {
             Self::ZeroBins => f.write_str("the number of bins must be at least 1"),
             Self::NoEstimators => f.write_str("no estimator given"),
             Self::ZeroRepetitions => f.write_str("the number of repetitions must be at least 1"),
+            Self::SmoothEceNeedsL1 => f.write_str(
+                "smece estimates an L1 calibration error (compare it with TCE_1): use --norm 1",
+            ),
             Self::Tce(e) => write!(f, "{e}"),
             Self::Evaluate {
                 cell,
@@ -190,6 +195,11 @@ impl Grid {
         }
         if self.repetitions == 0 {
             return Err(SimulationError::ZeroRepetitions);
+        }
+        if self.settings.norm != crate::Norm::L1
+            && self.estimators.iter().any(|e| e.kind().needs_l1())
+        {
+            return Err(SimulationError::SmoothEceNeedsL1);
         }
         Ok(())
     }
@@ -494,6 +504,20 @@ mod tests {
     }
 
     #[test]
+    fn smooth_ece_runs_at_p_1_and_is_biased_upwards_when_calibrated() {
+        let mut g = grid(&["smece"], &[200], &[], 20);
+        g.settings.norm = crate::Norm::L1;
+        let simulation = run(&calibrated(), &g);
+        let cell = &simulation.cells[0];
+        // TCE = 0 and smECE ≥ 0: the bias is the mean estimate, and above 0.
+        assert_eq!(simulation.tce, 0.0);
+        assert!(
+            cell.summary.bias > 0.0 && cell.summary.bias == cell.summary.mean,
+            "{cell:?}"
+        );
+    }
+
+    #[test]
     fn bad_grids_are_named_errors() {
         let model = calibrated();
         let err = |g: &Grid| simulate(&model, g, &|| {}).unwrap_err();
@@ -517,6 +541,10 @@ mod tests {
         assert_eq!(
             err(&grid(&["kde"], &[5], &[], 0)),
             SimulationError::ZeroRepetitions
+        );
+        assert_eq!(
+            err(&grid(&["smece"], &[5], &[], 1)),
+            SimulationError::SmoothEceNeedsL1
         );
         // One sample gives KDE no hit or a single one: no bandwidth either way.
         let failure = err(&grid(&["kde"], &[1], &[], 3));

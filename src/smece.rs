@@ -1,0 +1,384 @@
+//! Smooth ECE (Błasiok & Nakkiran 2023, "Smooth ECE: Principled Reliability Diagrams via
+//! Kernel Smoothing"), computed as relplot 1.0.3's `smECE` computes it by default, so
+//! that the two agree to rounding (tests/smece.rs checks 1e-12 on the bundled data).
+//!
+//! **At a bandwidth σ** ([`smooth_ece_at`]): the residuals r_i = f_i − y_i and the unit
+//! weights are smoothed over [0, 1] by a Gaussian kernel of standard deviation σ,
+//! reflected at 0 and 1, giving R(t) ≈ Σ_i r_i K_σ(t − f_i) and D(t) ≈ Σ_i K_σ(t − f_i);
+//! then
+//!
+//! ```text
+//! smECE_σ = Σ_t |R(t)| / Σ_t (D(t) + 1e-4)      over M mesh points t = linspace(0, 1, M)
+//! ```
+//!
+//! i.e. the mean of |R/D| weighted by D. relplot discretises, and so does this module,
+//! step for step:
+//!
+//! - the kernel grid has E = ⌊max(2000, round(20/σ))/2⌋ + 1 points i/(E − 1), and each
+//!   sample's r_i (and weight 1) is split linearly between the two grid points around f_i
+//!   (index ⌊f_i(E − 1)⌋, at most E − 2);
+//! - the grid values are convolved with the kernel sampled on the same grid,
+//!   exp(−(t_j − ½)²/2σ²)/(√(2π)σ) for t_j = j/(E − 1), j = 0..E − 1 (so the kernel is cut
+//!   at ±½ and, for even E, centred half a step off), after reflecting the grid about its
+//!   first and last points (`ReflectedGaussianKernel.convolve`);
+//! - R and D at the mesh points are linear interpolations of the convolved grid, and
+//!   M = max(200, round(10/σ)); `round` is Python's, half to even;
+//! - 1e-4 is relplot's floor on the density (`BaseKernelMixin.smooth`).
+//!
+//! **The bandwidth** ([`smooth_ece`]): σ* is the fixed point smECE_σ = σ, found as relplot
+//! finds it: if 1 < smECE_1, σ* = 1; otherwise 10 bisection steps on [0, 1] keeping
+//! `start` where σ ≥ smECE_σ (σ < 0.001 counts as below the curve), and σ* = that `start`.
+//! So σ* is a multiple of 2⁻¹⁰, the smallest one 2⁻⁹, and the reported value is smECE at
+//! σ*, which is σ* to within the bisection's resolution. The kernel grid then has at most
+//! [`SEARCH_GRID_POINTS`] points.
+//!
+//! **Memory**: the caller's scratch, 3E doubles (two grids and the sampled kernel);
+//! [`SCRATCH_LEN`] covers the bandwidth search, [`scratch_len`] a fixed σ. No allocation,
+//! no sorting: each σ makes one pass over the samples, in the order given (relplot adds
+//! in input order too). Cost per σ: O(n + M · min(E, 77σE)).
+
+use core::fmt;
+
+use crate::error::PushError;
+use crate::sample;
+
+/// relplot's `config.smECE_mesh_pts`: the least number of mesh points M.
+pub const MESH_POINTS: usize = 200;
+/// relplot's `eval_points` floor before halving: the kernel grid has at least 1001 points.
+pub const KERNEL_GRID_FLOOR: usize = 2000;
+/// relplot's `eps` of `smECE`: bandwidths below it count as below the fixed point.
+pub const MIN_BANDWIDTH: f64 = 0.001;
+/// relplot's `refine` of `search_param`: bisection steps of the bandwidth search.
+pub const REFINE_STEPS: u32 = 10;
+/// relplot's `eps` of `BaseKernelMixin.smooth`, added to the smoothed density.
+pub const DENSITY_FLOOR: f64 = 1e-4;
+/// Kernel grid points at the smallest bandwidth the search can pick, 2⁻⁹:
+/// round(20 · 2⁹) / 2 + 1.
+pub const SEARCH_GRID_POINTS: usize = 5121;
+/// Scratch doubles [`smooth_ece`] needs: three grids of [`SEARCH_GRID_POINTS`].
+pub const SCRATCH_LEN: usize = 3 * SEARCH_GRID_POINTS;
+
+/// Exp(−z²/2) underflows to 0 beyond |z| = 38.6; beyond this many σ no kernel weight is
+/// non-zero in f64, so those terms are skipped (they add exactly 0 in relplot too).
+const KERNEL_REACH_SIGMAS: f64 = 38.7;
+
+/// A smooth ECE and the bandwidth it was computed at.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SmoothEce {
+    /// smECE at σ*, a fraction.
+    pub value: f64,
+    /// σ*, the bandwidth found by the search (for [`smooth_ece_at`], the σ given).
+    pub bandwidth: f64,
+}
+
+/// Why a smooth ECE could not be computed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SmoothEceError {
+    /// There are no samples.
+    Empty,
+    /// A score or label is invalid, or the slices differ in length (the core's rule).
+    Input(PushError),
+    /// The bandwidth is NaN, infinite or not above 0.
+    InvalidBandwidth(f64),
+    /// The scratch holds fewer doubles than this bandwidth's grids need.
+    ScratchTooSmall {
+        /// Doubles needed.
+        needed: usize,
+        /// Doubles given.
+        given: usize,
+    },
+}
+
+impl fmt::Display for SmoothEceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Empty => f.write_str("smooth ECE needs at least one sample"),
+            Self::Input(e) => write!(f, "bad sample: {e:?}"),
+            Self::InvalidBandwidth(s) => write!(f, "bandwidth {s} is not a finite value above 0"),
+            Self::ScratchTooSmall { needed, given } => write!(
+                f,
+                "smooth ECE needs {needed} scratch doubles, {given} were given"
+            ),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for SmoothEceError {}
+
+/// Python's `round` of a non-negative finite value: to nearest, ties to even (`rint` in
+/// the default rounding mode).
+fn round_half_even(x: f64) -> f64 {
+    libm::rint(x)
+}
+
+/// The kernel grid size E for bandwidth σ, or `None` if it does not fit in a `usize`.
+fn kernel_grid_points(sigma: f64) -> Option<usize> {
+    let points = round_half_even(20.0 / sigma).max(KERNEL_GRID_FLOOR as f64);
+    // 2^52: far beyond any scratch, and every integer below it is exact in f64.
+    if points > 4_503_599_627_370_496.0 {
+        return None;
+    }
+    Some(points as usize / 2 + 1)
+}
+
+/// The number of mesh points M for bandwidth σ (at most E, see [`kernel_grid_points`]).
+fn mesh_points(sigma: f64) -> usize {
+    round_half_even(10.0 / sigma).max(MESH_POINTS as f64) as usize
+}
+
+/// Scratch doubles [`smooth_ece_at`] needs for bandwidth σ (3E), or `None` for a σ that is
+/// not finite and above 0 or whose grid does not fit in memory.
+pub fn scratch_len(sigma: f64) -> Option<usize> {
+    if !(sigma.is_finite() && sigma > 0.0) {
+        return None;
+    }
+    kernel_grid_points(sigma)?.checked_mul(3)
+}
+
+/// numpy's `linspace(0, 1, points)[i]`: i · (1/(points − 1)), the last point exactly 1.
+fn linspace_point(i: usize, points: usize) -> f64 {
+    if i + 1 == points {
+        1.0
+    } else {
+        i as f64 * (1.0 / (points - 1) as f64)
+    }
+}
+
+/// smECE at bandwidth σ of samples already validated (at least one), using `scratch`
+/// (at least [`scratch_len`]`(σ)` doubles).
+fn at_bandwidth<I>(samples: I, sigma: f64, scratch: &mut [f64]) -> f64
+where
+    I: Iterator<Item = (f64, u8)>,
+{
+    let grid = kernel_grid_points(sigma).expect("checked by the caller");
+    let (residuals, rest) = scratch.split_at_mut(grid);
+    let (weights, rest) = rest.split_at_mut(grid);
+    let kernel = &mut rest[..grid];
+    residuals.fill(0.0);
+    weights.fill(0.0);
+    let last = (grid - 1) as f64;
+    // `smooth_round_to_grid`: each sample split between the grid points around it.
+    for (score, label) in samples {
+        let position = score * last;
+        let below = (libm::floor(position) as usize).min(grid - 2);
+        let fraction = position - below as f64;
+        let residual = score - f64::from(label);
+        residuals[below] += (1.0 - fraction) * residual;
+        residuals[below + 1] += fraction * residual;
+        weights[below] += 1.0 - fraction;
+        weights[below + 1] += fraction;
+    }
+    // `GaussianKernel.kernel_ev`: the kernel on the grid, centred at ½, unnormalised on
+    // the grid (the normalisation cancels in the ratio, except against the density floor).
+    let variance = sigma * sigma;
+    let scale = libm::sqrt(2.0 * core::f64::consts::PI) * sigma;
+    for (j, k) in kernel.iter_mut().enumerate() {
+        let d = linspace_point(j, grid) - 0.5;
+        *k = libm::exp(-d * d / (2.0 * variance)) / scale;
+    }
+    // Kernel indices whose weight can be non-zero.
+    let reach = KERNEL_REACH_SIGMAS * sigma * last;
+    let half = grid / 2;
+    let (first, end) = if reach < half as f64 {
+        let reach = reach as usize + 1;
+        (half.saturating_sub(reach), (half + reach + 1).min(grid))
+    } else {
+        (0, grid)
+    };
+    // The convolved grid at index m: Σ_j kernel[j] · V(m + ⌊E/2⌋ − j), V the grid reflected
+    // about its first and last points (`ReflectedGaussianKernel.convolve`, 'valid' mode
+    // and its slice), for both grids at once.
+    let top = grid - 1;
+    let convolved = |m: usize| -> (f64, f64) {
+        let (mut r, mut w) = (0.0, 0.0);
+        for (j, &k) in kernel.iter().enumerate().take(end).skip(first) {
+            // p = m + half − j lies in [−(E − 1), 2(E − 1)]: one reflection suffices.
+            let p = (m + half) as isize - j as isize;
+            let index = if p < 0 {
+                (-p) as usize
+            } else if p as usize > top {
+                2 * top - p as usize
+            } else {
+                p as usize
+            };
+            r += k * residuals[index];
+            w += k * weights[index];
+        }
+        (r, w)
+    };
+    // `interpolate` at the mesh, and the weighted mean of |R/D|.
+    let mesh = mesh_points(sigma);
+    let (mut numerator, mut denominator) = (0.0, 0.0);
+    let mut cached: Option<(usize, (f64, f64))> = None;
+    for i in 0..mesh {
+        let t = linspace_point(i, mesh);
+        let below = (libm::floor(t * last) as usize).min(grid - 2);
+        let bucket = 1.0 / last;
+        let fraction = (t - below as f64 * bucket) / bucket;
+        let lower = match cached {
+            Some((index, value)) if index == below => value,
+            _ => convolved(below),
+        };
+        let upper = convolved(below + 1);
+        cached = Some((below + 1, upper));
+        let r = lower.0 * (1.0 - fraction) + upper.0 * fraction;
+        let w = lower.1 * (1.0 - fraction) + upper.1 * fraction;
+        numerator += r.abs();
+        denominator += w + DENSITY_FLOOR;
+    }
+    numerator / denominator
+}
+
+/// Validates a batch: lengths, scores, labels, n ≥ 1.
+fn check(scores: &[f64], labels: &[u8]) -> Result<(), SmoothEceError> {
+    sample::check_batch(scores, labels).map_err(SmoothEceError::Input)?;
+    if scores.is_empty() {
+        return Err(SmoothEceError::Empty);
+    }
+    Ok(())
+}
+
+/// The bandwidth search over validated samples, replayable by `samples()`.
+fn search<I, F>(samples: F, scratch: &mut [f64]) -> Result<SmoothEce, SmoothEceError>
+where
+    F: Fn() -> I,
+    I: Iterator<Item = (f64, u8)>,
+{
+    if scratch.len() < SCRATCH_LEN {
+        return Err(SmoothEceError::ScratchTooSmall {
+            needed: SCRATCH_LEN,
+            given: scratch.len(),
+        });
+    }
+    // `check_smooth_ece`: whether σ lies below the curve σ ↦ smECE_σ, with the value
+    // computed (`None` when σ < MIN_BANDWIDTH short-circuits it).
+    let mut below = |sigma: f64| -> (bool, Option<f64>) {
+        if sigma < MIN_BANDWIDTH {
+            return (true, None);
+        }
+        let value = at_bandwidth(samples(), sigma, scratch);
+        (sigma < value, Some(value))
+    };
+    // `search_param(start = 1, refine = 10)`.
+    let (one_below, at_one) = below(1.0);
+    let (bandwidth, value) = if one_below {
+        (1.0, at_one)
+    } else {
+        let (mut start, mut end, mut at_start) = (1.0, 0.0, at_one);
+        for _ in 0..REFINE_STEPS {
+            let mid = 0.5 * (start + end);
+            match below(mid) {
+                (true, _) => end = mid,
+                (false, value) => (start, at_start) = (mid, value),
+            }
+        }
+        (start, at_start)
+    };
+    // `start` was only ever set where the value was computed (start ≥ 2⁻⁹ > 0.001).
+    let value = value.expect("smECE is computed at every σ ≥ MIN_BANDWIDTH");
+    Ok(SmoothEce { value, bandwidth })
+}
+
+/// Smooth ECE of (`scores[i]`, `labels[i]`) with relplot's bandwidth σ*, using `scratch`
+/// (at least [`SCRATCH_LEN`] doubles).
+pub fn smooth_ece(
+    scores: &[f64],
+    labels: &[u8],
+    scratch: &mut [f64],
+) -> Result<SmoothEce, SmoothEceError> {
+    check(scores, labels)?;
+    search(
+        || scores.iter().copied().zip(labels.iter().copied()),
+        scratch,
+    )
+}
+
+/// Smooth ECE of samples the core has already validated (a sorted buffer's, a window's),
+/// replayed by `samples()`; `Empty` if there are none.
+pub fn smooth_ece_of<I, F>(samples: F, scratch: &mut [f64]) -> Result<SmoothEce, SmoothEceError>
+where
+    F: Fn() -> I,
+    I: Iterator<Item = (f64, u8)>,
+{
+    if samples().next().is_none() {
+        return Err(SmoothEceError::Empty);
+    }
+    search(samples, scratch)
+}
+
+/// smECE_σ of (`scores[i]`, `labels[i]`) at a bandwidth σ of the caller's choosing
+/// (relplot's `smECE_sigma`), using `scratch` (at least [`scratch_len`]`(σ)` doubles).
+pub fn smooth_ece_at(
+    scores: &[f64],
+    labels: &[u8],
+    sigma: f64,
+    scratch: &mut [f64],
+) -> Result<f64, SmoothEceError> {
+    let needed = scratch_len(sigma).ok_or(SmoothEceError::InvalidBandwidth(sigma))?;
+    check(scores, labels)?;
+    if scratch.len() < needed {
+        return Err(SmoothEceError::ScratchTooSmall {
+            needed,
+            given: scratch.len(),
+        });
+    }
+    Ok(at_bandwidth(
+        scores.iter().copied().zip(labels.iter().copied()),
+        sigma,
+        scratch,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_search_grid_is_that_of_the_smallest_pickable_bandwidth() {
+        // σ* ≥ 2⁻⁹: 2⁻¹⁰ < MIN_BANDWIDTH is never computed, so never kept as `start`.
+        const { assert!(1.0 / 1024.0 < MIN_BANDWIDTH && 2.0 / 1024.0 > MIN_BANDWIDTH) };
+        assert_eq!(kernel_grid_points(2.0 / 1024.0), Some(SEARCH_GRID_POINTS));
+        assert_eq!(scratch_len(2.0 / 1024.0), Some(SCRATCH_LEN));
+        assert_eq!(kernel_grid_points(0.05), Some(1001));
+        assert_eq!(mesh_points(0.05), 200);
+        assert_eq!(mesh_points(0.01), 1000);
+        // Python: round(2.5) = 2, round(3.5) = 4.
+        assert_eq!(round_half_even(2.5), 2.0);
+        assert_eq!(round_half_even(3.5), 4.0);
+        assert_eq!(scratch_len(0.0), None);
+        assert_eq!(scratch_len(f64::NAN), None);
+        assert_eq!(scratch_len(1e-300), None);
+    }
+
+    #[test]
+    fn bad_input_is_named() {
+        let mut scratch = [0.0; SCRATCH_LEN];
+        assert_eq!(
+            smooth_ece(&[], &[], &mut scratch),
+            Err(SmoothEceError::Empty)
+        );
+        assert!(matches!(
+            smooth_ece(&[1.5], &[1], &mut scratch),
+            Err(SmoothEceError::Input(_))
+        ));
+        assert_eq!(
+            smooth_ece(&[0.5], &[1], &mut scratch[..10]),
+            Err(SmoothEceError::ScratchTooSmall {
+                needed: SCRATCH_LEN,
+                given: 10
+            })
+        );
+        assert_eq!(
+            smooth_ece_at(&[0.5], &[1], -1.0, &mut scratch),
+            Err(SmoothEceError::InvalidBandwidth(-1.0))
+        );
+        assert_eq!(
+            smooth_ece_at(&[0.5], &[1], 1e-4, &mut scratch),
+            Err(SmoothEceError::ScratchTooSmall {
+                needed: 3 * 100_001,
+                given: SCRATCH_LEN
+            })
+        );
+    }
+}

@@ -297,6 +297,78 @@ fn read_frame(bytes: &[u8], kind: u16) -> Result<&[u8], DecodeError> {
     Ok(&bytes[HEADER..end])
 }
 
+/// What a frame holds, read from its header and the start of its payload: enough to
+/// build a destination of the right shape before decoding into it (a host that receives
+/// bytes of unknown shape, such as the Python package's `from_bytes`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameShape {
+    /// An equal-width histogram of `bins` bins.
+    Histogram {
+        /// Its bin closure.
+        closure: Closure,
+        /// Its bin count B.
+        bins: usize,
+    },
+    /// A sorted buffer holding `samples` samples.
+    Buffer {
+        /// Samples held (the frame does not carry the capacity).
+        samples: usize,
+    },
+    /// A reservoir of capacity `capacity`.
+    Reservoir {
+        /// Its capacity N.
+        capacity: usize,
+    },
+    /// A sliding window of `size` samples.
+    Window {
+        /// Its size N.
+        size: usize,
+    },
+    /// A decaying histogram of `bins` bins.
+    Decaying {
+        /// Its bin closure.
+        closure: Closure,
+        /// Its bin count B.
+        bins: usize,
+    },
+}
+
+/// The shape of the state in `bytes`, after checking the frame (magic, version, length,
+/// checksum, known kind, a payload long enough for its shape fields). The payload itself
+/// is checked only by the decoder of that kind.
+pub fn frame_shape(bytes: &[u8]) -> Result<FrameShape, DecodeError> {
+    let kind = match bytes.get(6..8) {
+        Some(kind) => u16::from_le_bytes([kind[0], kind[1]]),
+        None => return Err(DecodeError::Truncated),
+    };
+    let payload = read_frame(bytes, kind)?;
+    let word = |at: usize| {
+        payload
+            .get(at..at + 4)
+            .map(|_| u32_at(payload, at) as usize)
+            .ok_or(DecodeError::Inconsistent)
+    };
+    let closure = || match payload.first() {
+        Some(0) => Ok(Closure::Left),
+        Some(1) => Ok(Closure::Right),
+        _ => Err(DecodeError::Inconsistent),
+    };
+    match kind {
+        KIND_HISTOGRAM => Ok(FrameShape::Histogram {
+            closure: closure()?,
+            bins: word(4)?,
+        }),
+        KIND_BUFFER => Ok(FrameShape::Buffer { samples: word(0)? }),
+        KIND_RESERVOIR => Ok(FrameShape::Reservoir { capacity: word(0)? }),
+        KIND_WINDOW => Ok(FrameShape::Window { size: word(0)? }),
+        KIND_DECAYING => Ok(FrameShape::Decaying {
+            closure: closure()?,
+            bins: word(4)?,
+        }),
+        found => Err(DecodeError::WrongKind { found }),
+    }
+}
+
 fn u64_at(bytes: &[u8], at: usize) -> u64 {
     let mut word = [0u8; 8];
     word.copy_from_slice(&bytes[at..at + 8]);

@@ -97,6 +97,7 @@ def test_the_stubs_cover_the_extension():
         tree = ast.parse((PACKAGE / "_tce.pyi").read_text())
         cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
         stub_methods = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+        stub_methods |= {n.target.id for n in cls.body if isinstance(n, ast.AnnAssign)}
         real = {a for a in vars(getattr(tce, name)) if not a.startswith("_")}
         assert real <= stub_methods, (name, real - stub_methods)
 

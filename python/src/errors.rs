@@ -25,7 +25,10 @@ pub(crate) enum Failure {
     Decode(DecodeError),
     Encode(EncodeError),
     /// A multiclass row that could not be reduced to its top label.
-    Reduce { row: usize, error: ReduceError },
+    Reduce {
+        row: usize,
+        error: ReduceError,
+    },
     Kde(KdeError),
     /// An exception class of `tce._py` by name, with its message (the simulator, the
     /// fits, options and shapes).
@@ -182,11 +185,17 @@ fn push(e: PushError, q: &Quote<'_>) -> (&'static str, String) {
         ),
         PushError::ScoreOutOfRange { index } => (
             "ScoreOutOfRange",
-            format!("score at index {index} is {}, outside [0, 1]", q.score(index)),
+            format!(
+                "score at index {index} is {}, outside [0, 1]",
+                q.score(index)
+            ),
         ),
         PushError::InvalidLabel { index } => (
             "InvalidLabel",
-            format!("label at index {index} is {}, neither 0 nor 1", q.label(index)),
+            format!(
+                "label at index {index} is {}, neither 0 nor 1",
+                q.label(index)
+            ),
         ),
         PushError::LengthMismatch { .. } => ("LengthMismatch", e.to_string()),
         PushError::Full { .. } => ("BufferFull", e.to_string()),

@@ -46,7 +46,8 @@ pub(crate) fn buffer_of(scores: &[f64], labels: &[u8]) -> Result<BoxedBuffer, Fa
         return Err(EstimateError::NoSamples.into());
     }
     tce::buffer::check_capacity(scores.len())?;
-    let mut buffer = SortedBuffer::with_boxed_storage(boxed(Slot::EMPTY, scores.len(), "samples")?)?;
+    let mut buffer =
+        SortedBuffer::with_boxed_storage(boxed(Slot::EMPTY, scores.len(), "samples")?)?;
     buffer.push_batch(scores, labels)?;
     Ok(buffer)
 }
@@ -111,7 +112,16 @@ pub fn ece_bin(
     logits: bool,
 ) -> PyResult<Estimate> {
     binned(
-        py, Which::EceBin, scores, labels, binning, bins, norm, closure, ties, logits,
+        py,
+        Which::EceBin,
+        scores,
+        labels,
+        binning,
+        bins,
+        norm,
+        closure,
+        ties,
+        logits,
     )
 }
 
@@ -131,7 +141,16 @@ pub fn mce(
     logits: bool,
 ) -> PyResult<Estimate> {
     binned(
-        py, Which::Mce, scores, labels, binning, bins, 2.0, closure, ties, logits,
+        py,
+        Which::Mce,
+        scores,
+        labels,
+        binning,
+        bins,
+        2.0,
+        closure,
+        ties,
+        logits,
     )
 }
 
@@ -153,7 +172,16 @@ pub fn ece_debias(
     logits: bool,
 ) -> PyResult<Estimate> {
     binned(
-        py, Which::EceDebias, scores, labels, binning, bins, norm, closure, ties, logits,
+        py,
+        Which::EceDebias,
+        scores,
+        labels,
+        binning,
+        bins,
+        norm,
+        closure,
+        ties,
+        logits,
     )
 }
 

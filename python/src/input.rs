@@ -177,7 +177,13 @@ impl<'a> LabelSlice<'a> {
             LabelSlice::Bool(s) => {
                 Cow::Borrowed(unsafe { std::slice::from_raw_parts(s.as_ptr().cast(), s.len()) })
             }
-            LabelSlice::I64(s) => map(s, |v| if v == 0 || v == 1 { v as u8 } else { NOT_A_LABEL }),
+            LabelSlice::I64(s) => map(s, |v| {
+                if v == 0 || v == 1 {
+                    v as u8
+                } else {
+                    NOT_A_LABEL
+                }
+            }),
             LabelSlice::U64(s) => map(s, |v| if v <= 1 { v as u8 } else { NOT_A_LABEL }),
             LabelSlice::F64(s) => map(s, |v| {
                 if v == 0.0 {

@@ -16,10 +16,10 @@ use pyo3::types::PyBytes;
 use tce::portable::{frame_shape, DecodeError, FrameShape};
 use tce::{
     AtomicBin, BinStats, BoxedBuffer, BoxedConcurrentHistogram, BoxedDecayingHistogram,
-    BoxedHistogram, BoxedReservoir, BoxedWindow, Closure,
-    ConcurrentHistogram as CoreConcurrent, DecayedBin, DecayingHistogram as CoreDecaying,
-    Histogram as CoreHistogram, Reservoir as CoreReservoir, Slot,
-    SlidingWindow as CoreWindow, SortedBuffer as CoreBuffer, SortedSamples,
+    BoxedHistogram, BoxedReservoir, BoxedWindow, Closure, ConcurrentHistogram as CoreConcurrent,
+    DecayedBin, DecayingHistogram as CoreDecaying, Histogram as CoreHistogram,
+    Reservoir as CoreReservoir, SlidingWindow as CoreWindow, Slot, SortedBuffer as CoreBuffer,
+    SortedSamples,
 };
 
 use crate::errors::{guard, Failure};
@@ -34,7 +34,9 @@ fn locked<T: Send, R: Send>(
     state: &Mutex<T>,
     f: impl FnOnce(&mut T) -> Result<R, Failure> + Send,
 ) -> PyResult<R> {
-    guard(py, || py.detach(|| f(&mut *lock(state)?)).map_err(raise(py)))
+    guard(py, || {
+        py.detach(|| f(&mut *lock(state)?)).map_err(raise(py))
+    })
 }
 
 fn lock<T>(state: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, Failure> {
@@ -49,14 +51,19 @@ fn lock<T>(state: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, Failure> {
 /// What every portable state provides to the shared methods below.
 trait Portable: Send + Clone + Sized {
     /// The sample counts of a frame's shape, checked and allocated, then decoded.
-    fn decode_new(bytes: &[u8], shape: FrameShape, capacity: Option<usize>)
-        -> Result<Self, Failure>;
+    fn decode_new(
+        bytes: &[u8],
+        shape: FrameShape,
+        capacity: Option<usize>,
+    ) -> Result<Self, Failure>;
     fn encoded_len(&self) -> usize;
     fn encode(&mut self, out: &mut [u8]) -> Result<usize, tce::portable::EncodeError>;
 }
 
 fn wrong_kind(bytes: &[u8]) -> Failure {
-    let found = bytes.get(6..8).map_or(0, |k| u16::from_le_bytes([k[0], k[1]]));
+    let found = bytes
+        .get(6..8)
+        .map_or(0, |k| u16::from_le_bytes([k[0], k[1]]));
     Failure::Decode(DecodeError::WrongKind { found })
 }
 
@@ -78,7 +85,11 @@ impl Portable for BoxedHistogram {
 }
 
 impl Portable for BoxedBuffer {
-    fn decode_new(bytes: &[u8], shape: FrameShape, capacity: Option<usize>) -> Result<Self, Failure> {
+    fn decode_new(
+        bytes: &[u8],
+        shape: FrameShape,
+        capacity: Option<usize>,
+    ) -> Result<Self, Failure> {
         let FrameShape::Buffer { samples } = shape else {
             return Err(wrong_kind(bytes));
         };
@@ -380,8 +391,15 @@ impl Histogram {
 
     /// Records a batch of samples: all of it, or (on a bad element) none of it.
     #[pyo3(signature = (scores, labels, *, logits=false))]
-    fn update(&self, scores: &Bound<'_, PyAny>, labels: &Bound<'_, PyAny>, logits: bool) -> PyResult<()> {
-        update(&self.state, scores, labels, logits, |h, s, l| h.push_batch(s, l))
+    fn update(
+        &self,
+        scores: &Bound<'_, PyAny>,
+        labels: &Bound<'_, PyAny>,
+        logits: bool,
+    ) -> PyResult<()> {
+        update(&self.state, scores, labels, logits, |h, s, l| {
+            h.push_batch(s, l)
+        })
     }
 
     /// Adds another histogram's samples (same bins and closure): exact.
@@ -503,8 +521,15 @@ impl SortedBuffer {
     /// Records a batch of samples: all of it, or (on a bad element, or if it does not
     /// fit) none of it.
     #[pyo3(signature = (scores, labels, *, logits=false))]
-    fn update(&self, scores: &Bound<'_, PyAny>, labels: &Bound<'_, PyAny>, logits: bool) -> PyResult<()> {
-        update(&self.state, scores, labels, logits, |b, s, l| b.push_batch(s, l))
+    fn update(
+        &self,
+        scores: &Bound<'_, PyAny>,
+        labels: &Bound<'_, PyAny>,
+        logits: bool,
+    ) -> PyResult<()> {
+        update(&self.state, scores, labels, logits, |b, s, l| {
+            b.push_batch(s, l)
+        })
     }
 
     /// Appends another buffer's samples after this one's (if they fit).
@@ -515,32 +540,107 @@ impl SortedBuffer {
 
     /// ECE_bin; arguments as :func:`tce.ece_bin`.
     #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
-    fn ece_bin(&self, py: Python<'_>, binning: &str, bins: i64, norm: f64, closure: &str, ties: &str) -> PyResult<Estimate> {
-        sample_estimate(py, &self.state, Which::EceBin, binning, bins, norm, closure, ties)
+    fn ece_bin(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        norm: f64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Estimate> {
+        sample_estimate(
+            py,
+            &self.state,
+            Which::EceBin,
+            binning,
+            bins,
+            norm,
+            closure,
+            ties,
+        )
     }
 
     /// MCE; arguments as :func:`tce.mce`.
     #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
-    fn mce(&self, py: Python<'_>, binning: &str, bins: i64, closure: &str, ties: &str) -> PyResult<Estimate> {
-        sample_estimate(py, &self.state, Which::Mce, binning, bins, 2.0, closure, ties)
+    fn mce(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Estimate> {
+        sample_estimate(
+            py,
+            &self.state,
+            Which::Mce,
+            binning,
+            bins,
+            2.0,
+            closure,
+            ties,
+        )
     }
 
     /// ECE_debias; arguments as :func:`tce.ece_debias`.
     #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
-    fn ece_debias(&self, py: Python<'_>, binning: &str, bins: i64, norm: f64, closure: &str, ties: &str) -> PyResult<Estimate> {
-        sample_estimate(py, &self.state, Which::EceDebias, binning, bins, norm, closure, ties)
+    fn ece_debias(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        norm: f64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Estimate> {
+        sample_estimate(
+            py,
+            &self.state,
+            Which::EceDebias,
+            binning,
+            bins,
+            norm,
+            closure,
+            ties,
+        )
     }
 
     /// ECE_sweep; arguments as :func:`tce.ece_sweep`.
     #[pyo3(signature = (*, binning="equal_mass", norm=2.0, closure="left", ties="split", sweep_limit="samples", max_bins=None))]
     #[allow(clippy::too_many_arguments)]
-    fn ece_sweep(&self, py: Python<'_>, binning: &str, norm: f64, closure: &str, ties: &str, sweep_limit: &str, max_bins: Option<i64>) -> PyResult<Estimate> {
-        sample_sweep(py, &self.state, binning, norm, closure, ties, sweep_limit, max_bins)
+    fn ece_sweep(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        norm: f64,
+        closure: &str,
+        ties: &str,
+        sweep_limit: &str,
+        max_bins: Option<i64>,
+    ) -> PyResult<Estimate> {
+        sample_sweep(
+            py,
+            &self.state,
+            binning,
+            norm,
+            closure,
+            ties,
+            sweep_limit,
+            max_bins,
+        )
     }
 
     /// The bins as a :class:`ReliabilityBins`; arguments as :func:`tce.reliability_bins`.
     #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
-    fn reliability_bins(&self, py: Python<'_>, binning: &str, bins: i64, closure: &str, ties: &str) -> PyResult<Py<PyAny>> {
+    fn reliability_bins(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Py<PyAny>> {
         sample_reliability(py, &self.state, binning, bins, closure, ties)
     }
 
@@ -600,7 +700,11 @@ impl SortedBuffer {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         locked(py, &self.state, |b| {
-            Ok(format!("SortedBuffer(capacity={}, len={})", b.capacity(), b.len()))
+            Ok(format!(
+                "SortedBuffer(capacity={}, len={})",
+                b.capacity(),
+                b.len()
+            ))
         })
     }
 }
@@ -633,38 +737,120 @@ impl SlidingWindow {
     /// Records a batch in order (evicting the oldest samples): all of it, or (on a bad
     /// element) none of it.
     #[pyo3(signature = (scores, labels, *, logits=false))]
-    fn update(&self, scores: &Bound<'_, PyAny>, labels: &Bound<'_, PyAny>, logits: bool) -> PyResult<()> {
-        update(&self.state, scores, labels, logits, |w, s, l| w.push_batch(s, l))
+    fn update(
+        &self,
+        scores: &Bound<'_, PyAny>,
+        labels: &Bound<'_, PyAny>,
+        logits: bool,
+    ) -> PyResult<()> {
+        update(&self.state, scores, labels, logits, |w, s, l| {
+            w.push_batch(s, l)
+        })
     }
 
     /// ECE_bin of the window; arguments as :func:`tce.ece_bin`.
     #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
-    fn ece_bin(&self, py: Python<'_>, binning: &str, bins: i64, norm: f64, closure: &str, ties: &str) -> PyResult<Estimate> {
-        sample_estimate(py, &self.state, Which::EceBin, binning, bins, norm, closure, ties)
+    fn ece_bin(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        norm: f64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Estimate> {
+        sample_estimate(
+            py,
+            &self.state,
+            Which::EceBin,
+            binning,
+            bins,
+            norm,
+            closure,
+            ties,
+        )
     }
 
     /// MCE of the window; arguments as :func:`tce.mce`.
     #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
-    fn mce(&self, py: Python<'_>, binning: &str, bins: i64, closure: &str, ties: &str) -> PyResult<Estimate> {
-        sample_estimate(py, &self.state, Which::Mce, binning, bins, 2.0, closure, ties)
+    fn mce(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Estimate> {
+        sample_estimate(
+            py,
+            &self.state,
+            Which::Mce,
+            binning,
+            bins,
+            2.0,
+            closure,
+            ties,
+        )
     }
 
     /// ECE_debias of the window; arguments as :func:`tce.ece_debias`.
     #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
-    fn ece_debias(&self, py: Python<'_>, binning: &str, bins: i64, norm: f64, closure: &str, ties: &str) -> PyResult<Estimate> {
-        sample_estimate(py, &self.state, Which::EceDebias, binning, bins, norm, closure, ties)
+    fn ece_debias(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        norm: f64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Estimate> {
+        sample_estimate(
+            py,
+            &self.state,
+            Which::EceDebias,
+            binning,
+            bins,
+            norm,
+            closure,
+            ties,
+        )
     }
 
     /// ECE_sweep of the window; arguments as :func:`tce.ece_sweep`.
     #[pyo3(signature = (*, binning="equal_mass", norm=2.0, closure="left", ties="split", sweep_limit="samples", max_bins=None))]
     #[allow(clippy::too_many_arguments)]
-    fn ece_sweep(&self, py: Python<'_>, binning: &str, norm: f64, closure: &str, ties: &str, sweep_limit: &str, max_bins: Option<i64>) -> PyResult<Estimate> {
-        sample_sweep(py, &self.state, binning, norm, closure, ties, sweep_limit, max_bins)
+    fn ece_sweep(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        norm: f64,
+        closure: &str,
+        ties: &str,
+        sweep_limit: &str,
+        max_bins: Option<i64>,
+    ) -> PyResult<Estimate> {
+        sample_sweep(
+            py,
+            &self.state,
+            binning,
+            norm,
+            closure,
+            ties,
+            sweep_limit,
+            max_bins,
+        )
     }
 
     /// The bins as a :class:`ReliabilityBins`; arguments as :func:`tce.reliability_bins`.
     #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
-    fn reliability_bins(&self, py: Python<'_>, binning: &str, bins: i64, closure: &str, ties: &str) -> PyResult<Py<PyAny>> {
+    fn reliability_bins(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Py<PyAny>> {
         sample_reliability(py, &self.state, binning, bins, closure, ties)
     }
 
@@ -750,13 +936,22 @@ impl Reservoir {
     #[pyo3(signature = (capacity, seed=0))]
     fn new(py: Python<'_>, capacity: i64, seed: u64) -> PyResult<Self> {
         let capacity = count(capacity, "capacity", "ZeroCapacity").map_err(raise(py))?;
-        Ok(Self::wrap(new_reservoir(capacity, seed).map_err(raise(py))?))
+        Ok(Self::wrap(
+            new_reservoir(capacity, seed).map_err(raise(py))?,
+        ))
     }
 
     /// Offers a batch in order: all of it, or (on a bad element) none of it.
     #[pyo3(signature = (scores, labels, *, logits=false))]
-    fn update(&self, scores: &Bound<'_, PyAny>, labels: &Bound<'_, PyAny>, logits: bool) -> PyResult<()> {
-        update(&self.state, scores, labels, logits, |r, s, l| r.push_batch(s, l))
+    fn update(
+        &self,
+        scores: &Bound<'_, PyAny>,
+        labels: &Bound<'_, PyAny>,
+        logits: bool,
+    ) -> PyResult<()> {
+        update(&self.state, scores, labels, logits, |r, s, l| {
+            r.push_batch(s, l)
+        })
     }
 
     /// Merges a reservoir of the same capacity: a uniform sample of both streams.
@@ -767,32 +962,107 @@ impl Reservoir {
 
     /// ECE_bin of the held samples; arguments as :func:`tce.ece_bin`.
     #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
-    fn ece_bin(&self, py: Python<'_>, binning: &str, bins: i64, norm: f64, closure: &str, ties: &str) -> PyResult<Estimate> {
-        sample_estimate(py, &self.state, Which::EceBin, binning, bins, norm, closure, ties)
+    fn ece_bin(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        norm: f64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Estimate> {
+        sample_estimate(
+            py,
+            &self.state,
+            Which::EceBin,
+            binning,
+            bins,
+            norm,
+            closure,
+            ties,
+        )
     }
 
     /// MCE of the held samples; arguments as :func:`tce.mce`.
     #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
-    fn mce(&self, py: Python<'_>, binning: &str, bins: i64, closure: &str, ties: &str) -> PyResult<Estimate> {
-        sample_estimate(py, &self.state, Which::Mce, binning, bins, 2.0, closure, ties)
+    fn mce(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Estimate> {
+        sample_estimate(
+            py,
+            &self.state,
+            Which::Mce,
+            binning,
+            bins,
+            2.0,
+            closure,
+            ties,
+        )
     }
 
     /// ECE_debias of the held samples; arguments as :func:`tce.ece_debias`.
     #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
-    fn ece_debias(&self, py: Python<'_>, binning: &str, bins: i64, norm: f64, closure: &str, ties: &str) -> PyResult<Estimate> {
-        sample_estimate(py, &self.state, Which::EceDebias, binning, bins, norm, closure, ties)
+    fn ece_debias(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        norm: f64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Estimate> {
+        sample_estimate(
+            py,
+            &self.state,
+            Which::EceDebias,
+            binning,
+            bins,
+            norm,
+            closure,
+            ties,
+        )
     }
 
     /// ECE_sweep of the held samples; arguments as :func:`tce.ece_sweep`.
     #[pyo3(signature = (*, binning="equal_mass", norm=2.0, closure="left", ties="split", sweep_limit="samples", max_bins=None))]
     #[allow(clippy::too_many_arguments)]
-    fn ece_sweep(&self, py: Python<'_>, binning: &str, norm: f64, closure: &str, ties: &str, sweep_limit: &str, max_bins: Option<i64>) -> PyResult<Estimate> {
-        sample_sweep(py, &self.state, binning, norm, closure, ties, sweep_limit, max_bins)
+    fn ece_sweep(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        norm: f64,
+        closure: &str,
+        ties: &str,
+        sweep_limit: &str,
+        max_bins: Option<i64>,
+    ) -> PyResult<Estimate> {
+        sample_sweep(
+            py,
+            &self.state,
+            binning,
+            norm,
+            closure,
+            ties,
+            sweep_limit,
+            max_bins,
+        )
     }
 
     /// The bins as a :class:`ReliabilityBins`; arguments as :func:`tce.reliability_bins`.
     #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
-    fn reliability_bins(&self, py: Python<'_>, binning: &str, bins: i64, closure: &str, ties: &str) -> PyResult<Py<PyAny>> {
+    fn reliability_bins(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Py<PyAny>> {
         sample_reliability(py, &self.state, binning, bins, closure, ties)
     }
 
@@ -880,13 +1150,22 @@ impl DecayingHistogram {
     fn new(py: Python<'_>, half_life: f64, bins: i64, closure: &str) -> PyResult<Self> {
         let closure = options::closure(closure).map_err(raise(py))?;
         let bins = count(bins, "bins", "ZeroBins").map_err(raise(py))?;
-        Ok(Self::wrap(new_decaying(bins, closure, half_life).map_err(raise(py))?))
+        Ok(Self::wrap(
+            new_decaying(bins, closure, half_life).map_err(raise(py))?,
+        ))
     }
 
     /// Records a batch in order: all of it, or (on a bad element) none of it.
     #[pyo3(signature = (scores, labels, *, logits=false))]
-    fn update(&self, scores: &Bound<'_, PyAny>, labels: &Bound<'_, PyAny>, logits: bool) -> PyResult<()> {
-        update(&self.state, scores, labels, logits, |d, s, l| d.push_batch(s, l))
+    fn update(
+        &self,
+        scores: &Bound<'_, PyAny>,
+        labels: &Bound<'_, PyAny>,
+        logits: bool,
+    ) -> PyResult<()> {
+        update(&self.state, scores, labels, logits, |d, s, l| {
+            d.push_batch(s, l)
+        })
     }
 
     /// ECE_bin with decayed weights.
@@ -1036,7 +1315,13 @@ impl ConcurrentHistogram {
     /// Records a batch into ``shard`` (default: the calling thread's own), without the
     /// GIL and without a lock: all of it, or (on a bad element) none of it.
     #[pyo3(signature = (scores, labels, *, shard=None, logits=false))]
-    fn update(&self, scores: &Bound<'_, PyAny>, labels: &Bound<'_, PyAny>, shard: Option<usize>, logits: bool) -> PyResult<()> {
+    fn update(
+        &self,
+        scores: &Bound<'_, PyAny>,
+        labels: &Bound<'_, PyAny>,
+        shard: Option<usize>,
+        logits: bool,
+    ) -> PyResult<()> {
         with_samples(scores, labels, logits, |scores, labels| {
             let shard = shard.unwrap_or_else(|| SHARD.with(|s| *s));
             Ok(self.state.push_batch_to(shard, scores, labels)?)

@@ -2,11 +2,11 @@
 //! library. It converts arrays and options, releases the GIL, and turns the core's errors
 //! into Python exceptions; every number comes from the core.
 //!
-//! - [`functions`]: `ece_bin`, `ece_sweep`, `ece_debias`, `mce`, `kde_ece`,
+//! - `functions`: `ece_bin`, `ece_sweep`, `ece_debias`, `mce`, `kde_ece`,
 //!   `reliability_bins` over arrays;
-//! - [`states`]: the monitoring states, with portable bytes, pickling and copies;
-//! - [`simulation`]: the BBC simulator, the fits, recalibration and the exact TCE;
-//! - [`errors`]: the exception of each cause, and the panic boundary.
+//! - `states`: the monitoring states, with portable bytes, pickling and copies;
+//! - `simulation`: the BBC simulator, the fits, recalibration and the exact TCE;
+//! - `errors`: the exception of each cause, and the panic boundary.
 
 mod errors;
 mod estimates;

@@ -18,6 +18,9 @@ use crate::functions::raise;
 use crate::input::with_samples;
 use crate::options;
 
+/// A data set as numpy arrays: (scores, labels).
+type Dataset = (Py<PyArray1<f64>>, Py<PyArray1<u8>>);
+
 fn named(class: &'static str) -> impl Fn(String) -> Failure {
     move |message| Failure::Named(class, message)
 }
@@ -89,13 +92,7 @@ impl Model {
     /// draws it: (scores float64, labels uint8). The data set of size n is the prefix of
     /// any larger one.
     #[pyo3(signature = (n, *, seed=0, rep=0))]
-    fn sample(
-        &self,
-        py: Python<'_>,
-        n: usize,
-        seed: u64,
-        rep: u64,
-    ) -> PyResult<(Py<PyArray1<f64>>, Py<PyArray1<u8>>)> {
+    fn sample(&self, py: Python<'_>, n: usize, seed: u64, rep: u64) -> PyResult<Dataset> {
         let (scores, labels) = guard(py, || Ok(py.detach(|| self.model.dataset(seed, rep, n))))?;
         Ok((
             PyArray1::from_vec(py, scores).unbind(),

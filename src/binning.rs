@@ -6,7 +6,8 @@ use crate::MAX_BINS;
 
 /// The one check of the number of bins a state is built with: at least 1
 /// ([`ConfigError::ZeroBins`]) and at most [`MAX_BINS`] ([`ConfigError::TooManyBins`]).
-pub(crate) fn check_bin_count(bins: usize) -> Result<(), ConfigError> {
+/// Public so that a host allocating a state's storage can check first.
+pub fn check_bin_count(bins: usize) -> Result<(), ConfigError> {
     match bins {
         0 => Err(ConfigError::ZeroBins),
         bins if bins > MAX_BINS => Err(ConfigError::TooManyBins {

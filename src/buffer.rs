@@ -90,19 +90,47 @@ impl<const N: usize> Default for SortedBuffer<[Slot; N]> {
 impl<'a> SortedBuffer<&'a mut [Slot]> {
     /// An empty buffer over caller-owned storage; its capacity is the slice length.
     pub fn with_storage(storage: &'a mut [Slot]) -> Result<Self, ConfigError> {
-        match storage.len() {
-            0 => Err(ConfigError::ZeroCapacity),
-            capacity if capacity > MAX_CAPACITY => Err(ConfigError::CapacityTooLarge {
-                capacity,
-                max: MAX_CAPACITY,
-            }),
-            _ => Ok(SortedBuffer {
-                len: 0,
-                sorted: 0,
-                hits: 0,
-                slots: storage,
-            }),
-        }
+        check_capacity(storage.len())?;
+        Ok(SortedBuffer {
+            len: 0,
+            sorted: 0,
+            hits: 0,
+            slots: storage,
+        })
+    }
+}
+
+/// The capacity check of every buffer (and reservoir) constructor: at least 1
+/// ([`ConfigError::ZeroCapacity`]), at most [`MAX_CAPACITY`]
+/// ([`ConfigError::CapacityTooLarge`]). Public so that a host allocating a buffer's
+/// storage can check first.
+pub fn check_capacity(capacity: usize) -> Result<(), ConfigError> {
+    match capacity {
+        0 => Err(ConfigError::ZeroCapacity),
+        capacity if capacity > MAX_CAPACITY => Err(ConfigError::CapacityTooLarge {
+            capacity,
+            max: MAX_CAPACITY,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// A buffer that owns its slots on the heap (capacity chosen at run time).
+#[cfg(feature = "std")]
+pub type BoxedBuffer = SortedBuffer<Box<[Slot]>>;
+
+#[cfg(feature = "std")]
+impl SortedBuffer<Box<[Slot]>> {
+    /// An empty buffer over storage it owns; its capacity is the slice length. Errors as
+    /// [`SortedBuffer::with_storage`].
+    pub fn with_boxed_storage(storage: Box<[Slot]>) -> Result<Self, ConfigError> {
+        check_capacity(storage.len())?;
+        Ok(SortedBuffer {
+            len: 0,
+            sorted: 0,
+            hits: 0,
+            slots: storage,
+        })
     }
 }
 
@@ -404,6 +432,26 @@ impl<'a> SortedSamples<'a> {
                 stats.record(slot.score, slot.label());
             }
             stats
+        })
+    }
+
+    /// The statistics of each bin with the smallest and largest score in it (`None` for
+    /// an empty bin): what a reliability diagram of equal-mass bins, which have no fixed
+    /// edges, shows. Bins cover consecutive sorted positions, so these are the first and
+    /// last score of each bin's run.
+    pub fn bins_with_score_ranges(
+        &self,
+        binning: Binning,
+        bins: usize,
+    ) -> impl Iterator<Item = (BinStats, Option<(f64, f64)>)> + '_ {
+        self.bin_ranges(binning, bins).map(move |range| {
+            let run = &self.slots[range];
+            let mut stats = BinStats::EMPTY;
+            for slot in run {
+                stats.record(slot.score, slot.label());
+            }
+            let scores = run.first().zip(run.last()).map(|(a, b)| (a.score, b.score));
+            (stats, scores)
         })
     }
 

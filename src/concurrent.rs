@@ -83,6 +83,19 @@ impl AtomicBin {
             word.store(0, Relaxed);
         }
     }
+
+    /// Adds a bin's statistics, with the same carry as [`Self::record`].
+    fn add(&self, stats: &BinStats) {
+        let sum = stats.score_sum();
+        let (low, high) = (sum as u64, (sum >> 64) as u64);
+        self.count.fetch_add(stats.count(), Relaxed);
+        self.hits.fetch_add(stats.hits(), Relaxed);
+        let before = self.sum_low.fetch_add(low, Relaxed);
+        let carry = u64::from(before.checked_add(low).is_none());
+        if high + carry > 0 {
+            self.sum_high.fetch_add(high + carry, Relaxed);
+        }
+    }
 }
 
 /// An equal-width histogram that many threads push into through `&self`, striped into
@@ -122,6 +135,15 @@ impl BinStorage for [AtomicBin] {
 }
 impl sealed::Sealed for &[AtomicBin] {}
 impl BinStorage for &[AtomicBin] {
+    #[inline]
+    fn all_bins(&self) -> &[AtomicBin] {
+        self
+    }
+}
+#[cfg(feature = "std")]
+impl sealed::Sealed for Box<[AtomicBin]> {}
+#[cfg(feature = "std")]
+impl BinStorage for Box<[AtomicBin]> {
     #[inline]
     fn all_bins(&self) -> &[AtomicBin] {
         self
@@ -199,6 +221,43 @@ impl<T: InlineStorage> ConcurrentHistogram<T> {
     }
 }
 
+/// The one check of a concurrent histogram's shape: `bins` per shard over `storage`
+/// bins in all. On error the storage is untouched.
+fn check_shape(storage: usize, bins: usize) -> Result<(), ConfigError> {
+    crate::binning::check_bin_count(bins)?;
+    if storage == 0 {
+        return Err(ConfigError::ZeroBins);
+    }
+    if storage % bins != 0 {
+        return Err(ConfigError::ShardMismatch { storage, bins });
+    }
+    Ok(())
+}
+
+/// A concurrent histogram that owns its bins on the heap (shape chosen at run time).
+#[cfg(feature = "std")]
+pub type BoxedConcurrentHistogram = ConcurrentHistogram<Box<[AtomicBin]>>;
+
+#[cfg(feature = "std")]
+impl ConcurrentHistogram<Box<[AtomicBin]>> {
+    /// An empty histogram of `bins` bins per shard over storage it owns (cleared here),
+    /// `storage.len() / bins` shards; errors as [`ConcurrentHistogram::with_storage`].
+    pub fn with_boxed_storage(
+        storage: Box<[AtomicBin]>,
+        bins: usize,
+        closure: Closure,
+    ) -> Result<Self, ConfigError> {
+        check_shape(storage.len(), bins)?;
+        storage.iter().for_each(AtomicBin::reset);
+        Ok(ConcurrentHistogram {
+            closure,
+            bins,
+            shards: storage.len() / bins,
+            storage,
+        })
+    }
+}
+
 impl<'a> ConcurrentHistogram<&'a [AtomicBin]> {
     /// An empty histogram of `bins` bins per shard over caller-owned storage (cleared
     /// here), which holds `storage.len() / bins` shards, shard after shard.
@@ -212,16 +271,7 @@ impl<'a> ConcurrentHistogram<&'a [AtomicBin]> {
         bins: usize,
         closure: Closure,
     ) -> Result<Self, ConfigError> {
-        crate::binning::check_bin_count(bins)?;
-        if storage.is_empty() {
-            return Err(ConfigError::ZeroBins);
-        }
-        if storage.len() % bins != 0 {
-            return Err(ConfigError::ShardMismatch {
-                storage: storage.len(),
-                bins,
-            });
-        }
+        check_shape(storage.len(), bins)?;
         storage.iter().for_each(AtomicBin::reset);
         Ok(ConcurrentHistogram {
             closure,
@@ -343,6 +393,40 @@ impl<S: BinStorage + ?Sized> ConcurrentHistogram<S> {
             }
             Ok(())
         })?;
+        Ok(())
+    }
+
+    /// Adds a histogram's samples (a decoded device state, say) into shard `shard`
+    /// (modulo the shard count); callable while other threads push. Exact, like
+    /// [`Histogram::merge`]: a later snapshot equals the merge of the histograms.
+    ///
+    /// Errors, with nothing added: [`MergeError::BinCountMismatch`],
+    /// [`MergeError::ClosureMismatch`], and [`MergeError::CountOverflow`] when this
+    /// histogram's samples (as counted now) plus the other's would pass
+    /// [`crate::MAX_COUNT`] (unlike one push, one merge can add up to 2^63 samples).
+    pub fn merge_histogram<T: AsRef<[BinStats]> + ?Sized>(
+        &self,
+        shard: usize,
+        other: &Histogram<T>,
+    ) -> Result<(), MergeError> {
+        let (left, right) = (self.bin_count(), other.bin_count());
+        if left != right {
+            return Err(MergeError::BinCountMismatch { left, right });
+        }
+        if other.closure() != self.closure {
+            return Err(MergeError::ClosureMismatch);
+        }
+        let held = self
+            .storage
+            .all_bins()
+            .iter()
+            .try_fold(0, |total, bin| add_counts(total, bin.count.load(Relaxed)))?;
+        add_counts(held, other.samples())?;
+        let shard = shard % self.shards;
+        let bins = &self.storage.all_bins()[shard * self.bins..(shard + 1) * self.bins];
+        for (bin, stats) in bins.iter().zip(other.bins()) {
+            bin.add(stats);
+        }
         Ok(())
     }
 

@@ -176,6 +176,32 @@ impl<const B: usize> DecayingHistogram<[DecayedBin; B]> {
     }
 }
 
+/// A decaying histogram that owns its bins on the heap (bin count chosen at run time).
+#[cfg(feature = "std")]
+pub type BoxedDecayingHistogram = DecayingHistogram<Box<[DecayedBin]>>;
+
+#[cfg(feature = "std")]
+impl DecayingHistogram<Box<[DecayedBin]>> {
+    /// An empty histogram over bins it owns; errors as [`DecayingHistogram::new`].
+    pub fn with_boxed_storage(
+        mut storage: Box<[DecayedBin]>,
+        closure: Closure,
+        half_life: f64,
+    ) -> Result<Self, ConfigError> {
+        crate::binning::check_bin_count(storage.len())?;
+        let retain = retain_per_push(half_life)?;
+        storage.fill(DecayedBin::EMPTY);
+        Ok(DecayingHistogram {
+            closure,
+            half_life,
+            retain,
+            next_weight: 1.0,
+            samples: 0,
+            bins: storage,
+        })
+    }
+}
+
 impl<'a> DecayingHistogram<&'a mut [DecayedBin]> {
     /// An empty histogram over caller-owned bins (cleared here, once every argument has
     /// been checked: on error the storage is untouched). Errors as [`DecayingHistogram::new`].
@@ -260,7 +286,7 @@ impl DecayingHistogram<[DecayedBin]> {
 
 impl<S: AsRef<[DecayedBin]> + ?Sized> DecayingHistogram<S> {
     /// Which side of each bin is closed.
-    pub(crate) fn closure(&self) -> Closure {
+    pub fn closure(&self) -> Closure {
         self.closure
     }
 

@@ -82,6 +82,30 @@ impl<'a> Histogram<&'a mut [BinStats]> {
     }
 }
 
+/// A histogram that owns its bins on the heap: for hosts that create histograms of a
+/// size known only at run time (the Python package, say).
+#[cfg(feature = "std")]
+pub type BoxedHistogram = Histogram<Box<[BinStats]>>;
+
+#[cfg(feature = "std")]
+impl Histogram<Box<[BinStats]>> {
+    /// An empty histogram over storage it owns, one bin per slot; errors as
+    /// [`Histogram::with_storage`]. The caller allocates (and so decides what a failed
+    /// allocation means).
+    pub fn with_boxed_storage(
+        mut storage: Box<[BinStats]>,
+        closure: Closure,
+    ) -> Result<Self, ConfigError> {
+        crate::binning::check_bin_count(storage.len())?;
+        storage.fill(BinStats::EMPTY);
+        Ok(Histogram {
+            closure,
+            samples: 0,
+            bins: storage,
+        })
+    }
+}
+
 impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
     /// Records one sample. A bad score or label is refused, and so is a sample that
     /// would take the count past [`crate::MAX_COUNT`] ([`PushError::CountOverflow`]);

@@ -77,6 +77,19 @@ pub use stats::BinStats;
 pub use sweep::{SweepLimit, SweepOptions};
 pub use window::{InlineWindow, SlidingWindow};
 
+#[cfg(feature = "std")]
+pub use buffer::BoxedBuffer;
+#[cfg(all(feature = "std", target_has_atomic = "64"))]
+pub use concurrent::BoxedConcurrentHistogram;
+#[cfg(feature = "std")]
+pub use decay::BoxedDecayingHistogram;
+#[cfg(feature = "std")]
+pub use histogram::BoxedHistogram;
+#[cfg(feature = "std")]
+pub use reservoir::BoxedReservoir;
+#[cfg(feature = "std")]
+pub use window::BoxedWindow;
+
 /// The README's Rust examples run as doctests, so they cannot rot.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -442,6 +442,73 @@ fn read_frame(bytes: &[u8], kind: u16) -> Result<&[u8], DecodeError> {
     Ok(payload)
 }
 
+/// What a frame holds, read from its header and the start of its payload: enough to
+/// build a destination of the right shape before decoding into it (a host that receives
+/// bytes of unknown shape, such as the Python package's `from_bytes`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameShape {
+    /// An equal-width histogram of `bins` bins.
+    Histogram {
+        /// Its bin closure.
+        closure: Closure,
+        /// Its bin count B.
+        bins: usize,
+    },
+    /// A sorted buffer holding `samples` samples.
+    Buffer {
+        /// Samples held (the frame does not carry the capacity).
+        samples: usize,
+    },
+    /// A reservoir of capacity `capacity`.
+    Reservoir {
+        /// Its capacity N.
+        capacity: usize,
+    },
+    /// A sliding window of `size` samples.
+    Window {
+        /// Its size N.
+        size: usize,
+    },
+    /// A decaying histogram of `bins` bins.
+    Decaying {
+        /// Its bin closure.
+        closure: Closure,
+        /// Its bin count B.
+        bins: usize,
+    },
+}
+
+/// The shape of the state in `bytes`, after checking the frame (magic, version, length,
+/// checksum, known kind, a payload long enough for its shape fields). The payload itself
+/// is checked only by the decoder of that kind.
+pub fn frame_shape(bytes: &[u8]) -> Result<FrameShape, DecodeError> {
+    let kind = match bytes.get(6..8) {
+        Some(&[k0, k1]) => u16::from_le_bytes([k0, k1]),
+        _ => return Err(DecodeError::Truncated),
+    };
+    let mut payload = Reader(read_frame(bytes, kind)?);
+    match kind {
+        KIND_HISTOGRAM => Ok(FrameShape::Histogram {
+            closure: payload.closure()?,
+            bins: payload.len()?,
+        }),
+        KIND_BUFFER => Ok(FrameShape::Buffer {
+            samples: payload.len()?,
+        }),
+        KIND_RESERVOIR => Ok(FrameShape::Reservoir {
+            capacity: payload.len()?,
+        }),
+        KIND_WINDOW => Ok(FrameShape::Window {
+            size: payload.len()?,
+        }),
+        KIND_DECAYING => Ok(FrameShape::Decaying {
+            closure: payload.closure()?,
+            bins: payload.len()?,
+        }),
+        found => Err(DecodeError::WrongKind { found }),
+    }
+}
+
 /// Writes a sample count and the samples (in arrival order) as a buffer payload. `len`
 /// is the number of samples held, below 2^31 (`MAX_CAPACITY`): it fits the u32.
 fn write_samples(payload: &mut Writer<'_>, len: usize, samples: impl Iterator<Item = (f64, u8)>) {

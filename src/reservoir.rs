@@ -57,6 +57,24 @@ impl<'a> Reservoir<&'a mut [Slot]> {
     }
 }
 
+/// A reservoir that owns its slots on the heap (capacity chosen at run time).
+#[cfg(feature = "std")]
+pub type BoxedReservoir = Reservoir<Box<[Slot]>>;
+
+#[cfg(feature = "std")]
+impl Reservoir<Box<[Slot]>> {
+    /// An empty reservoir over storage it owns; errors as [`Reservoir::with_storage`].
+    pub fn with_boxed_storage(storage: Box<[Slot]>, seed: u64) -> Result<Self, ConfigError> {
+        Ok(Reservoir {
+            buffer: SortedBuffer::with_boxed_storage(storage)?,
+            seen: 0,
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            next_arrival: 0,
+            zero_padding: 0,
+        })
+    }
+}
+
 impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
     /// Offers one sample: kept with probability capacity / seen, replacing a uniformly
     /// chosen held sample. A bad sample is refused, and so is one that would take `seen`

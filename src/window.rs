@@ -85,13 +85,44 @@ impl<'a> SlidingWindow<&'a mut [Slot], &'a mut [f64]> {
     /// An empty window over caller-owned storage: `slots` and `ring` must have the same
     /// length, the window's size.
     pub fn with_storage(slots: &'a mut [Slot], ring: &'a mut [f64]) -> Result<Self, ConfigError> {
-        match (slots.len(), ring.len()) {
-            (0, _) => Err(ConfigError::ZeroCapacity),
+        Self::over(slots, ring)
+    }
+}
+
+/// A window that owns its storage on the heap (size chosen at run time).
+#[cfg(feature = "std")]
+pub type BoxedWindow = SlidingWindow<Box<[Slot]>, Box<[f64]>>;
+
+#[cfg(feature = "std")]
+impl SlidingWindow<Box<[Slot]>, Box<[f64]>> {
+    /// An empty window over storage it owns; errors as [`SlidingWindow::with_storage`].
+    pub fn with_boxed_storage(slots: Box<[Slot]>, ring: Box<[f64]>) -> Result<Self, ConfigError> {
+        Self::over(slots, ring)
+    }
+}
+
+/// The size check of every window constructor: at least 1
+/// ([`ConfigError::ZeroCapacity`]), at most [`MAX_WINDOW`]
+/// ([`ConfigError::CapacityTooLarge`]). Public so that a host allocating a window's
+/// storage can check first.
+pub fn check_size(size: usize) -> Result<(), ConfigError> {
+    match size {
+        0 => Err(ConfigError::ZeroCapacity),
+        capacity if capacity > MAX_WINDOW => Err(ConfigError::CapacityTooLarge {
+            capacity,
+            max: MAX_WINDOW,
+        }),
+        _ => Ok(()),
+    }
+}
+
+impl<S: AsRef<[Slot]>, R: AsRef<[f64]>> SlidingWindow<S, R> {
+    /// An empty window over `slots` and `ring` (checked: equal lengths, the size).
+    fn over(slots: S, ring: R) -> Result<Self, ConfigError> {
+        let (size, ring_len) = (slots.as_ref().len(), ring.as_ref().len());
+        check_size(size)?;
+        match (size, ring_len) {
             (s, r) if s != r => Err(ConfigError::StorageMismatch { slots: s, ring: r }),
-            (capacity, _) if capacity > MAX_WINDOW => Err(ConfigError::CapacityTooLarge {
-                capacity,
-                max: MAX_WINDOW,
-            }),
             _ => Ok(SlidingWindow {
                 slots,
                 ring,

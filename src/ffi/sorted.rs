@@ -127,25 +127,12 @@ pub(crate) fn write_bin_stats(
     out: &mut [tce_bin_stats],
 ) -> Result<(), tce_status> {
     check_bin_stats(bins, out.len())?;
-    // Bins cover consecutive sorted positions, so each bin's smallest and largest
-    // scores are the first and last of its run.
-    let mut scores = sorted.iter().map(|(score, _)| score);
-    for (k, (slot, stats)) in out.iter_mut().zip(sorted.bins(binning, bins)).enumerate() {
+    let bin_stats = sorted.bins_with_score_ranges(binning, bins);
+    for (k, (slot, (stats, scores))) in out.iter_mut().zip(bin_stats).enumerate() {
         *slot = match binning {
             Binning::EqualWidth(_) => tce_bin_stats::equal_width(&stats, k, bins),
             Binning::EqualMass(_) => {
-                let count = stats.count() as usize;
-                let lower = if count > 0 {
-                    scores.next().unwrap_or(f64::NAN)
-                } else {
-                    f64::NAN
-                };
-                let upper = if count > 1 {
-                    scores.nth(count - 2).unwrap_or(f64::NAN)
-                } else {
-                    lower
-                };
-                tce_bin_stats::new(&stats, (lower, upper))
+                tce_bin_stats::new(&stats, scores.unwrap_or((f64::NAN, f64::NAN)))
             }
         };
     }

@@ -1,0 +1,288 @@
+//! The functional API: one estimate of arrays per call. Equal-width estimators with a
+//! fixed bin count run on the core's streaming histogram (no sort); equal-mass ones and
+//! the sweep on its sorted buffer. Nothing is computed here: every value comes from the
+//! core, whose results equal those of its C API and CLI bit for bit.
+
+use pyo3::prelude::*;
+use tce::{
+    BinStats, Binning, BoxedBuffer, BoxedHistogram, Closure, EstimateError, Histogram, Slot,
+    SortedBuffer,
+};
+
+use crate::errors::{Failure, Quote};
+use crate::estimates::{self, Estimate, KdeEstimate, Reliability, Which};
+use crate::input::with_samples;
+use crate::options::{self, boxed};
+
+/// A bin count or capacity from Python: negative is refused with the class of a zero.
+pub(crate) fn count(value: i64, what: &str, class: &'static str) -> Result<usize, Failure> {
+    usize::try_from(value)
+        .map_err(|_| Failure::Named(class, format!("{what} is {value}: it must be at least 1")))
+}
+
+/// Raises an options failure (no inputs to quote).
+pub(crate) fn raise(py: Python<'_>) -> impl Fn(Failure) -> PyErr + '_ {
+    move |e| e.into_py(py, &Quote::default())
+}
+
+/// The samples in a histogram of `bins` equal-width bins.
+pub(crate) fn histogram_of(
+    scores: &[f64],
+    labels: &[u8],
+    closure: Closure,
+    bins: usize,
+) -> Result<BoxedHistogram, Failure> {
+    let mut histogram =
+        Histogram::with_boxed_storage(boxed(BinStats::EMPTY, bins, "bins")?, closure)?;
+    histogram.push_batch(scores, labels)?;
+    Ok(histogram)
+}
+
+/// The samples in a sorted buffer of their own size, after the checks the C API's
+/// one-call functions make in the same order (lengths, n ≥ 1, the capacity).
+pub(crate) fn buffer_of(scores: &[f64], labels: &[u8]) -> Result<BoxedBuffer, Failure> {
+    tce::sample::check_lengths(scores, labels)?;
+    if scores.is_empty() {
+        return Err(EstimateError::NoSamples.into());
+    }
+    tce::buffer::check_capacity(scores.len())?;
+    let mut buffer =
+        SortedBuffer::with_boxed_storage(boxed(Slot::EMPTY, scores.len(), "samples")?)?;
+    buffer.push_batch(scores, labels)?;
+    Ok(buffer)
+}
+
+/// A fixed-bin estimate: equal width from the histogram, equal mass from the buffer.
+#[allow(clippy::too_many_arguments)]
+fn binned(
+    py: Python<'_>,
+    which: Which,
+    scores: &Bound<'_, PyAny>,
+    labels: &Bound<'_, PyAny>,
+    binning: &str,
+    bins: i64,
+    norm: f64,
+    closure: &str,
+    ties: &str,
+    logits: bool,
+) -> PyResult<Estimate> {
+    let binning = options::binning(binning, closure, ties).map_err(raise(py))?;
+    let norm = options::norm(norm).map_err(raise(py))?;
+    let bins = count(bins, "bins", "ZeroBins")
+        .and_then(options::bins)
+        .map_err(raise(py))?;
+    with_samples(scores, labels, logits, |scores, labels| match binning {
+        Binning::EqualWidth(closure) => {
+            let histogram = histogram_of(scores, labels, closure, bins)?;
+            Ok(match which {
+                Which::EceBin => histogram.ece_bin(norm),
+                Which::Mce => histogram.mce(),
+                Which::EceDebias => histogram.ece_debias(norm),
+            }?
+            .into())
+        }
+        Binning::EqualMass(_) => {
+            let mut buffer = buffer_of(scores, labels)?;
+            estimates::of_sorted(&buffer.sorted(), which, binning, bins, norm)
+        }
+    })
+}
+
+/// ECE_bin = (Σ_k (n_k/n)·|f̄_k − ȳ_k|^p)^(1/p) with ``bins`` bins.
+///
+/// ``scores``: confidences in [0, 1] (a vector), or an N×K table of class probabilities
+/// (or of logits with ``logits=True``), reduced to the top label; ``labels``: 0/1 (or the
+/// true class ids of a table). ``binning``: ``"equal_mass"`` (rank splitting) or
+/// ``"equal_width"``; ``closure`` (equal width): ``"left"`` [k/B, (k+1)/B) or ``"right"``;
+/// ``ties`` (equal mass): ``"split"`` or ``"keep"``; ``norm``: the exponent p ≥ 1.
+/// Returns an :class:`Estimate`. Raises a subclass of :class:`tce.Error` naming the first
+/// bad element.
+#[pyfunction]
+#[pyo3(signature = (scores, labels, *, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split", logits=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn ece_bin(
+    py: Python<'_>,
+    scores: &Bound<'_, PyAny>,
+    labels: &Bound<'_, PyAny>,
+    binning: &str,
+    bins: i64,
+    norm: f64,
+    closure: &str,
+    ties: &str,
+    logits: bool,
+) -> PyResult<Estimate> {
+    binned(
+        py,
+        Which::EceBin,
+        scores,
+        labels,
+        binning,
+        bins,
+        norm,
+        closure,
+        ties,
+        logits,
+    )
+}
+
+/// The maximum calibration error: max over non-empty bins of |f̄_k − ȳ_k|. Arguments as
+/// :func:`ece_bin`.
+#[pyfunction]
+#[pyo3(signature = (scores, labels, *, binning="equal_mass", bins=15, closure="left", ties="split", logits=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn mce(
+    py: Python<'_>,
+    scores: &Bound<'_, PyAny>,
+    labels: &Bound<'_, PyAny>,
+    binning: &str,
+    bins: i64,
+    closure: &str,
+    ties: &str,
+    logits: bool,
+) -> PyResult<Estimate> {
+    binned(
+        py,
+        Which::Mce,
+        scores,
+        labels,
+        binning,
+        bins,
+        2.0,
+        closure,
+        ties,
+        logits,
+    )
+}
+
+/// ECE_debias (Bröcker 2012, Kumar et al. 2019): each bin's squared gap minus its
+/// sampling variance ȳ(1 − ȳ)/(n_k − 1) (a jackknife for p ≠ 2), clamped at 0 before
+/// the root. Arguments as :func:`ece_bin`.
+#[pyfunction]
+#[pyo3(signature = (scores, labels, *, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split", logits=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn ece_debias(
+    py: Python<'_>,
+    scores: &Bound<'_, PyAny>,
+    labels: &Bound<'_, PyAny>,
+    binning: &str,
+    bins: i64,
+    norm: f64,
+    closure: &str,
+    ties: &str,
+    logits: bool,
+) -> PyResult<Estimate> {
+    binned(
+        py,
+        Which::EceDebias,
+        scores,
+        labels,
+        binning,
+        bins,
+        norm,
+        closure,
+        ties,
+        logits,
+    )
+}
+
+/// ECE_sweep (Roelofs et al. 2022): ECE_bin with b*, the largest bin count such that
+/// every b ≤ b* gives non-decreasing bin accuracies; ``Estimate.bins`` is b*.
+///
+/// ``sweep_limit``: ``"samples"`` (b up to n, as the paper describes) or ``"paper_code"``
+/// (n − 1, as its code does); ``max_bins``: a cap on b*. Other arguments as
+/// :func:`ece_bin`.
+#[pyfunction]
+#[pyo3(signature = (scores, labels, *, binning="equal_mass", norm=2.0, closure="left", ties="split", sweep_limit="samples", max_bins=None, logits=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn ece_sweep(
+    py: Python<'_>,
+    scores: &Bound<'_, PyAny>,
+    labels: &Bound<'_, PyAny>,
+    binning: &str,
+    norm: f64,
+    closure: &str,
+    ties: &str,
+    sweep_limit: &str,
+    max_bins: Option<i64>,
+    logits: bool,
+) -> PyResult<Estimate> {
+    let binning = options::binning(binning, closure, ties).map_err(raise(py))?;
+    let norm = options::norm(norm).map_err(raise(py))?;
+    let max_bins = max_bins
+        .map(|m| count(m, "max_bins", "ZeroBins"))
+        .transpose()
+        .map_err(raise(py))?;
+    let sweep = options::sweep(sweep_limit, max_bins).map_err(raise(py))?;
+    with_samples(scores, labels, logits, |scores, labels| {
+        let mut buffer = buffer_of(scores, labels)?;
+        estimates::sweep_of_sorted(&buffer.sorted(), binning, norm, sweep)
+    })
+}
+
+/// The KDE calibration error of Zhang et al. 2020 (triweight kernel, reflected at 0 and
+/// 1, 2^14-point grid), returned with its root (``value``) and without (``raw``).
+#[pyfunction]
+#[pyo3(signature = (scores, labels, *, norm=2.0, logits=false))]
+pub fn kde_ece(
+    py: Python<'_>,
+    scores: &Bound<'_, PyAny>,
+    labels: &Bound<'_, PyAny>,
+    norm: f64,
+    logits: bool,
+) -> PyResult<KdeEstimate> {
+    let norm = options::norm(norm).map_err(raise(py))?;
+    with_samples(scores, labels, logits, |scores, labels| {
+        let e = tce::kde::kde_calibration_error(scores, labels, norm)?;
+        Ok(KdeEstimate::new(e, scores.len()))
+    })
+}
+
+/// The reliability diagram: a :class:`ReliabilityBins` of numpy arrays ``lower``,
+/// ``upper`` (equal width: the bin edges; equal mass: the smallest and largest score in
+/// the bin), ``count``, ``hits``, ``mean_score`` and ``accuracy`` (NaN for an empty bin,
+/// never 0). Arguments as :func:`ece_bin`.
+#[pyfunction]
+#[pyo3(signature = (scores, labels, *, binning="equal_mass", bins=15, closure="left", ties="split", logits=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn reliability_bins(
+    py: Python<'_>,
+    scores: &Bound<'_, PyAny>,
+    labels: &Bound<'_, PyAny>,
+    binning: &str,
+    bins: i64,
+    closure: &str,
+    ties: &str,
+    logits: bool,
+) -> PyResult<Py<PyAny>> {
+    let binning = options::binning(binning, closure, ties).map_err(raise(py))?;
+    let bins = count(bins, "bins", "ZeroBins")
+        .and_then(options::bins)
+        .map_err(raise(py))?;
+    let reliability = with_samples(scores, labels, logits, |scores, labels| match binning {
+        Binning::EqualWidth(closure) => {
+            let histogram = histogram_of(scores, labels, closure, bins)?;
+            if histogram.samples() == 0 {
+                return Err(EstimateError::NoSamples.into());
+            }
+            Ok(histogram_reliability(&histogram))
+        }
+        Binning::EqualMass(_) => {
+            let mut buffer = buffer_of(scores, labels)?;
+            Ok(Reliability::of_sorted(&buffer.sorted(), binning, bins))
+        }
+    })?;
+    reliability.into_py(py)
+}
+
+/// A histogram's bins with their edges.
+pub(crate) fn histogram_reliability<S: AsRef<[BinStats]> + ?Sized>(
+    histogram: &Histogram<S>,
+) -> Reliability {
+    Reliability::collect(
+        histogram
+            .bins()
+            .iter()
+            .enumerate()
+            .map(|(k, stats)| (*stats, histogram.edges(k))),
+    )
+}

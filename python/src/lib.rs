@@ -1,0 +1,43 @@
+//! The Python package `tce` (distribution `tce-calibration`): a thin layer over the Rust
+//! library. It converts arrays and options, releases the GIL, and turns the core's errors
+//! into Python exceptions; every number comes from the core.
+//!
+//! - `functions`: `ece_bin`, `ece_sweep`, `ece_debias`, `mce`, `kde_ece`,
+//!   `reliability_bins` over arrays;
+//! - `states`: the monitoring states, with portable bytes, pickling and copies;
+//! - `simulation`: the BBC simulator, the fits, recalibration and the exact TCE;
+//! - `errors`: the exception of each cause, and the panic boundary.
+
+mod errors;
+mod estimates;
+mod functions;
+mod input;
+mod options;
+mod simulation;
+mod states;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _tce(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::install_panic_hook();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MAX_BINS", tce::MAX_BINS)?;
+    m.add("MAX_COUNT", tce::MAX_COUNT)?;
+    m.add_class::<estimates::Estimate>()?;
+    m.add_class::<estimates::KdeEstimate>()?;
+    m.add_function(wrap_pyfunction!(functions::ece_bin, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::ece_sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::ece_debias, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::mce, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::kde_ece, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::reliability_bins, m)?)?;
+    m.add_class::<states::Histogram>()?;
+    m.add_class::<states::SortedBuffer>()?;
+    m.add_class::<states::SlidingWindow>()?;
+    m.add_class::<states::Reservoir>()?;
+    m.add_class::<states::DecayingHistogram>()?;
+    m.add_class::<states::ConcurrentHistogram>()?;
+    simulation::register(m)?;
+    Ok(())
+}

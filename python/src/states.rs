@@ -1,0 +1,1449 @@
+//! The monitoring states as Python classes. Each owns its core state on the heap behind
+//! a mutex (`ConcurrentHistogram` is lock-free and needs none), so every object can be
+//! shared between Python threads; every call that loops over samples runs without the
+//! GIL. The mutex is only ever taken without the GIL, and no call holds two, so threads
+//! cannot deadlock (a merge copies the other state first).
+//!
+//! Bytes are the core's portable format (docs/monitoring.md), the same the C API reads
+//! and writes; pickling and `copy` go through the same state.
+
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use tce::portable::{frame_shape, DecodeError, FrameShape};
+use tce::{
+    AtomicBin, BinStats, BoxedBuffer, BoxedConcurrentHistogram, BoxedDecayingHistogram,
+    BoxedHistogram, BoxedReservoir, BoxedWindow, Closure, ConcurrentHistogram as CoreConcurrent,
+    DecayedBin, DecayingHistogram as CoreDecaying, Histogram as CoreHistogram,
+    Reservoir as CoreReservoir, SlidingWindow as CoreWindow, Slot, SortedBuffer as CoreBuffer,
+    SortedSamples,
+};
+
+use crate::errors::{guard, Failure};
+use crate::estimates::{self, Estimate, Reliability, Which};
+use crate::functions::{count, histogram_reliability, raise};
+use crate::input::with_samples;
+use crate::options::{self, boxed};
+
+/// Runs `f` on the state without the GIL; panics become `tce.InternalError`.
+fn locked<T: Send, R: Send>(
+    py: Python<'_>,
+    state: &Mutex<T>,
+    f: impl FnOnce(&mut T) -> Result<R, Failure> + Send,
+) -> PyResult<R> {
+    guard(py, || {
+        py.detach(|| f(&mut *lock(state)?)).map_err(raise(py))
+    })
+}
+
+fn lock<T>(state: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, Failure> {
+    state.lock().map_err(|_| {
+        Failure::Named(
+            "InternalError",
+            "the state was left inconsistent by an earlier internal error".into(),
+        )
+    })
+}
+
+/// What every portable state provides to the shared methods below.
+trait Portable: Send + Clone + Sized {
+    /// The sample counts of a frame's shape, checked and allocated, then decoded.
+    fn decode_new(
+        bytes: &[u8],
+        shape: FrameShape,
+        capacity: Option<usize>,
+    ) -> Result<Self, Failure>;
+    fn encoded_len(&self) -> usize;
+    fn encode(&mut self, out: &mut [u8]) -> Result<usize, tce::portable::EncodeError>;
+}
+
+fn wrong_kind(bytes: &[u8]) -> Failure {
+    let found = bytes
+        .get(6..8)
+        .map_or(0, |k| u16::from_le_bytes([k[0], k[1]]));
+    Failure::Decode(DecodeError::WrongKind { found })
+}
+
+impl Portable for BoxedHistogram {
+    fn decode_new(bytes: &[u8], shape: FrameShape, _: Option<usize>) -> Result<Self, Failure> {
+        let FrameShape::Histogram { closure, bins } = shape else {
+            return Err(wrong_kind(bytes));
+        };
+        let mut h = new_histogram(bins, closure)?;
+        h.decode(bytes)?;
+        Ok(h)
+    }
+    fn encoded_len(&self) -> usize {
+        CoreHistogram::encoded_len(self)
+    }
+    fn encode(&mut self, out: &mut [u8]) -> Result<usize, tce::portable::EncodeError> {
+        CoreHistogram::encode(self, out)
+    }
+}
+
+impl Portable for BoxedBuffer {
+    fn decode_new(
+        bytes: &[u8],
+        shape: FrameShape,
+        capacity: Option<usize>,
+    ) -> Result<Self, Failure> {
+        let FrameShape::Buffer { samples } = shape else {
+            return Err(wrong_kind(bytes));
+        };
+        let mut b = new_buffer(capacity.unwrap_or(samples.max(1)))?;
+        b.decode(bytes)?;
+        Ok(b)
+    }
+    fn encoded_len(&self) -> usize {
+        CoreBuffer::encoded_len(self)
+    }
+    fn encode(&mut self, out: &mut [u8]) -> Result<usize, tce::portable::EncodeError> {
+        CoreBuffer::encode(self, out)
+    }
+}
+
+impl Portable for BoxedReservoir {
+    fn decode_new(bytes: &[u8], shape: FrameShape, _: Option<usize>) -> Result<Self, Failure> {
+        let FrameShape::Reservoir { capacity } = shape else {
+            return Err(wrong_kind(bytes));
+        };
+        let mut r = new_reservoir(capacity, 0)?;
+        r.decode(bytes)?;
+        Ok(r)
+    }
+    fn encoded_len(&self) -> usize {
+        CoreReservoir::encoded_len(self)
+    }
+    fn encode(&mut self, out: &mut [u8]) -> Result<usize, tce::portable::EncodeError> {
+        CoreReservoir::encode(self, out)
+    }
+}
+
+impl Portable for BoxedWindow {
+    fn decode_new(bytes: &[u8], shape: FrameShape, _: Option<usize>) -> Result<Self, Failure> {
+        let FrameShape::Window { size } = shape else {
+            return Err(wrong_kind(bytes));
+        };
+        let mut w = new_window(size)?;
+        w.decode(bytes)?;
+        Ok(w)
+    }
+    fn encoded_len(&self) -> usize {
+        CoreWindow::encoded_len(self)
+    }
+    fn encode(&mut self, out: &mut [u8]) -> Result<usize, tce::portable::EncodeError> {
+        CoreWindow::encode(self, out)
+    }
+}
+
+impl Portable for BoxedDecayingHistogram {
+    fn decode_new(bytes: &[u8], shape: FrameShape, _: Option<usize>) -> Result<Self, Failure> {
+        let FrameShape::Decaying { closure, bins } = shape else {
+            return Err(wrong_kind(bytes));
+        };
+        // Any valid half-life: decoding replaces it with the frame's.
+        let mut d = new_decaying(bins, closure, 1.0)?;
+        d.decode(bytes)?;
+        Ok(d)
+    }
+    fn encoded_len(&self) -> usize {
+        CoreDecaying::encoded_len(self)
+    }
+    fn encode(&mut self, out: &mut [u8]) -> Result<usize, tce::portable::EncodeError> {
+        CoreDecaying::encode(self, out)
+    }
+}
+
+fn new_histogram(bins: usize, closure: Closure) -> Result<BoxedHistogram, Failure> {
+    tce::binning::check_bin_count(bins)?;
+    Ok(CoreHistogram::with_boxed_storage(
+        boxed(BinStats::EMPTY, bins, "bins")?,
+        closure,
+    )?)
+}
+
+fn new_buffer(capacity: usize) -> Result<BoxedBuffer, Failure> {
+    tce::buffer::check_capacity(capacity)?;
+    Ok(CoreBuffer::with_boxed_storage(boxed(
+        Slot::EMPTY,
+        capacity,
+        "samples",
+    )?)?)
+}
+
+fn new_reservoir(capacity: usize, seed: u64) -> Result<BoxedReservoir, Failure> {
+    tce::buffer::check_capacity(capacity)?;
+    Ok(CoreReservoir::with_boxed_storage(
+        boxed(Slot::EMPTY, capacity, "samples")?,
+        seed,
+    )?)
+}
+
+fn new_window(size: usize) -> Result<BoxedWindow, Failure> {
+    tce::window::check_size(size)?;
+    Ok(CoreWindow::with_boxed_storage(
+        boxed(Slot::EMPTY, size, "samples")?,
+        boxed(0.0, size, "samples")?,
+    )?)
+}
+
+fn new_decaying(
+    bins: usize,
+    closure: Closure,
+    half_life: f64,
+) -> Result<BoxedDecayingHistogram, Failure> {
+    tce::binning::check_bin_count(bins)?;
+    Ok(CoreDecaying::with_boxed_storage(
+        boxed(DecayedBin::EMPTY, bins, "bins")?,
+        closure,
+        half_life,
+    )?)
+}
+
+fn new_concurrent(
+    bins: usize,
+    shards: usize,
+    closure: Closure,
+) -> Result<BoxedConcurrentHistogram, Failure> {
+    tce::binning::check_bin_count(bins)?;
+    if shards == 0 {
+        return Err(Failure::option("shards must be at least 1"));
+    }
+    let total = bins
+        .checked_mul(shards)
+        .ok_or_else(|| Failure::Memory(format!("{shards} shards of {bins} bins")))?;
+    let mut storage = Vec::new();
+    storage
+        .try_reserve_exact(total)
+        .map_err(|_| Failure::Memory(format!("{shards} shards of {bins} bins")))?;
+    storage.extend((0..total).map(|_| AtomicBin::default()));
+    Ok(CoreConcurrent::with_boxed_storage(
+        storage.into_boxed_slice(),
+        bins,
+        closure,
+    )?)
+}
+
+fn to_bytes<T: Portable>(py: Python<'_>, state: &Mutex<T>) -> PyResult<Py<PyBytes>> {
+    let bytes = locked(py, state, |s| {
+        let mut out = boxed(0u8, s.encoded_len(), "the encoding")?;
+        let written = s.encode(&mut out)?;
+        Ok(out[..written].to_vec())
+    })?;
+    Ok(PyBytes::new(py, &bytes).unbind())
+}
+
+fn from_bytes<T: Portable>(py: Python<'_>, data: &[u8], capacity: Option<usize>) -> PyResult<T> {
+    guard(py, || {
+        py.detach(|| T::decode_new(data, frame_shape(data)?, capacity))
+            .map_err(raise(py))
+    })
+}
+
+/// A copy of the state behind `state`, for `copy` and merges.
+fn cloned<T: Send + Clone>(py: Python<'_>, state: &Mutex<T>) -> PyResult<T> {
+    locked(py, state, |s| Ok(s.clone()))
+}
+
+/// The pickle recipe: `cls.from_bytes(bytes, *extra)`.
+fn reduce<'py, C: pyo3::PyTypeInfo>(
+    py: Python<'py>,
+    bytes: Py<PyBytes>,
+    extra: Option<usize>,
+) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+    let from = py.get_type::<C>().getattr("from_bytes")?.unbind();
+    let args = match extra {
+        Some(e) => (bytes, e).into_pyobject(py)?.into_any().unbind(),
+        None => (bytes,).into_pyobject(py)?.into_any().unbind(),
+    };
+    Ok((from, args))
+}
+
+/// States that hold samples and estimate from them sorted.
+trait HoldsSamples: Send {
+    fn with_sorted<R>(&mut self, f: impl FnOnce(&SortedSamples<'_>) -> R) -> R;
+}
+impl HoldsSamples for BoxedBuffer {
+    fn with_sorted<R>(&mut self, f: impl FnOnce(&SortedSamples<'_>) -> R) -> R {
+        f(&self.sorted())
+    }
+}
+impl HoldsSamples for BoxedWindow {
+    fn with_sorted<R>(&mut self, f: impl FnOnce(&SortedSamples<'_>) -> R) -> R {
+        f(&self.samples())
+    }
+}
+impl HoldsSamples for BoxedReservoir {
+    fn with_sorted<R>(&mut self, f: impl FnOnce(&SortedSamples<'_>) -> R) -> R {
+        f(&self.samples())
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sample_estimate<T: HoldsSamples>(
+    py: Python<'_>,
+    state: &Mutex<T>,
+    which: Which,
+    binning: &str,
+    bins: i64,
+    norm: f64,
+    closure: &str,
+    ties: &str,
+) -> PyResult<Estimate> {
+    let binning = options::binning(binning, closure, ties).map_err(raise(py))?;
+    let norm = options::norm(norm).map_err(raise(py))?;
+    let bins = count(bins, "bins", "ZeroBins")
+        .and_then(options::bins)
+        .map_err(raise(py))?;
+    locked(py, state, |s| {
+        s.with_sorted(|sorted| estimates::of_sorted(sorted, which, binning, bins, norm))
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sample_sweep<T: HoldsSamples>(
+    py: Python<'_>,
+    state: &Mutex<T>,
+    binning: &str,
+    norm: f64,
+    closure: &str,
+    ties: &str,
+    sweep_limit: &str,
+    max_bins: Option<i64>,
+) -> PyResult<Estimate> {
+    let binning = options::binning(binning, closure, ties).map_err(raise(py))?;
+    let norm = options::norm(norm).map_err(raise(py))?;
+    let max_bins = max_bins
+        .map(|m| count(m, "max_bins", "ZeroBins"))
+        .transpose()
+        .map_err(raise(py))?;
+    let sweep = options::sweep(sweep_limit, max_bins).map_err(raise(py))?;
+    locked(py, state, |s| {
+        s.with_sorted(|sorted| estimates::sweep_of_sorted(sorted, binning, norm, sweep))
+    })
+}
+
+fn sample_reliability<T: HoldsSamples>(
+    py: Python<'_>,
+    state: &Mutex<T>,
+    binning: &str,
+    bins: i64,
+    closure: &str,
+    ties: &str,
+) -> PyResult<Py<PyAny>> {
+    let binning = options::binning(binning, closure, ties).map_err(raise(py))?;
+    let bins = count(bins, "bins", "ZeroBins")
+        .and_then(options::bins)
+        .map_err(raise(py))?;
+    locked(py, state, |s| {
+        s.with_sorted(|sorted| {
+            if sorted.is_empty() {
+                return Err(tce::EstimateError::NoSamples.into());
+            }
+            Ok(Reliability::of_sorted(sorted, binning, bins))
+        })
+    })?
+    .into_py(py)
+}
+
+/// `update` of every mutex-held state: the batch through `push` without the GIL.
+fn update<T: Send>(
+    state: &Mutex<T>,
+    scores: &Bound<'_, PyAny>,
+    labels: &Bound<'_, PyAny>,
+    logits: bool,
+    push: impl FnOnce(&mut T, &[f64], &[u8]) -> Result<(), tce::PushError> + Send,
+) -> PyResult<()> {
+    with_samples(scores, labels, logits, |scores, labels| {
+        Ok(push(&mut *lock(state)?, scores, labels)?)
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// A streaming equal-width histogram: O(1) per sample, exact sums (estimates do not
+/// depend on input order), exact merge. ``Histogram(bins=15, closure="left")``.
+#[pyclass(frozen, module = "tce")]
+pub struct Histogram {
+    state: Mutex<BoxedHistogram>,
+}
+
+impl Histogram {
+    pub(crate) fn wrap(h: BoxedHistogram) -> Self {
+        Histogram {
+            state: Mutex::new(h),
+        }
+    }
+}
+
+#[pymethods]
+impl Histogram {
+    #[new]
+    #[pyo3(signature = (bins=15, closure="left"))]
+    fn new(py: Python<'_>, bins: i64, closure: &str) -> PyResult<Self> {
+        let closure = options::closure(closure).map_err(raise(py))?;
+        let bins = count(bins, "bins", "ZeroBins").map_err(raise(py))?;
+        Ok(Self::wrap(new_histogram(bins, closure).map_err(raise(py))?))
+    }
+
+    /// Records a batch of samples: all of it, or (on a bad element) none of it.
+    #[pyo3(signature = (scores, labels, *, logits=false))]
+    fn update(
+        &self,
+        scores: &Bound<'_, PyAny>,
+        labels: &Bound<'_, PyAny>,
+        logits: bool,
+    ) -> PyResult<()> {
+        update(&self.state, scores, labels, logits, |h, s, l| {
+            h.push_batch(s, l)
+        })
+    }
+
+    /// Adds another histogram's samples (same bins and closure): exact.
+    fn merge(&self, py: Python<'_>, other: &Bound<'_, Histogram>) -> PyResult<()> {
+        let other = cloned(py, &other.get().state)?;
+        locked(py, &self.state, |h| Ok(h.merge(&other)?))
+    }
+
+    /// ECE_bin over the histogram's bins.
+    #[pyo3(signature = (*, norm=2.0))]
+    fn ece_bin(&self, py: Python<'_>, norm: f64) -> PyResult<Estimate> {
+        let norm = options::norm(norm).map_err(raise(py))?;
+        locked(py, &self.state, |h| Ok(h.ece_bin(norm)?.into()))
+    }
+
+    /// The maximum calibration error over the histogram's bins.
+    fn mce(&self, py: Python<'_>) -> PyResult<Estimate> {
+        locked(py, &self.state, |h| Ok(h.mce()?.into()))
+    }
+
+    /// ECE_debias over the histogram's bins.
+    #[pyo3(signature = (*, norm=2.0))]
+    fn ece_debias(&self, py: Python<'_>, norm: f64) -> PyResult<Estimate> {
+        let norm = options::norm(norm).map_err(raise(py))?;
+        locked(py, &self.state, |h| Ok(h.ece_debias(norm)?.into()))
+    }
+
+    /// The bins as a :class:`ReliabilityBins` (NaN mean score and accuracy when empty).
+    fn reliability_bins(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        locked(py, &self.state, |h| Ok(histogram_reliability(h)))?.into_py(py)
+    }
+
+    /// Forgets every sample.
+    fn reset(&self, py: Python<'_>) -> PyResult<()> {
+        locked(py, &self.state, |h| {
+            h.reset();
+            Ok(())
+        })
+    }
+
+    /// Samples recorded.
+    #[getter]
+    fn samples(&self, py: Python<'_>) -> PyResult<u64> {
+        locked(py, &self.state, |h| Ok(h.samples()))
+    }
+
+    /// The number of bins B.
+    #[getter]
+    fn bins(&self, py: Python<'_>) -> PyResult<usize> {
+        locked(py, &self.state, |h| Ok(h.bin_count()))
+    }
+
+    /// ``"left"`` or ``"right"``.
+    #[getter]
+    fn closure(&self, py: Python<'_>) -> PyResult<&'static str> {
+        locked(py, &self.state, |h| Ok(options::closure_name(h.closure())))
+    }
+
+    /// The state in the portable format (kind 1), as the C API writes it.
+    fn to_bytes(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
+        to_bytes(py, &self.state)
+    }
+
+    /// A histogram decoded from the portable format (bytes or bytearray).
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: Cow<'_, [u8]>) -> PyResult<Self> {
+        Ok(Self::wrap(from_bytes(py, &data, None)?))
+    }
+
+    fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+        reduce::<Self>(py, self.to_bytes(py)?, None)
+    }
+
+    fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+        Ok(Self::wrap(cloned(py, &self.state)?))
+    }
+
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.__copy__(py)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        locked(py, &self.state, |h| {
+            Ok(format!(
+                "Histogram(bins={}, closure={:?}, samples={})",
+                h.bin_count(),
+                options::closure_name(h.closure()),
+                h.samples()
+            ))
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// Every sample, for equal-mass bins and the sweep: ``SortedBuffer(capacity)``. A batch
+/// that does not fit is refused whole (:class:`tce.BufferFull`), never overwritten.
+#[pyclass(frozen, module = "tce")]
+pub struct SortedBuffer {
+    state: Mutex<BoxedBuffer>,
+}
+
+impl SortedBuffer {
+    fn wrap(b: BoxedBuffer) -> Self {
+        SortedBuffer {
+            state: Mutex::new(b),
+        }
+    }
+}
+
+#[pymethods]
+impl SortedBuffer {
+    #[new]
+    fn new(py: Python<'_>, capacity: i64) -> PyResult<Self> {
+        let capacity = count(capacity, "capacity", "ZeroCapacity").map_err(raise(py))?;
+        Ok(Self::wrap(new_buffer(capacity).map_err(raise(py))?))
+    }
+
+    /// Records a batch of samples: all of it, or (on a bad element, or if it does not
+    /// fit) none of it.
+    #[pyo3(signature = (scores, labels, *, logits=false))]
+    fn update(
+        &self,
+        scores: &Bound<'_, PyAny>,
+        labels: &Bound<'_, PyAny>,
+        logits: bool,
+    ) -> PyResult<()> {
+        update(&self.state, scores, labels, logits, |b, s, l| {
+            b.push_batch(s, l)
+        })
+    }
+
+    /// Appends another buffer's samples after this one's (if they fit).
+    fn merge(&self, py: Python<'_>, other: &Bound<'_, SortedBuffer>) -> PyResult<()> {
+        let other = cloned(py, &other.get().state)?;
+        locked(py, &self.state, |b| Ok(b.merge(&other)?))
+    }
+
+    /// ECE_bin; arguments as :func:`tce.ece_bin`.
+    #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
+    fn ece_bin(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        norm: f64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Estimate> {
+        sample_estimate(
+            py,
+            &self.state,
+            Which::EceBin,
+            binning,
+            bins,
+            norm,
+            closure,
+            ties,
+        )
+    }
+
+    /// MCE; arguments as :func:`tce.mce`.
+    #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
+    fn mce(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Estimate> {
+        sample_estimate(
+            py,
+            &self.state,
+            Which::Mce,
+            binning,
+            bins,
+            2.0,
+            closure,
+            ties,
+        )
+    }
+
+    /// ECE_debias; arguments as :func:`tce.ece_debias`.
+    #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
+    fn ece_debias(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        norm: f64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Estimate> {
+        sample_estimate(
+            py,
+            &self.state,
+            Which::EceDebias,
+            binning,
+            bins,
+            norm,
+            closure,
+            ties,
+        )
+    }
+
+    /// ECE_sweep; arguments as :func:`tce.ece_sweep`.
+    #[pyo3(signature = (*, binning="equal_mass", norm=2.0, closure="left", ties="split", sweep_limit="samples", max_bins=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn ece_sweep(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        norm: f64,
+        closure: &str,
+        ties: &str,
+        sweep_limit: &str,
+        max_bins: Option<i64>,
+    ) -> PyResult<Estimate> {
+        sample_sweep(
+            py,
+            &self.state,
+            binning,
+            norm,
+            closure,
+            ties,
+            sweep_limit,
+            max_bins,
+        )
+    }
+
+    /// The bins as a :class:`ReliabilityBins`; arguments as :func:`tce.reliability_bins`.
+    #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
+    fn reliability_bins(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Py<PyAny>> {
+        sample_reliability(py, &self.state, binning, bins, closure, ties)
+    }
+
+    /// Forgets every sample; the capacity stays.
+    fn clear(&self, py: Python<'_>) -> PyResult<()> {
+        locked(py, &self.state, |b| {
+            b.clear();
+            Ok(())
+        })
+    }
+
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        locked(py, &self.state, |b| Ok(b.len()))
+    }
+
+    /// The most samples the buffer holds.
+    #[getter]
+    fn capacity(&self, py: Python<'_>) -> PyResult<usize> {
+        locked(py, &self.state, |b| Ok(b.capacity()))
+    }
+
+    /// Hits (label 1) held.
+    #[getter]
+    fn hits(&self, py: Python<'_>) -> PyResult<u64> {
+        locked(py, &self.state, |b| Ok(b.hits()))
+    }
+
+    /// The samples in the portable format (kind 2), in arrival order.
+    fn to_bytes(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
+        to_bytes(py, &self.state)
+    }
+
+    /// A buffer decoded from the portable format, of ``capacity`` (default: the number
+    /// of samples in the bytes, at least 1).
+    #[staticmethod]
+    #[pyo3(signature = (data, capacity=None))]
+    fn from_bytes(py: Python<'_>, data: Cow<'_, [u8]>, capacity: Option<i64>) -> PyResult<Self> {
+        let capacity = capacity
+            .map(|c| count(c, "capacity", "ZeroCapacity"))
+            .transpose()
+            .map_err(raise(py))?;
+        Ok(Self::wrap(from_bytes(py, &data, capacity)?))
+    }
+
+    fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+        let capacity = self.capacity(py)?;
+        reduce::<Self>(py, self.to_bytes(py)?, Some(capacity))
+    }
+
+    fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+        Ok(Self::wrap(cloned(py, &self.state)?))
+    }
+
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.__copy__(py)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        locked(py, &self.state, |b| {
+            Ok(format!(
+                "SortedBuffer(capacity={}, len={})",
+                b.capacity(),
+                b.len()
+            ))
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// The most recent ``size`` samples, kept sorted: ``SlidingWindow(size)``. A push into a
+/// full window evicts the oldest sample.
+#[pyclass(frozen, module = "tce")]
+pub struct SlidingWindow {
+    state: Mutex<BoxedWindow>,
+}
+
+impl SlidingWindow {
+    fn wrap(w: BoxedWindow) -> Self {
+        SlidingWindow {
+            state: Mutex::new(w),
+        }
+    }
+}
+
+#[pymethods]
+impl SlidingWindow {
+    #[new]
+    fn new(py: Python<'_>, size: i64) -> PyResult<Self> {
+        let size = count(size, "size", "ZeroCapacity").map_err(raise(py))?;
+        Ok(Self::wrap(new_window(size).map_err(raise(py))?))
+    }
+
+    /// Records a batch in order (evicting the oldest samples): all of it, or (on a bad
+    /// element) none of it.
+    #[pyo3(signature = (scores, labels, *, logits=false))]
+    fn update(
+        &self,
+        scores: &Bound<'_, PyAny>,
+        labels: &Bound<'_, PyAny>,
+        logits: bool,
+    ) -> PyResult<()> {
+        update(&self.state, scores, labels, logits, |w, s, l| {
+            w.push_batch(s, l)
+        })
+    }
+
+    /// ECE_bin of the window; arguments as :func:`tce.ece_bin`.
+    #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
+    fn ece_bin(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        norm: f64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Estimate> {
+        sample_estimate(
+            py,
+            &self.state,
+            Which::EceBin,
+            binning,
+            bins,
+            norm,
+            closure,
+            ties,
+        )
+    }
+
+    /// MCE of the window; arguments as :func:`tce.mce`.
+    #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
+    fn mce(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Estimate> {
+        sample_estimate(
+            py,
+            &self.state,
+            Which::Mce,
+            binning,
+            bins,
+            2.0,
+            closure,
+            ties,
+        )
+    }
+
+    /// ECE_debias of the window; arguments as :func:`tce.ece_debias`.
+    #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
+    fn ece_debias(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        norm: f64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Estimate> {
+        sample_estimate(
+            py,
+            &self.state,
+            Which::EceDebias,
+            binning,
+            bins,
+            norm,
+            closure,
+            ties,
+        )
+    }
+
+    /// ECE_sweep of the window; arguments as :func:`tce.ece_sweep`.
+    #[pyo3(signature = (*, binning="equal_mass", norm=2.0, closure="left", ties="split", sweep_limit="samples", max_bins=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn ece_sweep(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        norm: f64,
+        closure: &str,
+        ties: &str,
+        sweep_limit: &str,
+        max_bins: Option<i64>,
+    ) -> PyResult<Estimate> {
+        sample_sweep(
+            py,
+            &self.state,
+            binning,
+            norm,
+            closure,
+            ties,
+            sweep_limit,
+            max_bins,
+        )
+    }
+
+    /// The bins as a :class:`ReliabilityBins`; arguments as :func:`tce.reliability_bins`.
+    #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
+    fn reliability_bins(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Py<PyAny>> {
+        sample_reliability(py, &self.state, binning, bins, closure, ties)
+    }
+
+    /// Forgets every sample.
+    fn clear(&self, py: Python<'_>) -> PyResult<()> {
+        locked(py, &self.state, |w| {
+            w.clear();
+            Ok(())
+        })
+    }
+
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        locked(py, &self.state, |w| Ok(w.len()))
+    }
+
+    /// The window size N.
+    #[getter]
+    fn size(&self, py: Python<'_>) -> PyResult<usize> {
+        locked(py, &self.state, |w| Ok(w.capacity()))
+    }
+
+    /// Samples ever pushed.
+    #[getter]
+    fn seen(&self, py: Python<'_>) -> PyResult<u64> {
+        locked(py, &self.state, |w| Ok(w.seen()))
+    }
+
+    /// The state in the portable format (kind 4).
+    fn to_bytes(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
+        to_bytes(py, &self.state)
+    }
+
+    /// A window decoded from the portable format.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: Cow<'_, [u8]>) -> PyResult<Self> {
+        Ok(Self::wrap(from_bytes(py, &data, None)?))
+    }
+
+    fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+        reduce::<Self>(py, self.to_bytes(py)?, None)
+    }
+
+    fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+        Ok(Self::wrap(cloned(py, &self.state)?))
+    }
+
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.__copy__(py)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        locked(py, &self.state, |w| {
+            Ok(format!(
+                "SlidingWindow(size={}, len={}, seen={})",
+                w.capacity(),
+                w.len(),
+                w.seen()
+            ))
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// A uniform random sample of ``capacity`` over all history (seeded Algorithm R):
+/// ``Reservoir(capacity, seed=0)``.
+#[pyclass(frozen, module = "tce")]
+pub struct Reservoir {
+    state: Mutex<BoxedReservoir>,
+}
+
+impl Reservoir {
+    fn wrap(r: BoxedReservoir) -> Self {
+        Reservoir {
+            state: Mutex::new(r),
+        }
+    }
+}
+
+#[pymethods]
+impl Reservoir {
+    #[new]
+    #[pyo3(signature = (capacity, seed=0))]
+    fn new(py: Python<'_>, capacity: i64, seed: u64) -> PyResult<Self> {
+        let capacity = count(capacity, "capacity", "ZeroCapacity").map_err(raise(py))?;
+        Ok(Self::wrap(
+            new_reservoir(capacity, seed).map_err(raise(py))?,
+        ))
+    }
+
+    /// Offers a batch in order: all of it, or (on a bad element) none of it.
+    #[pyo3(signature = (scores, labels, *, logits=false))]
+    fn update(
+        &self,
+        scores: &Bound<'_, PyAny>,
+        labels: &Bound<'_, PyAny>,
+        logits: bool,
+    ) -> PyResult<()> {
+        update(&self.state, scores, labels, logits, |r, s, l| {
+            r.push_batch(s, l)
+        })
+    }
+
+    /// Merges a reservoir of the same capacity: a uniform sample of both streams.
+    fn merge(&self, py: Python<'_>, other: &Bound<'_, Reservoir>) -> PyResult<()> {
+        let other = cloned(py, &other.get().state)?;
+        locked(py, &self.state, |r| Ok(r.merge(&other)?))
+    }
+
+    /// ECE_bin of the held samples; arguments as :func:`tce.ece_bin`.
+    #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
+    fn ece_bin(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        norm: f64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Estimate> {
+        sample_estimate(
+            py,
+            &self.state,
+            Which::EceBin,
+            binning,
+            bins,
+            norm,
+            closure,
+            ties,
+        )
+    }
+
+    /// MCE of the held samples; arguments as :func:`tce.mce`.
+    #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
+    fn mce(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Estimate> {
+        sample_estimate(
+            py,
+            &self.state,
+            Which::Mce,
+            binning,
+            bins,
+            2.0,
+            closure,
+            ties,
+        )
+    }
+
+    /// ECE_debias of the held samples; arguments as :func:`tce.ece_debias`.
+    #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
+    fn ece_debias(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        norm: f64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Estimate> {
+        sample_estimate(
+            py,
+            &self.state,
+            Which::EceDebias,
+            binning,
+            bins,
+            norm,
+            closure,
+            ties,
+        )
+    }
+
+    /// ECE_sweep of the held samples; arguments as :func:`tce.ece_sweep`.
+    #[pyo3(signature = (*, binning="equal_mass", norm=2.0, closure="left", ties="split", sweep_limit="samples", max_bins=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn ece_sweep(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        norm: f64,
+        closure: &str,
+        ties: &str,
+        sweep_limit: &str,
+        max_bins: Option<i64>,
+    ) -> PyResult<Estimate> {
+        sample_sweep(
+            py,
+            &self.state,
+            binning,
+            norm,
+            closure,
+            ties,
+            sweep_limit,
+            max_bins,
+        )
+    }
+
+    /// The bins as a :class:`ReliabilityBins`; arguments as :func:`tce.reliability_bins`.
+    #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
+    fn reliability_bins(
+        &self,
+        py: Python<'_>,
+        binning: &str,
+        bins: i64,
+        closure: &str,
+        ties: &str,
+    ) -> PyResult<Py<PyAny>> {
+        sample_reliability(py, &self.state, binning, bins, closure, ties)
+    }
+
+    /// Forgets every sample (the generator goes on).
+    fn clear(&self, py: Python<'_>) -> PyResult<()> {
+        locked(py, &self.state, |r| {
+            r.clear();
+            Ok(())
+        })
+    }
+
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        locked(py, &self.state, |r| Ok(r.len()))
+    }
+
+    /// The most samples held.
+    #[getter]
+    fn capacity(&self, py: Python<'_>) -> PyResult<usize> {
+        locked(py, &self.state, |r| Ok(r.capacity()))
+    }
+
+    /// Samples ever offered.
+    #[getter]
+    fn seen(&self, py: Python<'_>) -> PyResult<u64> {
+        locked(py, &self.state, |r| Ok(r.seen()))
+    }
+
+    /// The state in the portable format (kind 3), generator included: a decoded
+    /// reservoir continues exactly as this one would.
+    fn to_bytes(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
+        to_bytes(py, &self.state)
+    }
+
+    /// A reservoir decoded from the portable format.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: Cow<'_, [u8]>) -> PyResult<Self> {
+        Ok(Self::wrap(from_bytes(py, &data, None)?))
+    }
+
+    fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+        reduce::<Self>(py, self.to_bytes(py)?, None)
+    }
+
+    fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+        Ok(Self::wrap(cloned(py, &self.state)?))
+    }
+
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.__copy__(py)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        locked(py, &self.state, |r| {
+            Ok(format!(
+                "Reservoir(capacity={}, len={}, seen={})",
+                r.capacity(),
+                r.len(),
+                r.seen()
+            ))
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// An equal-width histogram whose samples' weight halves every ``half_life`` samples:
+/// ``DecayingHistogram(half_life, bins=15, closure="left")``.
+#[pyclass(frozen, module = "tce")]
+pub struct DecayingHistogram {
+    state: Mutex<BoxedDecayingHistogram>,
+}
+
+impl DecayingHistogram {
+    fn wrap(d: BoxedDecayingHistogram) -> Self {
+        DecayingHistogram {
+            state: Mutex::new(d),
+        }
+    }
+}
+
+#[pymethods]
+impl DecayingHistogram {
+    #[new]
+    #[pyo3(signature = (half_life, bins=15, closure="left"))]
+    fn new(py: Python<'_>, half_life: f64, bins: i64, closure: &str) -> PyResult<Self> {
+        let closure = options::closure(closure).map_err(raise(py))?;
+        let bins = count(bins, "bins", "ZeroBins").map_err(raise(py))?;
+        Ok(Self::wrap(
+            new_decaying(bins, closure, half_life).map_err(raise(py))?,
+        ))
+    }
+
+    /// Records a batch in order: all of it, or (on a bad element) none of it.
+    #[pyo3(signature = (scores, labels, *, logits=false))]
+    fn update(
+        &self,
+        scores: &Bound<'_, PyAny>,
+        labels: &Bound<'_, PyAny>,
+        logits: bool,
+    ) -> PyResult<()> {
+        update(&self.state, scores, labels, logits, |d, s, l| {
+            d.push_batch(s, l)
+        })
+    }
+
+    /// ECE_bin with decayed weights.
+    #[pyo3(signature = (*, norm=2.0))]
+    fn ece_bin(&self, py: Python<'_>, norm: f64) -> PyResult<Estimate> {
+        let norm = options::norm(norm).map_err(raise(py))?;
+        locked(py, &self.state, |d| Ok(d.ece_bin(norm)?.into()))
+    }
+
+    /// MCE over the non-empty bins.
+    fn mce(&self, py: Python<'_>) -> PyResult<Estimate> {
+        locked(py, &self.state, |d| Ok(d.mce()?.into()))
+    }
+
+    /// ECE_debias with Kish's effective sample size per bin.
+    #[pyo3(signature = (*, norm=2.0))]
+    fn ece_debias(&self, py: Python<'_>, norm: f64) -> PyResult<Estimate> {
+        let norm = options::norm(norm).map_err(raise(py))?;
+        locked(py, &self.state, |d| Ok(d.ece_debias(norm)?.into()))
+    }
+
+    /// Forgets every sample.
+    fn reset(&self, py: Python<'_>) -> PyResult<()> {
+        locked(py, &self.state, |d| {
+            d.reset();
+            Ok(())
+        })
+    }
+
+    /// Samples recorded.
+    #[getter]
+    fn samples(&self, py: Python<'_>) -> PyResult<u64> {
+        locked(py, &self.state, |d| Ok(d.samples()))
+    }
+
+    /// The number of bins B.
+    #[getter]
+    fn bins(&self, py: Python<'_>) -> PyResult<usize> {
+        locked(py, &self.state, |d| Ok(d.bin_count()))
+    }
+
+    /// The half-life in samples.
+    #[getter]
+    fn half_life(&self, py: Python<'_>) -> PyResult<f64> {
+        locked(py, &self.state, |d| Ok(d.half_life()))
+    }
+
+    /// ``"left"`` or ``"right"``.
+    #[getter]
+    fn closure(&self, py: Python<'_>) -> PyResult<&'static str> {
+        locked(py, &self.state, |d| Ok(options::closure_name(d.closure())))
+    }
+
+    /// The state in the portable format (kind 5).
+    fn to_bytes(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
+        to_bytes(py, &self.state)
+    }
+
+    /// A decaying histogram decoded from the portable format.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: Cow<'_, [u8]>) -> PyResult<Self> {
+        Ok(Self::wrap(from_bytes(py, &data, None)?))
+    }
+
+    fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+        reduce::<Self>(py, self.to_bytes(py)?, None)
+    }
+
+    fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+        Ok(Self::wrap(cloned(py, &self.state)?))
+    }
+
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.__copy__(py)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        locked(py, &self.state, |d| {
+            Ok(format!(
+                "DecayingHistogram(half_life={:?}, bins={}, closure={:?}, samples={})",
+                d.half_life(),
+                d.bin_count(),
+                options::closure_name(d.closure()),
+                d.samples()
+            ))
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// The next shard index a thread gets: threads take shards round-robin.
+static NEXT_SHARD: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's shard (taken modulo the shard count).
+    static SHARD: usize = NEXT_SHARD.fetch_add(1, Ordering::Relaxed);
+}
+
+/// An equal-width histogram that many Python threads update at once, lock-free, striped
+/// into ``shards`` (each thread pushes into its own): ``ConcurrentHistogram(bins=15,
+/// shards=4, closure="left")``. Estimates read an exact snapshot.
+#[pyclass(frozen, module = "tce")]
+pub struct ConcurrentHistogram {
+    state: BoxedConcurrentHistogram,
+}
+
+impl ConcurrentHistogram {
+    fn snapshot_of(&self) -> Result<BoxedHistogram, Failure> {
+        let mut h = new_histogram(self.state.bin_count(), self.state.closure())?;
+        self.state.snapshot_into(&mut h)?;
+        Ok(h)
+    }
+
+    fn with_snapshot<R: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&BoxedHistogram) -> Result<R, Failure> + Send,
+    ) -> PyResult<R> {
+        guard(py, || {
+            py.detach(|| f(&self.snapshot_of()?)).map_err(raise(py))
+        })
+    }
+
+    fn from_histogram(h: &BoxedHistogram, shards: usize) -> Result<Self, Failure> {
+        let state = new_concurrent(h.bin_count(), shards, h.closure())?;
+        state.merge_histogram(0, h)?;
+        Ok(ConcurrentHistogram { state })
+    }
+}
+
+#[pymethods]
+impl ConcurrentHistogram {
+    #[new]
+    #[pyo3(signature = (bins=15, shards=4, closure="left"))]
+    fn new(py: Python<'_>, bins: i64, shards: i64, closure: &str) -> PyResult<Self> {
+        let closure = options::closure(closure).map_err(raise(py))?;
+        let bins = count(bins, "bins", "ZeroBins").map_err(raise(py))?;
+        let shards = usize::try_from(shards)
+            .map_err(|_| Failure::option(format!("shards is {shards}: it must be at least 1")))
+            .map_err(raise(py))?;
+        Ok(ConcurrentHistogram {
+            state: new_concurrent(bins, shards, closure).map_err(raise(py))?,
+        })
+    }
+
+    /// Records a batch into ``shard`` (default: the calling thread's own), without the
+    /// GIL and without a lock: all of it, or (on a bad element) none of it.
+    #[pyo3(signature = (scores, labels, *, shard=None, logits=false))]
+    fn update(
+        &self,
+        scores: &Bound<'_, PyAny>,
+        labels: &Bound<'_, PyAny>,
+        shard: Option<usize>,
+        logits: bool,
+    ) -> PyResult<()> {
+        with_samples(scores, labels, logits, |scores, labels| {
+            let shard = shard.unwrap_or_else(|| SHARD.with(|s| *s));
+            Ok(self.state.push_batch_to(shard, scores, labels)?)
+        })
+    }
+
+    /// Adds a :class:`Histogram`'s or another concurrent histogram's samples (same bins
+    /// and closure) into shard 0: exact.
+    fn merge(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        let other: BoxedHistogram = if let Ok(h) = other.cast::<Histogram>() {
+            cloned(py, &h.get().state)?
+        } else {
+            let c = other.cast::<ConcurrentHistogram>()?;
+            c.get().with_snapshot(py, |h| Ok(h.clone()))?
+        };
+        guard(py, || {
+            py.detach(|| Ok(self.state.merge_histogram(0, &other)?))
+                .map_err(raise(py))
+        })
+    }
+
+    /// The samples so far, summed over the shards exactly, as a :class:`Histogram`.
+    fn snapshot(&self, py: Python<'_>) -> PyResult<Histogram> {
+        Ok(Histogram::wrap(self.with_snapshot(py, |h| Ok(h.clone()))?))
+    }
+
+    /// ECE_bin of a snapshot.
+    #[pyo3(signature = (*, norm=2.0))]
+    fn ece_bin(&self, py: Python<'_>, norm: f64) -> PyResult<Estimate> {
+        let norm = options::norm(norm).map_err(raise(py))?;
+        self.with_snapshot(py, |h| Ok(h.ece_bin(norm)?.into()))
+    }
+
+    /// MCE of a snapshot.
+    fn mce(&self, py: Python<'_>) -> PyResult<Estimate> {
+        self.with_snapshot(py, |h| Ok(h.mce()?.into()))
+    }
+
+    /// ECE_debias of a snapshot.
+    #[pyo3(signature = (*, norm=2.0))]
+    fn ece_debias(&self, py: Python<'_>, norm: f64) -> PyResult<Estimate> {
+        let norm = options::norm(norm).map_err(raise(py))?;
+        self.with_snapshot(py, |h| Ok(h.ece_debias(norm)?.into()))
+    }
+
+    /// The bins of a snapshot as a :class:`ReliabilityBins`.
+    fn reliability_bins(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.with_snapshot(py, |h| Ok(histogram_reliability(h)))?
+            .into_py(py)
+    }
+
+    /// Forgets every sample, in every shard.
+    fn reset(&self) {
+        self.state.reset();
+    }
+
+    /// Samples recorded (a snapshot's count).
+    #[getter]
+    fn samples(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with_snapshot(py, |h| Ok(h.samples()))
+    }
+
+    /// The number of bins B.
+    #[getter]
+    fn bins(&self) -> usize {
+        self.state.bin_count()
+    }
+
+    /// The number of shards.
+    #[getter]
+    fn shards(&self) -> usize {
+        self.state.shard_count()
+    }
+
+    /// ``"left"`` or ``"right"``.
+    #[getter]
+    fn closure(&self) -> &'static str {
+        options::closure_name(self.state.closure())
+    }
+
+    /// A snapshot in the portable format (a histogram, kind 1).
+    fn to_bytes(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
+        let bytes = self.with_snapshot(py, |h| {
+            let mut out = boxed(0u8, h.encoded_len(), "the encoding")?;
+            let written = h.encode(&mut out)?;
+            Ok(out[..written].to_vec())
+        })?;
+        Ok(PyBytes::new(py, &bytes).unbind())
+    }
+
+    /// A concurrent histogram of ``shards`` shards holding a histogram decoded from the
+    /// portable format.
+    #[staticmethod]
+    #[pyo3(signature = (data, shards=4))]
+    fn from_bytes(py: Python<'_>, data: Cow<'_, [u8]>, shards: usize) -> PyResult<Self> {
+        let h: BoxedHistogram = from_bytes(py, &data, None)?;
+        guard(py, || {
+            py.detach(|| Self::from_histogram(&h, shards))
+                .map_err(raise(py))
+        })
+    }
+
+    fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+        reduce::<Self>(py, self.to_bytes(py)?, Some(self.shards()))
+    }
+
+    fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+        let shards = self.shards();
+        self.with_snapshot(py, |h| Self::from_histogram(h, shards))
+    }
+
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.__copy__(py)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "ConcurrentHistogram(bins={}, shards={}, closure={:?}, samples={})",
+            self.bins(),
+            self.shards(),
+            self.closure(),
+            self.samples(py)?
+        ))
+    }
+}

@@ -1,0 +1,48 @@
+"""tce: calibration error without the bias of binned ECE.
+
+The estimators of Roelofs et al., "Mitigating Bias in Calibration Error Estimation"
+(AISTATS 2022), computed by the Rust library tce::
+
+    import tce
+    print(tce.ece_sweep(scores, labels))
+
+Functions over arrays: :func:`ece_bin`, :func:`ece_sweep`, :func:`ece_debias`,
+:func:`mce`, :func:`kde_ece`, :func:`reliability_bins`. Monitoring states:
+:class:`Histogram`, :class:`SortedBuffer`, :class:`SlidingWindow`, :class:`Reservoir`,
+:class:`DecayingHistogram`, :class:`ConcurrentHistogram`. The simulator and fits:
+:class:`Model`, :func:`simulate`, :func:`fit`, :func:`fit_recalibration`. Errors: every
+one is a :class:`tce.Error` (a ValueError). Documentation: docs/python.md.
+"""
+
+from ._py import (
+    BufferFull,
+    CapacityTooLarge,
+    CountOverflow,
+    CurveError,
+    DecodeError,
+    DegenerateWeights,
+    EncodeError,
+    Error,
+    FitError,
+    InternalError,
+    InvalidHalfLife,
+    InvalidLabel,
+    InvalidNorm,
+    InvalidOption,
+    KdeUndefined,
+    LengthMismatch,
+    MergeMismatch,
+    NoSamples,
+    NonFiniteScore,
+    NotNormalized,
+    ReliabilityBins,
+    ScoreOutOfRange,
+    ShapeMismatch,
+    SimulationError,
+    TooManyBins,
+    UnsupportedDtype,
+    ZeroBins,
+    ZeroCapacity,
+)
+from ._tce import *  # noqa: F401,F403  (the extension: functions and classes)
+from ._tce import MAX_BINS, MAX_COUNT, __version__  # noqa: F401

@@ -1,0 +1,163 @@
+"""The states: estimators equal the functions', merges are exact, pickling, portable
+bytes and copies round-trip."""
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import tce
+from conftest import DATA, load_csv
+
+SCORES, LABELS = load_csv(DATA / "densenet40_c10_test.csv")
+
+
+def all_states():
+    return [tce.Histogram(), tce.Histogram(bins=10, closure="right"),
+            tce.SortedBuffer(len(SCORES) + 1), tce.SlidingWindow(1000), tce.Reservoir(700, seed=3),
+            tce.DecayingHistogram(500.0), tce.ConcurrentHistogram(shards=3)]
+
+
+def test_histogram_estimates_equal_the_functions():
+    for closure in ("left", "right"):
+        h = tce.Histogram(bins=12, closure=closure)
+        h.update(SCORES, LABELS)
+        kw = dict(binning="equal_width", bins=12, closure=closure)
+        assert h.ece_bin(norm=1.5) == tce.ece_bin(SCORES, LABELS, norm=1.5, **kw)
+        assert h.ece_debias() == tce.ece_debias(SCORES, LABELS, **kw)
+        assert h.mce() == tce.mce(SCORES, LABELS, **kw)
+        assert h.samples == len(SCORES) and h.bins == 12 and h.closure == closure
+
+
+def test_buffer_estimates_equal_the_functions():
+    b = tce.SortedBuffer(len(SCORES) + 5)
+    b.update(SCORES, LABELS)
+    assert len(b) == len(SCORES) and b.hits == LABELS.sum()
+    for binning in ("equal_mass", "equal_width"):
+        for ties in ("split", "keep"):
+            kw = dict(binning=binning, ties=ties)
+            assert b.ece_bin(bins=20, **kw) == tce.ece_bin(SCORES, LABELS, bins=20, **kw)
+            assert b.ece_debias(**kw) == tce.ece_debias(SCORES, LABELS, **kw)
+            assert b.mce(**kw) == tce.mce(SCORES, LABELS, **kw)
+            assert b.ece_sweep(max_bins=40, **kw) == tce.ece_sweep(SCORES, LABELS, max_bins=40, **kw)
+    for x, y in zip(b.reliability_bins(bins=7), tce.reliability_bins(SCORES, LABELS, bins=7)):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_window_holds_the_last_samples():
+    w = tce.SlidingWindow(1000)
+    for start in range(0, len(SCORES), 1234):
+        w.update(SCORES[start:start + 1234], LABELS[start:start + 1234])
+    assert len(w) == 1000 and w.seen == len(SCORES) and w.size == 1000
+    last = (SCORES[-1000:], LABELS[-1000:])
+    assert w.ece_sweep() == tce.ece_sweep(*last)
+    assert w.ece_bin(binning="equal_width") == tce.ece_bin(*last, binning="equal_width")
+
+
+def test_reservoir():
+    r = tce.Reservoir(500, seed=11)
+    r.update(SCORES, LABELS)
+    assert len(r) == 500 and r.seen == len(SCORES) and r.capacity == 500
+    again = tce.Reservoir(500, seed=11)
+    again.update(SCORES, LABELS)
+    assert again.to_bytes() == r.to_bytes()  # seeded: runs repeat
+    e = r.ece_sweep()
+    assert e.samples == 500
+
+
+def test_decaying_histogram():
+    d = tce.DecayingHistogram(half_life=1e12, bins=15)
+    d.update(SCORES, LABELS)
+    # With a half-life far beyond n, the weights are all but equal.
+    assert abs(d.ece_bin().value - tce.ece_bin(SCORES, LABELS, binning="equal_width").value) < 1e-6
+    assert d.samples == len(SCORES) and d.half_life == 1e12 and d.bins == 15
+    d.reset()
+    assert d.samples == 0
+
+
+def halves(state_factory):
+    a, b, whole = state_factory(), state_factory(), state_factory()
+    mid = len(SCORES) // 3
+    a.update(SCORES[:mid], LABELS[:mid])
+    b.update(SCORES[mid:], LABELS[mid:])
+    whole.update(SCORES, LABELS)
+    return a, b, whole
+
+
+def test_merges_are_exact():
+    a, b, whole = halves(lambda: tce.Histogram(bins=15))
+    a.merge(b)
+    assert a.to_bytes() == whole.to_bytes()
+    a, b, whole = halves(lambda: tce.SortedBuffer(len(SCORES)))
+    a.merge(b)
+    assert a.to_bytes() == whole.to_bytes()
+    assert a.ece_sweep() == whole.ece_sweep()
+    # Merging into a concurrent histogram equals the histogram of both.
+    a, b, whole = halves(lambda: tce.Histogram())
+    c = tce.ConcurrentHistogram(shards=2)
+    c.merge(a)
+    c.merge(b)
+    assert c.to_bytes() == whole.to_bytes()
+    c2 = tce.ConcurrentHistogram()
+    c2.merge(c)
+    assert c2.snapshot().to_bytes() == whole.to_bytes()
+    # A state merged with itself doubles.
+    h = tce.Histogram()
+    h.update(SCORES[:100], LABELS[:100])
+    h.merge(h)
+    assert h.samples == 200
+    # Reservoirs: a uniform sample of both streams, of the same capacity.
+    r1, r2 = tce.Reservoir(300, seed=1), tce.Reservoir(300, seed=2)
+    r1.update(SCORES[:4000], LABELS[:4000])
+    r2.update(SCORES[4000:], LABELS[4000:])
+    r1.merge(r2)
+    assert len(r1) == 300 and r1.seen == len(SCORES)
+
+
+@pytest.mark.parametrize("state", all_states(), ids=lambda s: repr(s).split("(")[0] + str(id(s) % 7))
+def test_pickle_copy_and_bytes_round_trip(state):
+    state.update(SCORES, LABELS)
+    frame = state.to_bytes()
+    assert frame[:4] == b"TCE\0"
+    kind = type(state)
+    for restored in (pickle.loads(pickle.dumps(state)), copy.copy(state), copy.deepcopy(state),
+                     kind.from_bytes(frame), kind.from_bytes(bytearray(frame))):
+        assert type(restored) is kind
+        assert restored.to_bytes() == frame
+        assert restored.ece_bin() == state.ece_bin()
+        if hasattr(state, "ece_sweep"):
+            assert restored.ece_sweep() == state.ece_sweep()
+    # Copies are independent of the original.
+    twin = copy.copy(state)
+    twin.update([0.5], [1])
+    assert state.to_bytes() == frame and twin.to_bytes() != frame
+
+
+def test_pickled_buffer_keeps_its_capacity_and_concurrent_its_shards():
+    b = tce.SortedBuffer(50)
+    b.update([0.1, 0.9], [0, 1])
+    restored = pickle.loads(pickle.dumps(b))
+    assert restored.capacity == 50 and len(restored) == 2
+    assert tce.SortedBuffer.from_bytes(b.to_bytes()).capacity == 2
+    c = tce.ConcurrentHistogram(bins=8, shards=5)
+    assert pickle.loads(pickle.dumps(c)).shards == 5
+
+
+def test_a_decoded_reservoir_and_window_continue_as_the_original():
+    for make in (lambda: tce.Reservoir(200, seed=9), lambda: tce.SlidingWindow(200)):
+        original = make()
+        original.update(SCORES[:3000], LABELS[:3000])
+        twin = type(original).from_bytes(original.to_bytes())
+        original.update(SCORES[3000:], LABELS[3000:])
+        twin.update(SCORES[3000:], LABELS[3000:])
+        assert twin.to_bytes() == original.to_bytes()
+
+
+def test_estimate_objects():
+    e = tce.ece_sweep(SCORES, LABELS)
+    assert float(e) == e.value and isinstance(e.samples, int) and e.samples == len(SCORES)
+    assert pickle.loads(pickle.dumps(e)) == e
+    assert repr(e).startswith("Estimate(value=")
+    k = tce.kde_ece(SCORES, LABELS)
+    assert float(k) == k.value and k.samples == len(SCORES)

@@ -30,6 +30,7 @@ pub(crate) enum Failure {
         error: ReduceError,
     },
     Kde(KdeError),
+    Smooth(tce::smece::SmoothEceError),
     /// An exception class of `tce._py` by name, with its message (the simulator, the
     /// fits, options and shapes).
     Named(&'static str, String),
@@ -54,7 +55,8 @@ from_core!(
     Merge(MergeError),
     Decode(DecodeError),
     Encode(EncodeError),
-    Kde(KdeError)
+    Kde(KdeError),
+    Smooth(tce::smece::SmoothEceError)
 );
 
 impl Failure {
@@ -172,6 +174,10 @@ impl Failure {
             F::Kde(KdeError::Input(e)) => push(e, q),
             F::Kde(e @ KdeError::Empty) => ("NoSamples", e.to_string()),
             F::Kde(e) => ("KdeUndefined", e.to_string()),
+            F::Smooth(tce::smece::SmoothEceError::Input(e)) => push(e, q),
+            F::Smooth(e @ tce::smece::SmoothEceError::Empty) => ("NoSamples", e.to_string()),
+            // The search's own bandwidths and scratch are always valid.
+            F::Smooth(e) => ("InternalError", e.to_string()),
             F::Named(name, message) => (name, message),
             F::Memory(what) => ("MemoryError", format!("cannot allocate {what}")),
         }

@@ -105,6 +105,43 @@ impl KdeEstimate {
     }
 }
 
+/// Smooth ECE (Błasiok & Nakkiran 2023) as relplot computes it: ``value`` (a fraction,
+/// an l1 quantity) at the bandwidth ``bandwidth`` σ* found by relplot's bisection.
+#[pyclass(frozen, module = "tce", get_all)]
+#[derive(Clone, Copy, Debug)]
+pub struct SmoothEstimate {
+    /// smECE at σ*, a fraction.
+    pub value: f64,
+    /// σ*, the kernel bandwidth.
+    pub bandwidth: f64,
+    /// The number of samples n.
+    pub samples: usize,
+}
+
+#[pymethods]
+impl SmoothEstimate {
+    fn __repr__(&self) -> String {
+        format!(
+            "SmoothEstimate(value={:?}, bandwidth={:?}, samples={})",
+            self.value, self.bandwidth, self.samples
+        )
+    }
+
+    fn __float__(&self) -> f64 {
+        self.value
+    }
+}
+
+impl SmoothEstimate {
+    pub(crate) fn new(e: tce::SmoothEce, samples: usize) -> Self {
+        SmoothEstimate {
+            value: e.value,
+            bandwidth: e.bandwidth,
+            samples,
+        }
+    }
+}
+
 /// The statistics of each bin, column by column.
 #[derive(Default)]
 pub(crate) struct Reliability {

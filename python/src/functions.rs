@@ -10,7 +10,7 @@ use tce::{
 };
 
 use crate::errors::{Failure, Quote};
-use crate::estimates::{self, Estimate, KdeEstimate, Reliability, Which};
+use crate::estimates::{self, Estimate, KdeEstimate, Reliability, SmoothEstimate, Which};
 use crate::input::with_samples;
 use crate::options::{self, boxed};
 
@@ -234,6 +234,28 @@ pub fn kde_ece(
     with_samples(scores, labels, logits, |scores, labels| {
         let e = tce::kde::kde_calibration_error(scores, labels, norm)?;
         Ok(KdeEstimate::new(e, scores.len()))
+    })
+}
+
+/// Smooth ECE (Błasiok & Nakkiran 2023), exactly as relplot 1.0.3's ``smECE`` computes
+/// it (reflected Gaussian kernel, its grids, its bandwidth bisection): a
+/// :class:`SmoothEstimate` with ``value`` and the bandwidth σ*. An l1 quantity: there is
+/// no ``norm``.
+#[pyfunction]
+#[pyo3(signature = (scores, labels, *, logits=false))]
+pub fn smooth_ece(
+    scores: &Bound<'_, PyAny>,
+    labels: &Bound<'_, PyAny>,
+    logits: bool,
+) -> PyResult<SmoothEstimate> {
+    with_samples(scores, labels, logits, |scores, labels| {
+        let mut scratch = Vec::new();
+        scratch
+            .try_reserve_exact(tce::smece::SCRATCH_LEN)
+            .map_err(|_| Failure::Memory("the smooth ECE grids".into()))?;
+        scratch.resize(tce::smece::SCRATCH_LEN, 0.0);
+        let e = tce::smooth_ece(scores, labels, &mut scratch)?;
+        Ok(SmoothEstimate::new(e, scores.len()))
     })
 }
 

@@ -26,11 +26,13 @@ fn _tce(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_COUNT", tce::MAX_COUNT)?;
     m.add_class::<estimates::Estimate>()?;
     m.add_class::<estimates::KdeEstimate>()?;
+    m.add_class::<estimates::SmoothEstimate>()?;
     m.add_function(wrap_pyfunction!(functions::ece_bin, m)?)?;
     m.add_function(wrap_pyfunction!(functions::ece_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(functions::ece_debias, m)?)?;
     m.add_function(wrap_pyfunction!(functions::mce, m)?)?;
     m.add_function(wrap_pyfunction!(functions::kde_ece, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::smooth_ece, m)?)?;
     m.add_function(wrap_pyfunction!(functions::reliability_bins, m)?)?;
     m.add_class::<states::Histogram>()?;
     m.add_class::<states::SortedBuffer>()?;

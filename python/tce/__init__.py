@@ -7,7 +7,7 @@ The estimators of Roelofs et al., "Mitigating Bias in Calibration Error Estimati
     print(tce.ece_sweep(scores, labels))
 
 Functions over arrays: :func:`ece_bin`, :func:`ece_sweep`, :func:`ece_debias`,
-:func:`mce`, :func:`kde_ece`, :func:`reliability_bins`. Monitoring states:
+:func:`mce`, :func:`kde_ece`, :func:`smooth_ece`, :func:`reliability_bins`. Monitoring states:
 :class:`Histogram`, :class:`SortedBuffer`, :class:`SlidingWindow`, :class:`Reservoir`,
 :class:`DecayingHistogram`, :class:`ConcurrentHistogram`. The simulator and fits:
 :class:`Model`, :func:`simulate`, :func:`fit`, :func:`fit_recalibration`. Errors: every

@@ -37,6 +37,14 @@ class KdeEstimate:
     samples: int
     def __float__(self) -> float: ...
 
+class SmoothEstimate:
+    """Smooth ECE (relplot's smECE): value (l1, a fraction), bandwidth σ*, samples n."""
+
+    value: float
+    bandwidth: float
+    samples: int
+    def __float__(self) -> float: ...
+
 def ece_bin(scores: ArrayLike, labels: ArrayLike, *, binning: Binning = "equal_mass",
             bins: int = 15, norm: float = 2.0, closure: ClosureName = "left",
             ties: TiesName = "split", logits: bool = False) -> Estimate: ...
@@ -52,6 +60,8 @@ def ece_sweep(scores: ArrayLike, labels: ArrayLike, *, binning: Binning = "equal
               logits: bool = False) -> Estimate: ...
 def kde_ece(scores: ArrayLike, labels: ArrayLike, *, norm: float = 2.0,
             logits: bool = False) -> KdeEstimate: ...
+def smooth_ece(scores: ArrayLike, labels: ArrayLike, *,
+               logits: bool = False) -> SmoothEstimate: ...
 def reliability_bins(scores: ArrayLike, labels: ArrayLike, *, binning: Binning = "equal_mass",
                      bins: int = 15, closure: ClosureName = "left", ties: TiesName = "split",
                      logits: bool = False) -> ReliabilityBins: ...

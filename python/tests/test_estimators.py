@@ -43,10 +43,35 @@ def test_every_estimate_equals_the_cli_bit_for_bit(cli, path, cli_args, keywords
     report = json.loads(out)
     scores, labels = load_csv(path)
     assert report["n"] == len(scores)
-    assert len(report["estimates"]) == 8
+    assert len(report["estimates"]) == 9  # eight binned estimates and smooth ECE
     for row in report["estimates"]:
+        if row["estimator"] == "smece":
+            e = tce.smooth_ece(scores, labels)
+            assert (e.value, e.bandwidth, e.samples) == (
+                row["value"], row["bandwidth"], report["n"]), row
+            continue
         e = python_estimate(row["estimator"], row["binning"], scores, labels, keywords)
         assert (e.value, e.bins, e.samples) == (row["value"], row["bins"], report["n"]), row
+
+
+def test_smooth_ece_equals_relplot_on_the_bundled_data():
+    # tests/fixtures/smece_relplot.csv: relplot 1.0.3's smECE and sigma* (its header
+    # says how it was made).
+    fixture = CSV_FILES[0].parent.parent / "tests" / "fixtures" / "smece_relplot.csv"
+    rows = [line.split(",") for line in fixture.read_text().splitlines()
+            if line and not line.startswith("#")][1:]
+    checked = 0
+    for source, n, value, sigma, *_ in rows:
+        if source == "spec_worked_example":
+            scores, labels = np.array(SPEC_F), np.array(SPEC_Y)
+        else:
+            scores, labels = load_csv(CSV_FILES[0].parent.parent / source)
+        e = tce.smooth_ece(scores, labels)
+        assert e.samples == int(n)
+        assert e.bandwidth == float(sigma)
+        assert abs(e.value - float(value)) < 1e-12, source
+        checked += 1
+    assert checked == 7
 
 
 SPEC_TABLE = [  # SPEC §9: (binning, bins or None for the sweep, p=1, p=2, b*)

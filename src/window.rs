@@ -11,7 +11,8 @@
 //! they cost on a sorted buffer.
 
 use crate::buffer::{
-    record_running_hits, sort_by_score_then_arrival, Slot, SortedSamples, MAX_CAPACITY,
+    record_running_hits, sort_by_arrival, sort_by_score_then_arrival, Slot, SortedSamples,
+    MAX_CAPACITY,
 };
 use crate::error::{ConfigError, PushError};
 use crate::limits::{add_counts, batch_count};
@@ -270,7 +271,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
     pub(crate) fn arrival_order(&mut self) -> impl Iterator<Item = (f64, u8)> + '_ {
         let slots = &mut self.slots.as_mut()[..self.len];
         // Relative arrivals are distinct, so ordering by `order` is ordering by arrival.
-        slots.sort_unstable_by_key(|slot| slot.order);
+        sort_by_arrival(slots);
         self.unsorted = true;
         self.stale = true;
         slots.iter().map(|slot| (slot.score, slot.label()))

@@ -1908,7 +1908,9 @@ tce_status tce_decaying_histogram_decode(struct tce_decaying_histogram *h,
 
 /**
  * The size and alignment of the scratch memory the one-call functions need for `n`
- * samples (the layout of a sorted buffer of capacity n: about 16 bytes a sample).
+ * samples: the layout of a sorted buffer of capacity 2n (about 32 bytes a sample), half
+ * for the samples and half for the radix sort's second array (for n above 2^30 − 1, of
+ * the largest capacity, 2^31 − 1: the sort then runs in place, slower).
  *
  * Errors: `ZERO_CAPACITY` (n = 0), `CAPACITY_TOO_LARGE`, `NULL_POINTER`, `MISALIGNED`.
  *
@@ -1921,7 +1923,8 @@ tce_status tce_scratch_layout(size_t n, size_t *size, size_t *align);
  * ECE_bin of the samples (`scores[i]`, `labels[i]`) with `options->bins` bins of
  * `options->binning` and norm `options->p`, using `scratch` (see `tce_scratch_layout`)
  * instead of allocating. Equals the value of a sorted buffer (and, for equal width, of a
- * histogram) fed the same samples, bit for bit.
+ * histogram) fed the same samples, bit for bit. Equal width bins the samples into a
+ * histogram in O(n) without sorting them; equal mass sorts them.
  *
  * Errors: `NULL_POINTER`, `MISALIGNED`, `INVALID_ENUM`, `INVALID_NORM`,
  * `LENGTH_MISMATCH`, `NO_SAMPLES` (n = 0), `BUFFER_TOO_SMALL` (scratch below

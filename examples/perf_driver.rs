@@ -10,6 +10,8 @@
 //! Every case first generates the inputs of benches/core.rs (n samples, default 10^6);
 //! the case `gen` does only that, so a case's own count is its total minus `gen`'s
 //! (`gen-ties` for `em-ties`).
+//! The buffers have capacity 2n, so that `sorted()` sorts with the free half (the radix
+//! sort; before it, the same call sorted in place).
 //! Cases: `gen`, `em` (sorted + ECE_bin(15) + ECE_sweep, equal mass, realistic scores),
 //! `em-ties` (the same with 30 % exact 1.0), `sort` (the sort alone, realistic),
 //! `push` (`Histogram::push_batch`, 15 bins), `ew-oneshot` (`tce_ece_bin`, equal width,
@@ -47,13 +49,13 @@ fn main() {
     let case = args.get(1).map_or("gen", String::as_str);
     let n: usize = args.get(2).map_or(1_000_000, |n| n.parse().expect("N"));
     let (scores, labels) = samples(case.ends_with("ties"), n);
-    // n slots, and room for the one-call scratch's header.
-    let mut storage = vec![Slot::EMPTY; n + 4];
+    // 2n slots and room for a header: the one-call scratch (tce_scratch_layout(n)).
+    let mut storage = vec![Slot::EMPTY; 2 * n + 4];
     let scratch_len = std::mem::size_of_val(&storage[..]);
     match case {
         "gen" | "gen-ties" => {}
         "em" | "em-ties" => {
-            let mut buffer = SortedBuffer::with_storage(&mut storage[..n]).unwrap();
+            let mut buffer = SortedBuffer::with_storage(&mut storage[..2 * n]).unwrap();
             buffer.push_batch(&scores, &labels).unwrap();
             let sorted = buffer.sorted();
             let bin = sorted.ece_bin(Binning::EQUAL_MASS, 15, Norm::L2).unwrap();
@@ -63,30 +65,18 @@ fn main() {
             println!("{} {} {}", bin.value, sweep.value, sweep.bins);
         }
         "sort" => {
-            let mut buffer = SortedBuffer::with_storage(&mut storage[..n]).unwrap();
+            let mut buffer = SortedBuffer::with_storage(&mut storage[..2 * n]).unwrap();
             buffer.push_batch(&scores, &labels).unwrap();
             black_box(buffer.sorted().len());
         }
-        "sort-lsd" | "sort-lsd-ties" => {
-            let mut scratch = vec![Slot::EMPTY; n];
-            let mut buffer = SortedBuffer::with_storage(&mut storage[..n]).unwrap();
-            buffer.push_batch(&scores, &labels).unwrap();
-            black_box(buffer.sorted_with(&mut scratch).len());
-        }
         // Not for callgrind: the fastest of `N` runs of the sort / EM pipeline, in ms.
-        "time-sort" | "time-em" | "time-sort-ties" | "time-em-ties" | "time-lsd"
-        | "time-lsd-ties" => {
+        "time-sort" | "time-em" | "time-sort-ties" | "time-em-ties" => {
             let mut fastest = f64::INFINITY;
-            let mut scratch = vec![Slot::EMPTY; n];
             for _ in 0..21 {
-                let mut buffer = SortedBuffer::with_storage(&mut storage[..n]).unwrap();
+                let mut buffer = SortedBuffer::with_storage(&mut storage[..2 * n]).unwrap();
                 buffer.push_batch(&scores, &labels).unwrap();
                 let start = std::time::Instant::now();
-                let sorted = if case.starts_with("time-lsd") {
-                    buffer.sorted_with(&mut scratch)
-                } else {
-                    buffer.sorted()
-                };
+                let sorted = buffer.sorted();
                 if case.starts_with("time-em") {
                     black_box(sorted.ece_bin(Binning::EQUAL_MASS, 15, Norm::L2).unwrap());
                     black_box(
@@ -116,7 +106,7 @@ fn main() {
                 samples: 0,
                 bins: 0,
             };
-            // SAFETY: the arrays and the scratch are live for the call; the scratch (16
+            // SAFETY: the arrays and the scratch are live for the call; the scratch (32
             // bytes a sample and 64 more) holds tce_scratch_layout(n).
             let status = unsafe {
                 tce_ece_bin(

@@ -1908,9 +1908,7 @@ tce_status tce_decaying_histogram_decode(struct tce_decaying_histogram *h,
 
 /**
  * The size and alignment of the scratch memory the one-call functions need for `n`
- * samples: the layout of a sorted buffer of capacity 2n (about 32 bytes a sample), half
- * for the samples and half for the radix sort's second array (for n above 2^30 − 1, of
- * the largest capacity, 2^31 − 1: the sort then runs in place, slower).
+ * samples (the layout of a sorted buffer of capacity n: about 16 bytes a sample).
  *
  * Errors: `ZERO_CAPACITY` (n = 0), `CAPACITY_TOO_LARGE`, `NULL_POINTER`, `MISALIGNED`.
  *

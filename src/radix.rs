@@ -1,30 +1,31 @@
 //! The sorts of samples.
 //!
 //! **With scratch** (a second array of at least n slots: 16 bytes a sample): a stable
-//! least-significant-digit radix sort by the score's bits, O(n) a pass. Scores are in
-//! [0, 1] with −0 stored as +0 (`SortedBuffer::append`), non-negative floats, whose bit
-//! patterns order like their values. One counting read finds the byte positions in
-//! which every score agrees (for scores in [1/16, 1], the top byte; for float32 outputs
-//! widened to f64, the three low bytes too), and those passes are skipped: 7 passes for
-//! the f64 scores of the benchmarks, 4 for float32 data. A stable sort by score keeps
-//! equal scores in storage order; that is arrival order when the storage is a sorted
-//! prefix followed by later arrivals in order (every buffer that only appends), which
-//! one read checks. Otherwise (a reservoir's replacements land anywhere) the sort first
-//! orders by arrival, with passes over the bytes of the arrival numbers that differ.
-//! The counts take 8 KiB of stack; nothing else besides the two arrays.
+//! radix sort by the score's bits, most significant digit first (`by_score`), O(n) a
+//! level and at most 8 levels, fewer when the scores agree in their top bits. Scores are
+//! in [0, 1] with −0 stored as +0 (`SortedBuffer::append`), non-negative floats, whose
+//! bit patterns order like their values. A stable sort by score keeps equal scores in
+//! storage order; that is arrival order when the storage is a sorted prefix followed by
+//! later arrivals in order (every buffer that only appends), which one read checks.
+//! Otherwise (a reservoir's replacements land anywhere) the sort first orders by
+//! arrival, with LSD passes over the bytes of the arrival numbers that differ (`lsd`).
+//! Stack: 2 KiB a level of `by_score`, 8 KiB for `lsd`.
 //!
 //! **In place** (no scratch): the standard library's pattern-defeating quicksort by
 //! score, then each run of equal scores by arrival. An in-place radix sort (American
 //! flag sort, with and without ska_sort's rounds) was tried and ran slower than this at
-//! n = 10^6 on 16-byte slots: its swaps chase one cache miss after another.
+//! n = 10^6 on 16-byte slots: its swaps chase one cache miss after another. So did
+//! plain LSD passes with scratch (seven passes through memory for full f64 scores).
 //!
 //! Either way the order is bit for bit that of a stable comparison sort by score with
-//! ties in arrival order (SPEC §3.2; the property tests below check it).
+//! ties in arrival order (SPEC §3.2; the property tests below check it). The radix path
+//! has no panic path (indices through `get`); the in-place one keeps the standard
+//! library's (an `Ord` violation, impossible for integer keys).
 
 use crate::buffer::Slot;
 
-/// Inputs up to this long are sorted in place: the passes would not pay for themselves.
-const SMALL: usize = 64;
+/// Inputs and buckets up to this long are finished by insertion sort.
+const SMALL: usize = 48;
 /// Buckets of a pass: one byte of the key.
 const BUCKETS: usize = 256;
 
@@ -50,8 +51,7 @@ pub(crate) fn sort_by_arrival(slots: &mut [Slot]) {
 }
 
 /// Sorts slots by score, equal scores in arrival order (SPEC §3.2), with `scratch` of
-/// at least as many slots: a stable least-significant-digit radix sort, O(n) a pass,
-/// that skips every digit position in which all keys agree. `prefix` slots at the front
+/// at least as many slots: the stable radix sort of the module docs. `prefix` slots at the front
 /// are already sorted (the rest was appended after them); with them, the check below
 /// often spares the passes over the arrival numbers. Without enough scratch, sorts in
 /// place as [`sort_by_score_then_arrival`].
@@ -77,11 +77,110 @@ pub(crate) fn sort_by_score_then_arrival_in(
     if !appended_in_order(from, prefix) {
         flipped ^= lsd(&mut from, &mut to, |slot| u64::from(slot.order), 4);
     }
-    flipped ^= lsd(&mut from, &mut to, |slot| slot.score.to_bits(), 8);
-    if flipped {
-        // The result is in the scratch (`from`); `to` is the storage.
-        for (place, slot) in to.iter_mut().zip(from.iter()) {
+    // `from` holds the data; the result must end in the storage, which is `to` if the
+    // arrival passes flipped the two.
+    by_score(from, to, 64, flipped);
+}
+
+/// Sorts `from` stably by the low `bits` bits of the score bits (the higher ones agree),
+/// with `to` (as long) as the second array, leaving the result in `to` if `into_to`, else
+/// in `from`.
+///
+/// Most significant digit first: the input is distributed (stably: a counting pass, then
+/// each slot copied to its bucket's next place in the other array) by the 8 bits below
+/// its highest varying bit, and each bucket sorted the same way on the bits below, until
+/// buckets are short enough for insertion sort. (LSD passes would each read and write
+/// all n slots in memory, seven times for full f64 scores; here only the first level or
+/// two run through memory, the rest in the cache. Digits start at the highest varying
+/// bit, not at byte boundaries: for scores in [0.1, 1] the top byte of the exponent
+/// hardly varies.) Depth ≤ 8, 2 KiB of stack a level.
+fn by_score(from: &mut [Slot], to: &mut [Slot], bits: u32, into_to: bool) {
+    let score = |slot: &Slot| slot.score.to_bits();
+    if from.len() <= SMALL {
+        stable_insertion_sort(from, score);
+        if into_to {
+            for (place, slot) in to.iter_mut().zip(from.iter()) {
+                *place = *slot;
+            }
+        }
+        return;
+    }
+    let first = from.first().map_or(0, score);
+    let varying = from.iter().fold(0, |v, slot| v | (score(slot) ^ first));
+    // (The bits above agree by construction; the mask makes `shift < bits`, and so the
+    // end of the recursion, hold whatever the input.)
+    let varying = varying
+        & if bits >= 64 {
+            u64::MAX
+        } else {
+            (1 << bits) - 1
+        };
+    if varying == 0 {
+        // All equal: already in order (storage order is the tie order).
+        if into_to {
+            for (place, slot) in to.iter_mut().zip(from.iter()) {
+                *place = *slot;
+            }
+        }
+        return;
+    }
+    let shift = (63 - varying.leading_zeros()).saturating_sub(7);
+    let digit = |slot: &Slot| (score(slot) >> shift) as usize & (BUCKETS - 1);
+    let mut counts = [0u32; BUCKETS];
+    for slot in from.iter() {
+        counts[digit(slot)] += 1;
+    }
+    let (mut heads, mut sum) = ([0u32; BUCKETS], 0u32);
+    for (head, &count) in heads.iter_mut().zip(&counts) {
+        *head = sum;
+        sum += count;
+    }
+    for slot in from.iter() {
+        let head = &mut heads[digit(slot)];
+        // In range: the heads of each digit stop at its count, which add up to n.
+        if let Some(place) = to.get_mut(*head as usize) {
             *place = *slot;
+        }
+        *head += 1;
+    }
+    // Each bucket now lies in `to`, in the same place as in `from`; sort it on the bits
+    // below with the roles swapped (so the result lands where it must).
+    let mut start = 0;
+    for &count in &counts {
+        let end = start + count as usize;
+        match (to.get_mut(start..end), from.get_mut(start..end)) {
+            (Some([single]), Some([place])) if !into_to => *place = *single,
+            (Some(data), Some(other)) if data.len() > 1 => by_score(data, other, shift, !into_to),
+            _ => {}
+        }
+        start = end;
+    }
+}
+
+/// Insertion sort by `key`, stable (a slot moves only past strictly larger keys), for
+/// short ranges. (`get` instead of indexing: the indices are in range, and the misses,
+/// which cannot happen, return instead of panicking.)
+fn stable_insertion_sort<K: Fn(&Slot) -> u64>(slots: &mut [Slot], key: K) {
+    for i in 1..slots.len() {
+        let Some(&moving) = slots.get(i) else {
+            return;
+        };
+        let k = key(&moving);
+        let mut gap = i;
+        while gap > 0 {
+            let Some(&before) = slots.get(gap - 1) else {
+                return;
+            };
+            if key(&before) <= k {
+                break;
+            }
+            if let Some(place) = slots.get_mut(gap) {
+                *place = before;
+            }
+            gap -= 1;
+        }
+        if let Some(place) = slots.get_mut(gap) {
+            *place = moving;
         }
     }
 }
@@ -168,9 +267,9 @@ mod tests {
 
     fn same_bits(a: &[Slot], b: &[Slot]) -> bool {
         a.len() == b.len()
-            && a.iter().zip(b).all(|(x, y)| {
-                x.score.to_bits() == y.score.to_bits() && x.order == y.order
-            })
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| x.score.to_bits() == y.score.to_bits() && x.order == y.order)
     }
 
     /// Scores as the states store them (−0 already +0): the values real data and the
@@ -197,12 +296,13 @@ mod tests {
     /// Samples in a random storage order (as a reservoir holds them), arrivals distinct.
     fn shuffled(max: usize) -> impl Strategy<Value = Vec<Slot>> {
         (0.0..0.6f64)
-            .prop_flat_map(move |ones| {
-                proptest::collection::vec((score(ones), 0u32..2), 0..max)
-            })
+            .prop_flat_map(move |ones| proptest::collection::vec((score(ones), 0u32..2), 0..max))
             .prop_flat_map(|samples| {
                 let n = samples.len() as u32;
-                (Just(samples), Just((0..n).collect::<Vec<u32>>()).prop_shuffle())
+                (
+                    Just(samples),
+                    Just((0..n).collect::<Vec<u32>>()).prop_shuffle(),
+                )
             })
             .prop_map(|(samples, arrivals)| {
                 samples
@@ -294,8 +394,36 @@ mod tests {
     }
 
     #[test]
+    fn sorts_a_large_skewed_input() {
+        // Several levels of distribution before the buckets fit the cache: 200 000 full
+        // f64 scores skewed towards 1 (as the benchmarks'), a third of them exact 1.0.
+        let n = 200_000u32;
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let slots: Vec<Slot> = (0..n)
+            .map(|i| {
+                state ^= state >> 12;
+                state ^= state << 25;
+                state ^= state >> 27;
+                let u =
+                    (state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64;
+                let score = if i % 3 == 0 {
+                    1.0
+                } else {
+                    1.0 - 0.9 * u * u * u
+                };
+                slot(score, i, (state & 1) as u32)
+            })
+            .collect();
+        let (radix, in_place) = both_sorts(&slots, 0);
+        assert!(same_bits(&radix, &naive(&slots)));
+        assert!(same_bits(&in_place, &radix));
+    }
+
+    #[test]
     fn too_little_scratch_sorts_in_place() {
-        let slots: Vec<Slot> = (0..200u32).map(|i| slot(f64::from(i % 7) / 7.0, 199 - i, 0)).collect();
+        let slots: Vec<Slot> = (0..200u32)
+            .map(|i| slot(f64::from(i % 7) / 7.0, 199 - i, 0))
+            .collect();
         let mut sorted = slots.clone();
         sort_by_score_then_arrival_in(&mut sorted, &mut [Slot::EMPTY; 10], 0);
         assert!(same_bits(&sorted, &naive(&slots)));

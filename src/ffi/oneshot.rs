@@ -7,14 +7,14 @@
 //!   the samples go into a histogram (`Histogram::push_batch`, O(n), no sort), whose bins
 //!   live on the stack (up to [`STACK_BINS`]) or in the scratch. Its bins are those of
 //!   the sorted path: the same index rule per sample, and exact (order-free) sums;
-//! * **equal mass, and every sweep**: the scratch holds a sorted buffer of the n samples,
-//!   with room for n more, which its radix sort uses as its second array.
+//! * **equal mass, and every sweep**: the scratch holds a sorted buffer of the n samples
+//!   (full, so it sorts in place: see `radix.rs`).
 //!   The equal-width sweep needs the sorted order too (SPEC §4: prefix sums over it, one
 //!   binary search per edge): without it each b would cost O(n).
 //!
 //! The scratch is sized for the sorted path whatever the call (`tce_scratch_layout(n)`),
 //! so one rule serves every function; a histogram of more bins than it holds (B above
-//! about n) takes the sorted path.
+//! about n/2) takes the sorted path.
 
 use core::ffi::c_void;
 use core::mem::{align_of, size_of};
@@ -26,7 +26,7 @@ use super::state::{self, BufferKind};
 use super::status::tce_status;
 use super::types::{options, tce_bin_stats, tce_estimate, tce_options, Options};
 use crate::binning::Binning;
-use crate::buffer::{SortedSamples, MAX_CAPACITY};
+use crate::buffer::SortedSamples;
 use crate::error::PushError;
 use crate::estimate;
 use crate::histogram::Histogram;
@@ -36,9 +36,7 @@ use crate::stats::BinStats;
 const STACK_BINS: usize = 64;
 
 /// The size and alignment of the scratch memory the one-call functions need for `n`
-/// samples: the layout of a sorted buffer of capacity 2n (about 32 bytes a sample), half
-/// for the samples and half for the radix sort's second array (for n above 2^30 − 1, of
-/// the largest capacity, 2^31 − 1: the sort then runs in place, slower).
+/// samples (the layout of a sorted buffer of capacity n: about 16 bytes a sample).
 ///
 /// Errors: `ZERO_CAPACITY` (n = 0), `CAPACITY_TOO_LARGE`, `NULL_POINTER`, `MISALIGNED`.
 ///
@@ -51,18 +49,7 @@ pub unsafe extern "C" fn tce_scratch_layout(
     align: *mut usize,
 ) -> tce_status {
     // SAFETY: forwarded contract.
-    unsafe { super::buffer::tce_sorted_buffer_layout(scratch_capacity(n), size, align) }
-}
-
-/// The capacity of the sorted buffer the scratch holds for `n` samples: room for n more,
-/// which the sort uses as its second array (`SortedBuffer::sorted`). Above the largest
-/// capacity, `n` itself, which the layout then refuses.
-fn scratch_capacity(n: usize) -> usize {
-    if n > MAX_CAPACITY {
-        n
-    } else {
-        n.saturating_mul(2).min(MAX_CAPACITY)
-    }
+    unsafe { super::buffer::tce_sorted_buffer_layout(n, size, align) }
 }
 
 /// What a one-call function computes from the samples.
@@ -111,10 +98,9 @@ unsafe fn with_samples(
             return Err(tce_status::NoSamples);
         }
         // One scratch rule for both paths: `tce_scratch_layout(n)`.
-        let capacity = scratch_capacity(scores.len());
-        state::check_memory::<BufferKind>(scratch.cast(), scratch_len, capacity)?;
-        if let (false, Binning::EqualWidth(closure)) = (job.needs_sort(&options), options.binning)
-        {
+        let n = scores.len();
+        state::check_memory::<BufferKind>(scratch.cast(), scratch_len, n)?;
+        if let (false, Binning::EqualWidth(closure)) = (job.needs_sort(&options), options.binning) {
             let mut stack = [BinStats::EMPTY; STACK_BINS];
             let storage = match stack.get_mut(..options.bins) {
                 Some(storage) => Some(storage),
@@ -130,8 +116,7 @@ unsafe fn with_samples(
         }
         // SAFETY: forwarded contract: scratch writable for `scratch_len` bytes, not
         // overlapping the arrays.
-        let state =
-            unsafe { state::init::<BufferKind>(scratch.cast(), scratch_len, capacity, false)? };
+        let state = unsafe { state::init::<BufferKind>(scratch.cast(), scratch_len, n, false)? };
         state.view.push_batch(scores, labels)?;
         job.sorted(&state.view.sorted(), &options)
     })

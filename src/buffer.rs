@@ -230,7 +230,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     /// one sorts in place, or takes the scratch from [`SortedBuffer::sorted_with`].
     pub fn sorted(&mut self) -> SortedSamples<'_> {
         let len = self.len;
-        let (slots, free) = self.slots.as_mut().split_at_mut(len);
+        // `len` ≤ capacity always; the clamp keeps the call free of a panic path.
+        let storage = self.slots.as_mut();
+        let (slots, free) = storage.split_at_mut(len.min(storage.len()));
         if self.sorted < len {
             crate::radix::sort_by_score_then_arrival_in(slots, free, self.sorted);
             record_running_hits(slots);

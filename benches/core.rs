@@ -1,5 +1,7 @@
 //! Benchmarks of the core, each against a baseline that does the least work the same
-//! job could do. Run with `cargo bench --bench core`.
+//! job could do. Run with `cargo bench --bench core --features ffi` (the one-call row
+//! needs the C ABI); the numpy floor row needs the Python of `TCE_BENCH_PYTHON`
+//! (default target/bench-venv/bin/python, see benches/floor.py) and is skipped without it.
 //!
 //! Criterion times every case; then (only under `cargo bench`, not `cargo test
 //! --benches`) a short self-timed section interleaves each candidate with its baseline
@@ -94,6 +96,9 @@ fn samples(data: Data, n: usize) -> Samples {
 
 /// A buffer holding `samples`, never sorted, and storage to copy it into before each
 /// timed run, so that every run sorts fresh, unsorted data and the copy is not timed.
+///
+/// The copy's capacity is n (full: `sorted()` sorts in place, with pdqsort, as before the
+/// radix sort) or, with `room`, 2n (the free half is the radix sort's scratch).
 struct Unsorted {
     master: SortedBuffer<&'static mut [Slot]>,
     work: Vec<Slot>,
@@ -101,13 +106,21 @@ struct Unsorted {
 
 impl Unsorted {
     fn new(s: &Samples) -> Self {
+        Self::with_capacity(s, s.scores.len())
+    }
+
+    fn with_room(s: &Samples) -> Self {
+        Self::with_capacity(s, 2 * s.scores.len())
+    }
+
+    fn with_capacity(s: &Samples, capacity: usize) -> Self {
         // Leaked once per data set: the master must outlive every copy.
         let storage = Box::leak(vec![Slot::EMPTY; s.scores.len()].into_boxed_slice());
         let mut master = SortedBuffer::with_storage(storage).unwrap();
         master.push_batch(&s.scores, &s.labels).unwrap();
         Unsorted {
             master,
-            work: vec![Slot::EMPTY; s.scores.len()],
+            work: vec![Slot::EMPTY; capacity],
         }
     }
 
@@ -147,6 +160,33 @@ impl UnsortedScores {
 fn sum_scores_and_hits(scores: &[f64], labels: &[u8]) -> (f64, u64) {
     let (mut sum, mut hits) = (0.0f64, 0u64);
     for (&score, &label) in scores.iter().zip(labels) {
+        sum += score;
+        hits += u64::from(label);
+    }
+    (sum, hits)
+}
+
+/// Baseline of the batch push at the floor: the same two sums over the same slices with
+/// sixteen independent accumulators each, which the compiler vectorises (packed `addpd`
+/// for the scores, bytes widened with `punpcklbw`/`punpcklwd` and added with `paddd` for
+/// the labels; checked in the disassembly, see docs/performance.md). A plain read of the
+/// inputs at memory speed, as numpy's `np.sum` is. (The label lanes are `u32`: exact up
+/// to 2^32 samples a lane, far more than the bench's.)
+#[inline(never)]
+fn sum_vectorised(scores: &[f64], labels: &[u8]) -> (f64, u64) {
+    const LANES: usize = 16;
+    let (mut sums, mut hits) = ([0.0f64; LANES], [0u32; LANES]);
+    let (score_chunks, label_chunks) = (scores.chunks_exact(LANES), labels.chunks_exact(LANES));
+    let (score_tail, label_tail) = (score_chunks.remainder(), label_chunks.remainder());
+    for (s, l) in score_chunks.zip(label_chunks) {
+        for lane in 0..LANES {
+            sums[lane] += s[lane];
+            hits[lane] += u32::from(l[lane]);
+        }
+    }
+    let mut hits: u64 = hits.iter().map(|&h| u64::from(h)).sum();
+    let mut sum: f64 = sums.iter().sum();
+    for (&score, &label) in score_tail.iter().zip(label_tail) {
         sum += score;
         hits += u64::from(label);
     }
@@ -213,6 +253,9 @@ fn bench_batch_push(c: &mut Criterion) {
     group.bench_function("baseline_sum", |b| {
         b.iter(|| sum_scores_and_hits(black_box(&s.scores), black_box(&s.labels)))
     });
+    group.bench_function("baseline_sum_vectorised", |b| {
+        b.iter(|| sum_vectorised(black_box(&s.scores), black_box(&s.labels)))
+    });
     group.bench_function("histogram_push_batch", |b| {
         let mut histogram = Histogram::<[BinStats; BINS]>::new(Closure::Left);
         b.iter(|| {
@@ -274,6 +317,15 @@ fn bench_equal_mass(c: &mut Criterion) {
         group.bench_function(format!("{}/sort+ece_bin+ece_sweep", data.name()), |b| {
             b.iter_custom(|iters| time_fresh!(iters, buffer.fresh(), |x| em_pipeline(&mut { x })))
         });
+        let mut roomy = Unsorted::with_room(&s);
+        group.bench_function(
+            format!("{}/radix_sort+ece_bin+ece_sweep", data.name()),
+            |b| {
+                b.iter_custom(|iters| {
+                    time_fresh!(iters, roomy.fresh(), |x| em_pipeline(&mut { x }))
+                })
+            },
+        );
         // The parts, to see where the time goes.
         group.bench_function(format!("{}/part_sort_only", data.name()), |b| {
             b.iter_custom(|iters| time_fresh!(iters, buffer.fresh(), |x| { x }.sorted().len()))
@@ -416,6 +468,53 @@ fn ratios() {
         },
     );
     row("EW push_batch 1e6 vs sum loop", base, cand, Some(2.0));
+    let (base, cand) = interleaved(
+        || {
+            time_fresh!(1, (), |_x| sum_vectorised(
+                black_box(&s.scores),
+                black_box(&s.labels)
+            ))
+        },
+        || {
+            let mut h = Histogram::<[BinStats; BINS]>::new(Closure::Left);
+            time_fresh!(1, (), |_x| push_batch(
+                black_box(&mut h),
+                black_box(&s.scores),
+                black_box(&s.labels)
+            ))
+        },
+    );
+    row(
+        "EW push_batch 1e6 vs vectorised sum (16 accumulators)",
+        base,
+        cand,
+        Some(4.0),
+    );
+    #[cfg(feature = "ffi")]
+    {
+        let mut scratch = vec![Slot::EMPTY; 2 * N + 4];
+        let mut value = 0.0;
+        let (base, cand) = interleaved(
+            || {
+                let mut h = Histogram::<[BinStats; BINS]>::new(Closure::Left);
+                time_fresh!(1, (), |_x| push_batch(
+                    black_box(&mut h),
+                    black_box(&s.scores),
+                    black_box(&s.labels)
+                ))
+            },
+            || time_fresh!(1, (), |_x| value = ew_one_call(&s, &mut scratch)),
+        );
+        row(
+            "EW one-call tce_ece_bin(15) 1e6 vs Histogram::push_batch",
+            base,
+            cand,
+            Some(1.2),
+        );
+        let mut h = Histogram::<[BinStats; BINS]>::new(Closure::Left);
+        h.push_batch(&s.scores, &s.labels).unwrap();
+        assert_eq!(value, h.ece_bin(Norm::L2).unwrap().value, "same value");
+    }
     // What any histogram pays before summing scores: the bin index and a count and hit
     // update per sample, with the same four-lane trick as the core (reference only).
     let (base, cand) = interleaved(
@@ -443,20 +542,50 @@ fn ratios() {
     for data in [Data::Realistic, Data::Ties] {
         let s = samples(data, N);
         let (mut buffer, mut scores) = (Unsorted::new(&s), UnsortedScores::new(&s));
-        let mut result = (0.0, 0.0, 0);
+        let mut roomy = Unsorted::with_room(&s);
+        let (mut result, mut in_place) = ((0.0, 0.0, 0), (0.0, 0.0, 0));
         let (base, cand) = interleaved(
-            || time_fresh!(1, scores.fresh(), |x| sort_scores(x)),
-            || time_fresh!(1, buffer.fresh(), |x| result = em_pipeline(&mut { x })),
+            || time_fresh!(1, buffer.fresh(), |x| in_place = em_pipeline(&mut { x })),
+            || time_fresh!(1, roomy.fresh(), |x| result = em_pipeline(&mut { x })),
         );
+        assert_eq!(result, in_place, "the two sorts give the same estimates");
         row(
             &format!(
-                "EM sort+ece_bin+ece_sweep 1e6 ({}) vs sort_unstable",
+                "EM radix sort+ece_bin+ece_sweep 1e6 ({}) vs the same sorting in place (pdqsort, as before)",
                 data.name()
             ),
             base,
             cand,
-            Some(1.5),
+            Some(0.5),
         );
+        let (base, cand) = interleaved(
+            || time_fresh!(1, scores.fresh(), |x| sort_scores(x)),
+            || time_fresh!(1, roomy.fresh(), |x| result = em_pipeline(&mut { x })),
+        );
+        row(
+            &format!(
+                "EM radix sort+ece_bin+ece_sweep 1e6 ({}) vs sort_unstable",
+                data.name()
+            ),
+            base,
+            cand,
+            None,
+        );
+        match numpy_sort(&s.scores) {
+            Ok((numpy, version)) => row(
+                &format!(
+                    "EM radix sort+ece_bin+ece_sweep 1e6 ({}) vs numpy {version} np.sort",
+                    data.name()
+                ),
+                numpy,
+                cand,
+                Some(1.5),
+            ),
+            Err(why) => println!(
+                "| EM 1e6 ({}) vs np.sort | skipped: {why} | | | | |",
+                data.name()
+            ),
+        }
         figures.push((data, result));
     }
 
@@ -536,6 +665,74 @@ fn ratios() {
             ms(t)
         );
     }
+}
+
+/// The one-call `tce_ece_bin` with 15 equal-width bins.
+#[cfg(feature = "ffi")]
+#[inline(never)]
+fn ew_one_call(s: &Samples, scratch: &mut [Slot]) -> f64 {
+    use tce::ffi::{tce_binning, tce_ece_bin, tce_estimate, tce_options, tce_status};
+    let options = tce_options {
+        binning: tce_binning::EqualWidth as u32,
+        bins: BINS,
+        ..Default::default()
+    };
+    let mut out = tce_estimate {
+        value: 0.0,
+        samples: 0,
+        bins: 0,
+    };
+    // SAFETY: the arrays and the scratch are live for the call, the scratch's length is
+    // its size in bytes (2n + 4 slots: more than tce_scratch_layout(n)).
+    let status = unsafe {
+        tce_ece_bin(
+            s.scores.as_ptr(),
+            s.scores.len(),
+            s.labels.as_ptr(),
+            s.labels.len(),
+            &options,
+            scratch.as_mut_ptr().cast(),
+            std::mem::size_of_val(scratch),
+            &mut out,
+        )
+    };
+    assert_eq!(status, tce_status::Ok);
+    out.value
+}
+
+/// numpy's `np.sort` of `scores` (benches/floor.py, RUNS runs): its median and fastest
+/// run, and numpy's version.
+fn numpy_sort(scores: &[f64]) -> Result<(Runs, String), String> {
+    let python = std::env::var("TCE_BENCH_PYTHON").unwrap_or_else(|_| {
+        concat!(env!("CARGO_MANIFEST_DIR"), "/target/bench-venv/bin/python").to_owned()
+    });
+    let path = std::env::temp_dir().join(format!("tce-bench-scores-{}.f64", std::process::id()));
+    let bytes: Vec<u8> = scores.iter().flat_map(|x| x.to_le_bytes()).collect();
+    std::fs::write(&path, bytes).map_err(|e| e.to_string())?;
+    let output = std::process::Command::new(&python)
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/benches/floor.py"))
+        .arg(&path)
+        .arg(RUNS.to_string())
+        .output();
+    let _ = std::fs::remove_file(&path);
+    let output = output.map_err(|e| format!("{python}: {e} (see benches/floor.py)"))?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+    }
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    let millis = |i: usize| -> Result<Duration, String> {
+        let ms: f64 = fields
+            .get(i)
+            .and_then(|f| f.parse().ok())
+            .ok_or_else(|| format!("unexpected output of floor.py: {text}"))?;
+        Ok(Duration::from_secs_f64(ms / 1e3))
+    };
+    let runs = Runs {
+        median: millis(0)?,
+        fastest: millis(1)?,
+    };
+    Ok((runs, fields.get(2).unwrap_or(&"?").to_string()))
 }
 
 fn per(total: Duration, n: usize) -> f64 {

@@ -1941,7 +1941,8 @@ tce_status tce_scratch_layout(size_t n, size_t *size, size_t *align);
  * ECE_bin of the samples (`scores[i]`, `labels[i]`) with `options->bins` bins of
  * `options->binning` and norm `options->p`, using `scratch` (see `tce_scratch_layout`)
  * instead of allocating. Equals the value of a sorted buffer (and, for equal width, of a
- * histogram) fed the same samples, bit for bit.
+ * histogram) fed the same samples, bit for bit. Equal width bins the samples into a
+ * histogram in O(n) without sorting them; equal mass sorts them.
  *
  * Errors: `NULL_POINTER`, `MISALIGNED`, `INVALID_ENUM`, `INVALID_NORM`,
  * `LENGTH_MISMATCH`, `NO_SAMPLES` (n = 0), `BUFFER_TOO_SMALL` (scratch below

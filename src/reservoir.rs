@@ -8,7 +8,7 @@
 //! without replacement from the two streams, and each side's share is a uniform subset
 //! of its reservoir.
 
-use crate::buffer::{Slot, SortedBuffer, SortedSamples, MAX_CAPACITY};
+use crate::buffer::{sort_by_arrival, Slot, SortedBuffer, SortedSamples, MAX_CAPACITY};
 use crate::error::{ConfigError, MergeError, PushError};
 use crate::limits::{add_counts, batch_count};
 use crate::rng::Xoshiro256PlusPlus;
@@ -146,13 +146,14 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
 
     /// Renumbers arrivals 0..len, keeping their order (once per ~2^31 placements).
     fn renumber(&mut self) {
-        let slots = &mut self.buffer.slots.as_mut()[..self.buffer.len];
-        slots.sort_unstable_by_key(|slot| slot.order);
-        for (arrival, slot) in slots.iter_mut().enumerate() {
-            slot.order = (arrival as u32) << 1 | (slot.order & 1);
-        }
         self.next_arrival = self.buffer.len as u32;
         self.buffer.sorted = 0;
+        let slots = self.buffer.held_mut();
+        sort_by_arrival(slots);
+        for (arrival, slot) in slots.iter_mut().enumerate() {
+            // arrival < len < 2^31: the shift cannot lose bits.
+            slot.order = (arrival as u32) << 1 | (slot.order & 1);
+        }
     }
 
     /// Merges another reservoir of the same capacity into this one: the result is a

@@ -11,8 +11,8 @@
 //! they cost on a sorted buffer.
 
 use crate::buffer::{
-    held_prefix_mut, record_running_hits, sort_by_score_then_arrival, Slot, SortedSamples,
-    MAX_CAPACITY,
+    held_prefix_mut, record_running_hits, sort_by_arrival, sort_by_score_then_arrival, Slot,
+    SortedSamples, MAX_CAPACITY,
 };
 use crate::error::{ConfigError, PushError};
 use crate::limits::{add_counts, batch_count};
@@ -329,7 +329,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
 
     fn ensure_sorted(&mut self) {
         if self.unsorted {
-            sort_by_score_then_arrival(&mut self.slots.as_mut()[..self.len]);
+            sort_by_score_then_arrival(held_prefix_mut(self.slots.as_mut(), self.len));
             self.unsorted = false;
             self.stale = true;
         }
@@ -362,11 +362,11 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
     /// Puts the held samples in arrival order (to encode them) and returns them so; the
     /// next eviction or estimate sorts them again.
     pub(crate) fn arrival_order(&mut self) -> impl Iterator<Item = (f64, u8)> + '_ {
-        let slots = &mut self.slots.as_mut()[..self.len];
-        // Relative arrivals are distinct, so ordering by `order` is ordering by arrival.
-        slots.sort_unstable_by_key(|slot| slot.order);
         self.unsorted = true;
         self.stale = true;
+        let slots = held_prefix_mut(self.slots.as_mut(), self.len);
+        // Relative arrivals are distinct, so ordering by `order` is ordering by arrival.
+        sort_by_arrival(slots);
         slots.iter().map(|slot| (slot.score, slot.label()))
     }
 

@@ -309,17 +309,7 @@ pub(crate) unsafe fn init<'a, K: Kind>(
     len: usize,
     heap: bool,
 ) -> Result<&'a mut State<K::View>, tce_status> {
-    if memory.is_null() && memory_len > 0 {
-        return Err(tce_status::NullPointer);
-    }
-    let (size, _) = layout::<K>(len)?;
-    if !is_aligned(memory.cast::<K::Empty>()) {
-        return Err(tce_status::Misaligned);
-    }
-    // A state is never 0 bytes (it has a header), so NULL memory stops here.
-    if memory_len < size {
-        return Err(tce_status::BufferTooSmall);
-    }
+    let size = check_memory::<K>(memory, memory_len, len)?;
     // SAFETY: `memory` is writable for `memory_len ≥ size` bytes (contract, check).
     unsafe { memory.write_bytes(0, size) };
     let state = K::cast(memory, len);
@@ -333,6 +323,28 @@ pub(crate) unsafe fn init<'a, K: Kind>(
     state.flags = if heap { HEAP } else { 0 };
     state.len = len;
     Ok(state)
+}
+
+/// The checks of [`init`], without writing anything: whether `memory[..memory_len]` can
+/// hold a state of kind `K` with `len` units (`NULL_POINTER`, `CAPACITY_TOO_LARGE` and
+/// the like for `len`, `MISALIGNED`, `BUFFER_TOO_SMALL`). Returns the state's size.
+pub(crate) fn check_memory<K: Kind>(
+    memory: *const u8,
+    memory_len: usize,
+    len: usize,
+) -> Result<usize, tce_status> {
+    if memory.is_null() && memory_len > 0 {
+        return Err(tce_status::NullPointer);
+    }
+    let (size, _) = layout::<K>(len)?;
+    if !is_aligned(memory.cast::<K::Empty>()) {
+        return Err(tce_status::Misaligned);
+    }
+    // A state is never 0 bytes (it has a header), so NULL memory stops here.
+    if memory_len < size {
+        return Err(tce_status::BufferTooSmall);
+    }
+    Ok(size)
 }
 
 /// Allocates and initialises a state on the heap.

@@ -1,0 +1,129 @@
+//! A small driver for instruction counts (`valgrind --tool=callgrind`), which do not
+//! depend on the load of the machine the way times do. See docs/performance.md.
+//!
+//! ```text
+//! cargo build --profile bench --features ffi --example perf_driver
+//! valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+//!     target/release/examples/perf_driver CASE [N]
+//! ```
+//!
+//! Every case first generates the inputs of benches/core.rs (n samples, default 10^6);
+//! the case `gen` does only that, so a case's own count is its total minus `gen`'s
+//! (`gen-ties` for `em-ties`).
+//! The buffers have capacity 2n, so that `sorted()` sorts with the free half (the radix
+//! sort; before it, the same call sorted in place).
+//! Cases: `gen`, `em` (sorted + ECE_bin(15) + ECE_sweep, equal mass, realistic scores),
+//! `em-ties` (the same with 30 % exact 1.0), `sort` (the sort alone, realistic),
+//! `push` (`Histogram::push_batch`, 15 bins), `ew-oneshot` (`tce_ece_bin`, equal width,
+//! 15 bins; needs `--features ffi`).
+
+use std::hint::black_box;
+
+use tce::{BinStats, Binning, Closure, Histogram, Norm, Slot, SortedBuffer, SweepOptions};
+
+/// The generator and inputs of benches/core.rs.
+fn samples(ties: bool, n: usize) -> (Vec<f64>, Vec<u8>) {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut unit = move || {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        (state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    };
+    let (mut scores, mut labels) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        let u = unit();
+        let score = if ties && unit() < 0.3 {
+            1.0
+        } else {
+            1.0 - 0.9 * u * u * u
+        };
+        labels.push(u8::from(unit() < score * score));
+        scores.push(score);
+    }
+    (scores, labels)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let case = args.get(1).map_or("gen", String::as_str);
+    let n: usize = args.get(2).map_or(1_000_000, |n| n.parse().expect("N"));
+    let (scores, labels) = samples(case.ends_with("ties"), n);
+    // 2n slots and room for a header: the one-call scratch (tce_scratch_layout(n)).
+    let mut storage = vec![Slot::EMPTY; 2 * n + 4];
+    let scratch_len = std::mem::size_of_val(&storage[..]);
+    match case {
+        "gen" | "gen-ties" => {}
+        "em" | "em-ties" => {
+            let mut buffer = SortedBuffer::with_storage(&mut storage[..2 * n]).unwrap();
+            buffer.push_batch(&scores, &labels).unwrap();
+            let sorted = buffer.sorted();
+            let bin = sorted.ece_bin(Binning::EQUAL_MASS, 15, Norm::L2).unwrap();
+            let sweep = sorted
+                .ece_sweep(Binning::EQUAL_MASS, Norm::L2, SweepOptions::default())
+                .unwrap();
+            println!("{} {} {}", bin.value, sweep.value, sweep.bins);
+        }
+        "sort" => {
+            let mut buffer = SortedBuffer::with_storage(&mut storage[..2 * n]).unwrap();
+            buffer.push_batch(&scores, &labels).unwrap();
+            black_box(buffer.sorted().len());
+        }
+        // Not for callgrind: the fastest of `N` runs of the sort / EM pipeline, in ms.
+        "time-sort" | "time-em" | "time-sort-ties" | "time-em-ties" => {
+            let mut fastest = f64::INFINITY;
+            for _ in 0..21 {
+                let mut buffer = SortedBuffer::with_storage(&mut storage[..2 * n]).unwrap();
+                buffer.push_batch(&scores, &labels).unwrap();
+                let start = std::time::Instant::now();
+                let sorted = buffer.sorted();
+                if case.starts_with("time-em") {
+                    black_box(sorted.ece_bin(Binning::EQUAL_MASS, 15, Norm::L2).unwrap());
+                    black_box(
+                        sorted
+                            .ece_sweep(Binning::EQUAL_MASS, Norm::L2, SweepOptions::default())
+                            .unwrap(),
+                    );
+                }
+                fastest = fastest.min(start.elapsed().as_secs_f64() * 1e3);
+            }
+            println!("{case}: fastest of 21 runs {fastest:.3} ms");
+        }
+        "push" => {
+            let mut histogram = Histogram::<[BinStats; 15]>::new(Closure::Left);
+            histogram.push_batch(&scores, &labels).unwrap();
+            println!("{}", histogram.ece_bin(Norm::L2).unwrap().value);
+        }
+        #[cfg(feature = "ffi")]
+        "ew-oneshot" => {
+            use tce::ffi::{tce_binning, tce_ece_bin, tce_estimate, tce_options, tce_status};
+            let options = tce_options {
+                binning: tce_binning::EqualWidth as u32,
+                ..Default::default()
+            };
+            let mut out = tce_estimate {
+                value: 0.0,
+                samples: 0,
+                bins: 0,
+            };
+            // SAFETY: the arrays and the scratch are live for the call; the scratch (32
+            // bytes a sample and 64 more) holds tce_scratch_layout(n).
+            let status = unsafe {
+                tce_ece_bin(
+                    scores.as_ptr(),
+                    n,
+                    labels.as_ptr(),
+                    n,
+                    &options,
+                    storage.as_mut_ptr().cast(),
+                    scratch_len,
+                    &mut out,
+                )
+            };
+            assert_eq!(status, tce_status::Ok);
+            println!("{}", out.value);
+        }
+        other => panic!("unknown case {other}"),
+    }
+    black_box(&storage);
+}

@@ -1,0 +1,431 @@
+//! The sorts of samples.
+//!
+//! **With scratch** (a second array of at least n slots: 16 bytes a sample): a stable
+//! radix sort by the score's bits, most significant digit first (`by_score`), O(n) a
+//! level and at most 8 levels, fewer when the scores agree in their top bits. Scores are
+//! in [0, 1] with −0 stored as +0 (`SortedBuffer::append`), non-negative floats, whose
+//! bit patterns order like their values. A stable sort by score keeps equal scores in
+//! storage order; that is arrival order when the storage is a sorted prefix followed by
+//! later arrivals in order (every buffer that only appends), which one read checks.
+//! Otherwise (a reservoir's replacements land anywhere) the sort first orders by
+//! arrival, with LSD passes over the bytes of the arrival numbers that differ (`lsd`).
+//! Stack: 2 KiB a level of `by_score`, 8 KiB for `lsd`.
+//!
+//! **In place** (no scratch): the standard library's pattern-defeating quicksort by
+//! score, then each run of equal scores by arrival. An in-place radix sort (American
+//! flag sort, with and without ska_sort's rounds) was tried and ran slower than this at
+//! n = 10^6 on 16-byte slots: its swaps chase one cache miss after another. So did
+//! plain LSD passes with scratch (seven passes through memory for full f64 scores).
+//!
+//! Either way the order is bit for bit that of a stable comparison sort by score with
+//! ties in arrival order (SPEC §3.2; the property tests below check it). The radix path
+//! has no panic path (indices through `get`); the in-place one keeps the standard
+//! library's (an `Ord` violation, impossible for integer keys).
+
+use crate::buffer::Slot;
+
+/// Inputs and buckets up to this long are finished by insertion sort.
+const SMALL: usize = 48;
+/// Buckets of a pass: one byte of the key.
+const BUCKETS: usize = 256;
+
+/// Sorts slots by score, equal scores in arrival order (SPEC §3.2), in place.
+///
+/// Sorts by score alone, where pdqsort makes short work of the long runs of equal scores
+/// real data has (float32 softmax saturating at 1.0), then puts each run back in arrival
+/// order. Breaking every comparison's tie by arrival instead makes all keys distinct and
+/// costs ~25% more on such data.
+pub(crate) fn sort_by_score_then_arrival(slots: &mut [Slot]) {
+    slots.sort_unstable_by_key(|slot| slot.score.to_bits());
+    for ties in slots.chunk_by_mut(|a, b| a.score == b.score) {
+        if ties.len() > 1 {
+            ties.sort_unstable_by_key(|slot| slot.order);
+        }
+    }
+}
+
+/// Sorts slots by arrival, in place. (`order` is arrival << 1 | label, and arrival
+/// numbers are distinct within a state: ordering by `order` is ordering by arrival.)
+pub(crate) fn sort_by_arrival(slots: &mut [Slot]) {
+    slots.sort_unstable_by_key(|slot| slot.order);
+}
+
+/// Sorts slots by score, equal scores in arrival order (SPEC §3.2), with `scratch` of
+/// at least as many slots: the stable radix sort of the module docs. `prefix` slots at the front
+/// are already sorted (the rest was appended after them); with them, the check below
+/// often spares the passes over the arrival numbers. Without enough scratch, sorts in
+/// place as [`sort_by_score_then_arrival`].
+pub(crate) fn sort_by_score_then_arrival_in(
+    slots: &mut [Slot],
+    scratch: &mut [Slot],
+    prefix: usize,
+) {
+    let Some(scratch) = scratch.get_mut(..slots.len()) else {
+        sort_by_score_then_arrival(slots);
+        return;
+    };
+    if slots.len() <= SMALL {
+        sort_by_score_then_arrival(slots);
+        return;
+    }
+    // A stable sort by score keeps equal scores in storage order: that is arrival order
+    // when the storage holds a sorted prefix (ties in arrival order) and then slots in
+    // arrival order, all arrived after it (a buffer's pushes). Otherwise (a reservoir's
+    // replacements) sort by arrival first.
+    let mut flipped = false;
+    let (mut from, mut to) = (slots, scratch);
+    if !appended_in_order(from, prefix) {
+        flipped ^= lsd(&mut from, &mut to, |slot| u64::from(slot.order), 4);
+    }
+    // `from` holds the data; the result must end in the storage, which is `to` if the
+    // arrival passes flipped the two.
+    by_score(from, to, 64, flipped);
+}
+
+/// Sorts `from` stably by the low `bits` bits of the score bits (the higher ones agree),
+/// with `to` (as long) as the second array, leaving the result in `to` if `into_to`, else
+/// in `from`.
+///
+/// Most significant digit first: the input is distributed (stably: a counting pass, then
+/// each slot copied to its bucket's next place in the other array) by the 8 bits below
+/// its highest varying bit, and each bucket sorted the same way on the bits below, until
+/// buckets are short enough for insertion sort. (LSD passes would each read and write
+/// all n slots in memory, seven times for full f64 scores; here only the first level or
+/// two run through memory, the rest in the cache. Digits start at the highest varying
+/// bit, not at byte boundaries: for scores in [0.1, 1] the top byte of the exponent
+/// hardly varies.) Depth ≤ 8, 2 KiB of stack a level.
+fn by_score(from: &mut [Slot], to: &mut [Slot], bits: u32, into_to: bool) {
+    let score = |slot: &Slot| slot.score.to_bits();
+    if from.len() <= SMALL {
+        stable_insertion_sort(from, score);
+        if into_to {
+            for (place, slot) in to.iter_mut().zip(from.iter()) {
+                *place = *slot;
+            }
+        }
+        return;
+    }
+    let first = from.first().map_or(0, score);
+    let varying = from.iter().fold(0, |v, slot| v | (score(slot) ^ first));
+    // (The bits above agree by construction; the mask makes `shift < bits`, and so the
+    // end of the recursion, hold whatever the input.)
+    let varying = varying
+        & if bits >= 64 {
+            u64::MAX
+        } else {
+            (1 << bits) - 1
+        };
+    if varying == 0 {
+        // All equal: already in order (storage order is the tie order).
+        if into_to {
+            for (place, slot) in to.iter_mut().zip(from.iter()) {
+                *place = *slot;
+            }
+        }
+        return;
+    }
+    let shift = (63 - varying.leading_zeros()).saturating_sub(7);
+    let digit = |slot: &Slot| (score(slot) >> shift) as usize & (BUCKETS - 1);
+    let mut counts = [0u32; BUCKETS];
+    for slot in from.iter() {
+        counts[digit(slot)] += 1;
+    }
+    let (mut heads, mut sum) = ([0u32; BUCKETS], 0u32);
+    for (head, &count) in heads.iter_mut().zip(&counts) {
+        *head = sum;
+        sum += count;
+    }
+    for slot in from.iter() {
+        let head = &mut heads[digit(slot)];
+        // In range: the heads of each digit stop at its count, which add up to n.
+        if let Some(place) = to.get_mut(*head as usize) {
+            *place = *slot;
+        }
+        *head += 1;
+    }
+    // Each bucket now lies in `to`, in the same place as in `from`; sort it on the bits
+    // below with the roles swapped (so the result lands where it must).
+    let mut start = 0;
+    for &count in &counts {
+        let end = start + count as usize;
+        match (to.get_mut(start..end), from.get_mut(start..end)) {
+            (Some([single]), Some([place])) if !into_to => *place = *single,
+            (Some(data), Some(other)) if data.len() > 1 => by_score(data, other, shift, !into_to),
+            _ => {}
+        }
+        start = end;
+    }
+}
+
+/// Insertion sort by `key`, stable (a slot moves only past strictly larger keys), for
+/// short ranges. (`get` instead of indexing: the indices are in range, and the misses,
+/// which cannot happen, return instead of panicking.)
+fn stable_insertion_sort<K: Fn(&Slot) -> u64>(slots: &mut [Slot], key: K) {
+    for i in 1..slots.len() {
+        let Some(&moving) = slots.get(i) else {
+            return;
+        };
+        let k = key(&moving);
+        let mut gap = i;
+        while gap > 0 {
+            let Some(&before) = slots.get(gap - 1) else {
+                return;
+            };
+            if key(&before) <= k {
+                break;
+            }
+            if let Some(place) = slots.get_mut(gap) {
+                *place = before;
+            }
+            gap -= 1;
+        }
+        if let Some(place) = slots.get_mut(gap) {
+            *place = moving;
+        }
+    }
+}
+
+/// Whether `slots[prefix..]` are in increasing arrival order and all arrived after every
+/// slot of `slots[..prefix]`.
+fn appended_in_order(slots: &[Slot], prefix: usize) -> bool {
+    let (head, tail) = slots.split_at(prefix.min(slots.len()));
+    let latest_head = head.iter().map(|slot| slot.order).max();
+    let mut previous = latest_head;
+    tail.iter().all(|slot| {
+        let later = previous.map_or(true, |p| p < slot.order);
+        previous = Some(slot.order);
+        later
+    })
+}
+
+/// Stable LSD passes by the low `bytes` bytes of `key`, from `*from` into `*to` and back,
+/// skipping the bytes in which every key agrees (one counting read first finds them).
+/// Swaps the two references after each pass, so that `*from` ends with the result;
+/// returns whether they were swapped an odd number of times.
+fn lsd<'a, K: Fn(&Slot) -> u64>(
+    from: &mut &'a mut [Slot],
+    to: &mut &'a mut [Slot],
+    key: K,
+    bytes: usize,
+) -> bool {
+    let n = from.len();
+    let mut counts = [[0u32; BUCKETS]; 8];
+    let bytes = bytes.min(8);
+    for slot in from.iter() {
+        let k = key(slot);
+        for (byte, counts) in counts.iter_mut().enumerate().take(bytes) {
+            counts[(k >> (8 * byte)) as usize & (BUCKETS - 1)] += 1;
+        }
+    }
+    let mut flipped = false;
+    for (byte, counts) in counts.iter().enumerate().take(bytes) {
+        if counts.iter().any(|&c| c as usize == n) {
+            continue; // every key has the same digit here
+        }
+        let mut heads = [0u32; BUCKETS];
+        let mut sum = 0u32;
+        for (head, &count) in heads.iter_mut().zip(counts) {
+            *head = sum;
+            sum += count;
+        }
+        let shift = 8 * byte as u32;
+        for slot in from.iter() {
+            let head = &mut heads[(key(slot) >> shift) as usize & (BUCKETS - 1)];
+            // In range: the heads of each digit stop at its count, which add up to n.
+            if let Some(place) = to.get_mut(*head as usize) {
+                *place = *slot;
+            }
+            *head += 1;
+        }
+        core::mem::swap(from, to);
+        flipped = !flipped;
+    }
+    flipped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn slot(score: f64, arrival: u32, label: u32) -> Slot {
+        Slot {
+            score,
+            order: arrival << 1 | label,
+            hits_before: 0,
+        }
+    }
+
+    /// The oracle: a stable comparison sort by score alone, of slots held in arrival
+    /// order, so that equal scores keep their arrival order (what SPEC §3.2 asks).
+    fn naive(slots: &[Slot]) -> Vec<Slot> {
+        let mut by_arrival = slots.to_vec();
+        by_arrival.sort_by_key(|s| s.order >> 1);
+        by_arrival.sort_by(|a, b| a.score.partial_cmp(&b.score).unwrap());
+        by_arrival
+    }
+
+    fn same_bits(a: &[Slot], b: &[Slot]) -> bool {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| x.score.to_bits() == y.score.to_bits() && x.order == y.order)
+    }
+
+    /// Scores as the states store them (−0 already +0): the values real data and the
+    /// edge cases produce, with heavy ties at 1.0 at rate `ones`.
+    fn score(ones: f64) -> impl Strategy<Value = f64> {
+        prop_oneof![
+            4 => 0.0..=1.0f64,
+            1 => Just(0.0),
+            1 => Just(-0.0).prop_map(|z: f64| z + 0.0),
+            1 => (1u64..(1 << 52)).prop_map(f64::from_bits), // subnormals
+            1 => Just(f64::MIN_POSITIVE),
+            1 => Just(1.0 - f64::EPSILON / 2.0),
+            1 => (0.0..=1.0f32).prop_map(f64::from), // float32 softmax outputs
+            1 => (0u32..16).prop_map(|k| f64::from(k) / 15.0), // few distinct values
+        ]
+        .prop_flat_map(move |s| {
+            prop_oneof![
+                1 + (100.0 * (1.0 - ones)) as u32 => Just(s),
+                1 + (100.0 * ones) as u32 => Just(1.0),
+            ]
+        })
+    }
+
+    /// Samples in a random storage order (as a reservoir holds them), arrivals distinct.
+    fn shuffled(max: usize) -> impl Strategy<Value = Vec<Slot>> {
+        (0.0..0.6f64)
+            .prop_flat_map(move |ones| proptest::collection::vec((score(ones), 0u32..2), 0..max))
+            .prop_flat_map(|samples| {
+                let n = samples.len() as u32;
+                (
+                    Just(samples),
+                    Just((0..n).collect::<Vec<u32>>()).prop_shuffle(),
+                )
+            })
+            .prop_map(|(samples, arrivals)| {
+                samples
+                    .iter()
+                    .zip(arrivals)
+                    .map(|(&(score, label), arrival)| slot(score, arrival, label))
+                    .collect()
+            })
+    }
+
+    /// Sorts with scratch and in place; both must give `expected`.
+    fn both_sorts(slots: &[Slot], prefix: usize) -> (Vec<Slot>, Vec<Slot>) {
+        let mut with_scratch = slots.to_vec();
+        let mut scratch = vec![Slot::EMPTY; slots.len()];
+        sort_by_score_then_arrival_in(&mut with_scratch, &mut scratch, prefix);
+        let mut in_place = slots.to_vec();
+        sort_by_score_then_arrival(&mut in_place);
+        (with_scratch, in_place)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// Storage in any order (a reservoir's): the arrival passes run.
+        #[test]
+        fn radix_order_is_the_stable_comparison_order(slots in shuffled(600)) {
+            let expected = naive(&slots);
+            let (radix, in_place) = both_sorts(&slots, 0);
+            prop_assert!(same_bits(&radix, &expected));
+            prop_assert!(same_bits(&in_place, &expected));
+            // Sorting sorted slots changes nothing.
+            let (again, _) = both_sorts(&radix, radix.len());
+            prop_assert!(same_bits(&again, &expected));
+            let mut by_arrival = radix.clone();
+            sort_by_arrival(&mut by_arrival);
+            prop_assert!(by_arrival.windows(2).all(|w| w[0].order < w[1].order));
+        }
+
+        /// A buffer's storage: a sorted prefix, then later arrivals in order (the
+        /// arrival passes are skipped).
+        #[test]
+        fn sorted_prefix_then_appended(slots in shuffled(600), cut in 0.0..1.0f64) {
+            let mut by_arrival = slots.clone();
+            by_arrival.sort_by_key(|s| s.order);
+            let prefix = (cut * by_arrival.len() as f64) as usize;
+            let mut storage = naive(&by_arrival[..prefix]);
+            storage.extend_from_slice(&by_arrival[prefix..]);
+            let (radix, in_place) = both_sorts(&storage, prefix);
+            let expected = naive(&slots);
+            prop_assert!(same_bits(&radix, &expected));
+            prop_assert!(same_bits(&in_place, &expected));
+        }
+
+        /// Large arrival numbers (a window or reservoir near its rebasing point).
+        #[test]
+        fn high_arrival_numbers(slots in shuffled(300), offset in (1u32 << 29)..(1 << 30)) {
+            let slots: Vec<Slot> = slots
+                .iter()
+                .map(|s| Slot { order: s.order + (offset << 1), ..*s })
+                .collect();
+            let (radix, _) = both_sorts(&slots, 0);
+            prop_assert!(same_bits(&radix, &naive(&slots)));
+        }
+    }
+
+    #[test]
+    fn sorts_large_inputs_with_heavy_ties() {
+        // 20 000 slots, 56 % exact 1.0 (DenseNet-40 on CIFAR-10), the rest float32-like,
+        // stored scrambled and in arrival order.
+        let n = 20_000u32;
+        let slots: Vec<Slot> = (0..n)
+            .map(|i| {
+                let h = i.wrapping_mul(2_654_435_761);
+                let score = if h % 100 < 56 {
+                    1.0
+                } else {
+                    f64::from(h as f32 / u32::MAX as f32)
+                };
+                slot(score, (i * 7_919) % n, h >> 31)
+            })
+            .collect();
+        let (radix, in_place) = both_sorts(&slots, 0);
+        assert!(same_bits(&radix, &naive(&slots)));
+        assert!(same_bits(&in_place, &naive(&slots)));
+        let mut by_arrival = slots.clone();
+        by_arrival.sort_by_key(|s| s.order);
+        let (radix, _) = both_sorts(&by_arrival, 0);
+        assert!(same_bits(&radix, &naive(&slots)));
+    }
+
+    #[test]
+    fn sorts_a_large_skewed_input() {
+        // Several levels of distribution before the buckets fit the cache: 200 000 full
+        // f64 scores skewed towards 1 (as the benchmarks'), a third of them exact 1.0.
+        let n = 200_000u32;
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let slots: Vec<Slot> = (0..n)
+            .map(|i| {
+                state ^= state >> 12;
+                state ^= state << 25;
+                state ^= state >> 27;
+                let u =
+                    (state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64;
+                let score = if i % 3 == 0 {
+                    1.0
+                } else {
+                    1.0 - 0.9 * u * u * u
+                };
+                slot(score, i, (state & 1) as u32)
+            })
+            .collect();
+        let (radix, in_place) = both_sorts(&slots, 0);
+        assert!(same_bits(&radix, &naive(&slots)));
+        assert!(same_bits(&in_place, &radix));
+    }
+
+    #[test]
+    fn too_little_scratch_sorts_in_place() {
+        let slots: Vec<Slot> = (0..200u32)
+            .map(|i| slot(f64::from(i % 7) / 7.0, 199 - i, 0))
+            .collect();
+        let mut sorted = slots.clone();
+        sort_by_score_then_arrival_in(&mut sorted, &mut [Slot::EMPTY; 10], 0);
+        assert!(same_bits(&sorted, &naive(&slots)));
+    }
+}

@@ -458,7 +458,9 @@ impl<'a> SortedSamples<'a> {
         bins: usize,
     ) -> impl Iterator<Item = (BinStats, Option<(f64, f64)>)> + '_ {
         self.bin_ranges(binning, bins).map(move |range| {
-            let run = &self.slots[range];
+            // The ranges partition 0..n (bin_ranges over these slots): `get` only spares
+            // a panic path.
+            let run = self.slots.get(range).unwrap_or(&[]);
             let mut stats = BinStats::EMPTY;
             for slot in run {
                 stats.record(slot.score, slot.label());

@@ -37,10 +37,23 @@ const BUCKETS: usize = 256;
 /// costs ~25% more on such data.
 pub(crate) fn sort_by_score_then_arrival(slots: &mut [Slot]) {
     slots.sort_unstable_by_key(|slot| slot.score.to_bits());
-    for ties in slots.chunk_by_mut(|a, b| a.score == b.score) {
+    // Each run of equal scores back in arrival order (`chunk_by_mut` would do, but keeps
+    // an assert's panic path the optimiser cannot remove).
+    let mut rest = slots;
+    while let Some(first) = rest.first() {
+        let score = first.score;
+        let run = rest
+            .iter()
+            .position(|slot| slot.score != score)
+            .unwrap_or(rest.len());
+        // run ≤ rest.len(): the split always succeeds.
+        let Some((ties, tail)) = core::mem::take(&mut rest).split_at_mut_checked(run) else {
+            break;
+        };
         if ties.len() > 1 {
             ties.sort_unstable_by_key(|slot| slot.order);
         }
+        rest = tail;
     }
 }
 

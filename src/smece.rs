@@ -146,15 +146,20 @@ fn linspace_point(i: usize, points: usize) -> f64 {
 }
 
 /// smECE at bandwidth σ of samples already validated (at least one), using `scratch`
-/// (at least [`scratch_len`]`(σ)` doubles).
-fn at_bandwidth<I>(samples: I, sigma: f64, scratch: &mut [f64]) -> f64
+/// (at least [`scratch_len`]`(σ)` doubles). The callers check σ and the scratch first;
+/// the errors here only keep the function free of panic paths.
+fn at_bandwidth<I>(samples: I, sigma: f64, scratch: &mut [f64]) -> Result<f64, SmoothEceError>
 where
     I: Iterator<Item = (f64, u8)>,
 {
-    let grid = kernel_grid_points(sigma).expect("checked by the caller");
-    let (residuals, rest) = scratch.split_at_mut(grid);
-    let (weights, rest) = rest.split_at_mut(grid);
-    let kernel = &mut rest[..grid];
+    let grid = kernel_grid_points(sigma).ok_or(SmoothEceError::InvalidBandwidth(sigma))?;
+    let too_small = SmoothEceError::ScratchTooSmall {
+        needed: grid.saturating_mul(3),
+        given: scratch.len(),
+    };
+    let (residuals, rest) = scratch.split_at_mut_checked(grid).ok_or(too_small)?;
+    let (weights, rest) = rest.split_at_mut_checked(grid).ok_or(too_small)?;
+    let kernel = rest.get_mut(..grid).ok_or(too_small)?;
     residuals.fill(0.0);
     weights.fill(0.0);
     let last = (grid - 1) as f64;
@@ -164,10 +169,16 @@ where
         let below = (libm::floor(position) as usize).min(grid - 2);
         let fraction = position - below as f64;
         let residual = score - f64::from(label);
-        residuals[below] += (1.0 - fraction) * residual;
-        residuals[below + 1] += fraction * residual;
-        weights[below] += 1.0 - fraction;
-        weights[below + 1] += fraction;
+        // below ≤ E − 2 (E ≥ KERNEL_GRID_FLOOR), so both pairs exist.
+        if let (Some([r0, r1]), Some([w0, w1])) = (
+            residuals.get_mut(below..below + 2),
+            weights.get_mut(below..below + 2),
+        ) {
+            *r0 += (1.0 - fraction) * residual;
+            *r1 += fraction * residual;
+            *w0 += 1.0 - fraction;
+            *w1 += fraction;
+        }
     }
     // `GaussianKernel.kernel_ev`: the kernel on the grid, centred at ½, unnormalised on
     // the grid (the normalisation cancels in the ratio, except against the density floor).
@@ -202,8 +213,9 @@ where
             } else {
                 p as usize
             };
-            r += k * residuals[index];
-            w += k * weights[index];
+            // index ≤ top by the reflection above: `get` only spares a panic path.
+            r += k * residuals.get(index).copied().unwrap_or(0.0);
+            w += k * weights.get(index).copied().unwrap_or(0.0);
         }
         (r, w)
     };
@@ -227,7 +239,7 @@ where
         numerator += r.abs();
         denominator += w + DENSITY_FLOOR;
     }
-    numerator / denominator
+    Ok(numerator / denominator)
 }
 
 /// Validates a batch: lengths, scores, labels, n ≥ 1.
@@ -257,7 +269,8 @@ where
         if sigma < MIN_BANDWIDTH {
             return (true, None);
         }
-        let value = at_bandwidth(samples(), sigma, scratch);
+        // Every σ of the search is valid and SCRATCH_LEN covers its grids (checked above).
+        let value = at_bandwidth(samples(), sigma, scratch).unwrap_or(f64::NAN);
         (sigma < value, Some(value))
     };
     // `search_param(start = 1, refine = 10)`.
@@ -275,9 +288,12 @@ where
         }
         (start, at_start)
     };
-    // `start` was only ever set where the value was computed (start ≥ 2⁻⁹ > 0.001).
-    let value = value.expect("smECE is computed at every σ ≥ MIN_BANDWIDTH");
-    Ok(SmoothEce { value, bandwidth })
+    // `start` was only ever set where the value was computed (start ≥ 2⁻⁹ > 0.001), and
+    // at_bandwidth cannot fail there: a NaN would be a defect, named rather than returned.
+    match value {
+        Some(value) if value.is_finite() => Ok(SmoothEce { value, bandwidth }),
+        _ => Err(SmoothEceError::InvalidBandwidth(bandwidth)),
+    }
 }
 
 /// Smooth ECE of (`scores[i]`, `labels[i]`) with relplot's bandwidth σ*, using `scratch`
@@ -323,11 +339,11 @@ pub fn smooth_ece_at(
             given: scratch.len(),
         });
     }
-    Ok(at_bandwidth(
+    at_bandwidth(
         scores.iter().copied().zip(labels.iter().copied()),
         sigma,
         scratch,
-    ))
+    )
 }
 
 #[cfg(test)]

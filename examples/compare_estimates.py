@@ -30,7 +30,8 @@ def differences(a, b, rel=0.0):
     def entries(doc):
         table = {}
         for e in doc.get("estimates", []):
-            table[(e["estimator"], e["binning"])] = e
+            # Smooth ECE has no binning and no bins (but a bandwidth).
+            table[(e["estimator"], e.get("binning", "-"))] = e
         return table
 
     ea, eb = entries(a), entries(b)
@@ -39,8 +40,9 @@ def differences(a, b, rel=0.0):
             out.append(f"{key}: only in {'first' if key in ea else 'second'}")
             continue
         x, y = ea[key], eb[key]
-        if x["bins"] != y["bins"]:
-            out.append(f"{key} bins: {x['bins']} vs {y['bins']}")
+        for field in ("bins", "bandwidth"):
+            if x.get(field) != y.get(field):
+                out.append(f"{key} {field}: {x.get(field)} vs {y.get(field)}")
         if not close(float(x["value"]), float(y["value"]), rel):
             out.append(f"{key} value: {x['value']!r} vs {y['value']!r}")
     return out

@@ -27,6 +27,7 @@ from pathlib import Path
 TCE_STATUS_OK = 0
 TCE_BINNING_EQUAL_WIDTH = 0
 TCE_BINNING_EQUAL_MASS = 1
+TCE_SMOOTH_ECE_SCRATCH_LEN = 15363
 
 
 class Options(ctypes.Structure):
@@ -43,6 +44,10 @@ class Options(ctypes.Structure):
 
 class Estimate(ctypes.Structure):
     _fields_ = [("value", ctypes.c_double), ("samples", ctypes.c_uint64), ("bins", ctypes.c_size_t)]
+
+
+class SmoothEce(ctypes.Structure):
+    _fields_ = [("value", ctypes.c_double), ("bandwidth", ctypes.c_double)]
 
 
 class TceError(RuntimeError):
@@ -83,7 +88,16 @@ def load(path):
     for name in ("ece_bin", "mce", "ece_debias", "ece_sweep"):
         f = getattr(lib, "tce_sorted_buffer_" + name)
         f.argtypes = [ctypes.c_void_p, ctypes.POINTER(Options), ctypes.POINTER(Estimate)]
-    for f in (lib.tce_sorted_buffer_new, lib.tce_sorted_buffer_push_batch):
+    lib.tce_smooth_ece.argtypes = [
+        ctypes.POINTER(ctypes.c_double),
+        ctypes.c_size_t,
+        ctypes.POINTER(ctypes.c_uint8),
+        ctypes.c_size_t,
+        ctypes.POINTER(ctypes.c_double),
+        ctypes.c_size_t,
+        ctypes.POINTER(SmoothEce),
+    ]
+    for f in (lib.tce_sorted_buffer_new, lib.tce_sorted_buffer_push_batch, lib.tce_smooth_ece):
         f.restype = ctypes.c_uint32
     return lib
 
@@ -122,6 +136,13 @@ def estimate(lib, scores, labels, bins=15, p=2.0):
                 f = getattr(lib, "tce_sorted_buffer_" + estimator)
                 check(lib, f(buffer, ctypes.byref(options), ctypes.byref(out)))
                 estimates.append({"estimator": estimator, "binning": name, "bins": out.bins, "value": out.value})
+        # Smooth ECE (relplot's smECE): one call over the arrays, with caller scratch.
+        scratch = (ctypes.c_double * TCE_SMOOTH_ECE_SCRATCH_LEN)()
+        smooth = SmoothEce()
+        check(lib, lib.tce_smooth_ece(
+            (ctypes.c_double * n)(*scores), n, (ctypes.c_uint8 * n)(*labels), n,
+            scratch, TCE_SMOOTH_ECE_SCRATCH_LEN, ctypes.byref(smooth)))
+        estimates.append({"estimator": "smece", "value": smooth.value, "bandwidth": smooth.bandwidth})
     finally:
         lib.tce_sorted_buffer_free(buffer)
     return {

@@ -906,6 +906,12 @@ fn rust_estimate_json(scores: &[f64], labels: &[u8], bins: usize) -> String {
             ));
         }
     }
+    let mut scratch = vec![0.0; tce::smece::SCRATCH_LEN];
+    let smooth = tce::smooth_ece(scores, labels, &mut scratch).unwrap();
+    entries.push(format!(
+        r#"{{"estimator": "smece", "value": {:?}, "bandwidth": {:?}}}"#,
+        smooth.value, smooth.bandwidth
+    ));
     let hits: u64 = labels.iter().map(|&l| u64::from(l)).sum();
     let confidence_sum: f64 = scores.iter().fold(0.0, |sum, &s| sum + s);
     format!(

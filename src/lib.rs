@@ -50,6 +50,8 @@ pub mod norm;
 pub mod portable;
 #[cfg(feature = "std")]
 pub mod recalibrate;
+#[cfg(feature = "std")]
+pub mod report;
 pub mod reservoir;
 pub mod rng;
 pub mod sample;

@@ -20,6 +20,7 @@
 
 use rand::seq::SliceRandom;
 use rand::Rng;
+use rand_distr::{Binomial, Distribution};
 use rayon::prelude::*;
 
 use super::normal;
@@ -169,6 +170,33 @@ impl core::fmt::Display for BootstrapError {
     }
 }
 
+/// Positions per leaf of [`multinomial_counts`]: its counts (8 KiB) stay in cache.
+const LEAF: usize = 2048;
+
+/// Adds to `counts` the counts of `draws` uniform draws of a position: a multinomial
+/// (draws; 1/len, …) vector. Drawn as the binomial split of the draws between the two
+/// halves of the positions, recursively, down to leaves of [`LEAF`] positions that count
+/// their draws directly: the same distribution as counting each uniform draw (up to the
+/// rounding of the split probability, mid/len, in f64), without a random access into
+/// all n counts per draw, which at n = 10^6 misses the cache every time.
+pub(crate) fn multinomial_counts<R: Rng + ?Sized>(counts: &mut [u32], draws: u64, rng: &mut R) {
+    let len = counts.len();
+    if len <= LEAF {
+        if len > 0 {
+            for _ in 0..draws {
+                counts[rng.gen_range(0..len)] += 1;
+            }
+        }
+        return;
+    }
+    let mid = len / 2;
+    let left = Binomial::new(draws, mid as f64 / len as f64)
+        .map_or(0, |b| b.sample(rng));
+    let (a, b) = counts.split_at_mut(mid);
+    multinomial_counts(a, left, rng);
+    multinomial_counts(b, draws - left, rng);
+}
+
 /// The q-quantile of sorted values (linear interpolation, R's type 7).
 pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
     match sorted.len() {
@@ -263,9 +291,7 @@ pub fn bootstrap(
             |(counts, prefix, raw), r| {
                 let mut rng = repetition_rng(seed ^ BOOTSTRAP_DOMAIN, r as u64);
                 counts.fill(0);
-                for _ in 0..n {
-                    counts[rng.gen_range(0..n)] += 1;
-                }
+                multinomial_counts(counts, n as u64, &mut rng);
                 let result = evaluate_all(targets, sorted, counts, prefix, raw, settings);
                 progress();
                 result
@@ -339,6 +365,31 @@ fn target_is_sweep(target: &Target) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn multinomial_counts_sum_to_the_draws_with_mean_one() {
+        let mut counts = vec![0u32; 10_007];
+        let mut rng = repetition_rng(3, 0);
+        let mut total = vec![0u64; counts.len()];
+        for _ in 0..200 {
+            counts.fill(0);
+            multinomial_counts(&mut counts, 10_007, &mut rng);
+            assert_eq!(counts.iter().map(|&c| u64::from(c)).sum::<u64>(), 10_007);
+            for (t, &c) in total.iter_mut().zip(&counts) {
+                *t += u64::from(c);
+            }
+        }
+        // Each position's count is Binomial(n, 1/n), mean 1, var ≈ 1: over 200 resamples
+        // the mean count of the first and second half is 1 within 5 sd (sd 1/√(200·5003)).
+        let half = total.len() / 2;
+        for part in [&total[..half], &total[half..]] {
+            let mean = part.iter().sum::<u64>() as f64 / (200.0 * part.len() as f64);
+            assert!((mean - 1.0).abs() < 5.0 / (200.0 * part.len() as f64).sqrt(), "{mean}");
+        }
+        // And the share of zero counts is (1 − 1/n)^n ≈ e^{-1}.
+        let zeros = counts.iter().filter(|&&c| c == 0).count() as f64 / counts.len() as f64;
+        assert!((zeros - (-1f64).exp()).abs() < 0.02, "{zeros}");
+    }
 
     #[test]
     fn quantiles_interpolate() {

@@ -4,6 +4,7 @@
 //!
 //!   cargo bench --bench report             (RAYON_NUM_THREADS=2 for the 2-core figures)
 //!   cargo bench --bench report -- quick    (n = 10^4 only)
+//!   cargo bench --bench report -- bootstrap   (the sweep's bootstrap at n = 10^6 only)
 
 use std::time::Instant;
 
@@ -24,11 +25,16 @@ fn data(n: usize) -> (Vec<f64>, Vec<u8>) {
 
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
+    let bootstrap_only = std::env::args().any(|a| a == "bootstrap");
     println!(
         "threads: {}",
         rayon::current_num_threads()
     );
-    let sizes: &[usize] = if quick { &[10_000] } else { &[10_000, 1_000_000] };
+    let sizes: &[usize] = match (quick, bootstrap_only) {
+        (_, true) => &[],
+        (true, _) => &[10_000],
+        _ => &[10_000, 1_000_000],
+    };
     for &n in sizes {
         let (scores, labels) = data(n);
         let start = Instant::now();

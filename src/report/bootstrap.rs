@@ -24,7 +24,7 @@ use rand_distr::{Binomial, Distribution};
 use rayon::prelude::*;
 
 use super::normal;
-use super::weighted::{Prefix, WeightedSamples};
+use super::weighted::{Packed, Prefix, WeightedSamples};
 use crate::buffer::SortedSamples;
 use crate::kde::kde_calibration_error;
 use crate::norm::Norm;
@@ -140,12 +140,13 @@ fn evaluate(
 fn evaluate_all(
     targets: &[Target],
     sorted: &SortedSamples<'_>,
+    packed: &Packed,
     weights: &[u32],
     prefix: &mut Prefix,
     raw: &mut (Vec<f64>, Vec<u8>),
     settings: &EvaluationSettings,
 ) -> Vec<Result<Evaluation, EvaluateError>> {
-    let view = prefix.weigh(sorted, weights);
+    let view = prefix.weigh(sorted, packed, weights);
     targets
         .iter()
         .map(|t| evaluate(t, &view, raw, settings))
@@ -278,6 +279,7 @@ pub fn bootstrap(
     progress: &(dyn Fn() + Sync),
 ) -> Vec<Result<Bootstrap, BootstrapError>> {
     let n = sorted.len();
+    let packed = &Packed::new(sorted);
     let per_resample: Vec<Vec<Result<Evaluation, EvaluateError>>> = (0..resamples)
         .into_par_iter()
         .map_init(
@@ -292,7 +294,7 @@ pub fn bootstrap(
                 let mut rng = repetition_rng(seed ^ BOOTSTRAP_DOMAIN, r as u64);
                 counts.fill(0);
                 multinomial_counts(counts, n as u64, &mut rng);
-                let result = evaluate_all(targets, sorted, counts, prefix, raw, settings);
+                let result = evaluate_all(targets, sorted, packed, counts, prefix, raw, settings);
                 progress();
                 result
             },
@@ -310,7 +312,7 @@ pub fn bootstrap(
             || (Prefix::default(), (Vec::new(), Vec::new())),
             |(prefix, raw), g| {
                 let weights: Vec<u32> = assignment.iter().map(|&a| u32::from(a != g)).collect();
-                evaluate_all(targets, sorted, &weights, prefix, raw, settings)
+                evaluate_all(targets, sorted, packed, &weights, prefix, raw, settings)
             },
         )
         .collect();

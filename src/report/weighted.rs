@@ -24,65 +24,99 @@ use crate::buffer::{Slot, SortedSamples};
 use crate::error::EstimateError;
 use crate::estimate::{self, Estimate};
 use crate::norm::Norm;
-use crate::stats::{to_fixed, BinStats};
+use crate::stats::{quantize, BinStats, QUANTUM_BITS};
 use crate::sweep::{self, SweepOptions};
+
+/// Positions per block of the prefix sums: a lookup scans at most this many weights.
+const BLOCK: usize = 64;
 
 /// Sorted samples with a weight each: the expanded sample of a resample.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct WeightedSamples<'a> {
     slots: &'a [Slot],
-    /// cum[i] = Σ_{j<i} w_j, n + 1 entries.
-    cum: &'a [u32],
-    /// cum_hits[i] = Σ_{j<i} w_j·y_j, n + 1 entries.
-    cum_hits: &'a [u32],
-    /// cum_scores[i] = Σ_{j<i} w_j·q_j, q_j the score's 64.64 fixed point (as
-    /// [`BinStats`] sums it), n + 1 entries.
-    cum_scores: &'a [u128],
+    /// Per sorted position: the score's quanta ([`quantize`]) with the label in bit 63.
+    packed: &'a [u64],
+    /// The weights, per sorted position.
+    weights: &'a [u32],
+    /// Per block of [`BLOCK`] positions, the sums before it: weights, weighted hits and
+    /// weighted quanta; one more entry than blocks, the totals.
+    block_cum: &'a [u32],
+    block_hits: &'a [u32],
+    block_quanta: &'a [u128],
 }
 
-/// The prefix sums a [`WeightedSamples`] reads, reused across resamples.
+/// The scores and labels of sorted samples packed in one word each, computed once per
+/// data set and shared by every resample.
+#[derive(Clone, Debug)]
+pub(crate) struct Packed {
+    words: Vec<u64>,
+}
+
+impl Packed {
+    pub(crate) fn new(sorted: &SortedSamples<'_>) -> Packed {
+        Packed {
+            words: sorted
+                .slots()
+                .iter()
+                .map(|s| quantize(s.score) | u64::from(s.label()) << 63)
+                .collect(),
+        }
+    }
+}
+
+const LABEL_BIT: u64 = 1 << 63;
+
+/// The block sums a [`WeightedSamples`] reads, reused across resamples.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Prefix {
     cum: Vec<u32>,
-    cum_hits: Vec<u32>,
-    cum_scores: Vec<u128>,
+    hits: Vec<u32>,
+    quanta: Vec<u128>,
 }
 
 impl Prefix {
-    /// The view of `sorted` weighted by `weights` (one per sorted position). The total
-    /// weight must stay below 2^32 (a resample of a buffer's n < 2^31 samples does).
+    /// The view of `sorted` weighted by `weights` (one per sorted position; `packed` from
+    /// the same samples). The total weight must stay below 2^32 (a resample of a buffer's
+    /// n < 2^31 samples does). One pass over the weights, no per-position output.
     pub(crate) fn weigh<'a>(
         &'a mut self,
         sorted: &SortedSamples<'a>,
-        weights: &[u32],
+        packed: &'a Packed,
+        weights: &'a [u32],
     ) -> WeightedSamples<'a> {
         let slots = sorted.slots();
         debug_assert_eq!(slots.len(), weights.len());
+        debug_assert_eq!(slots.len(), packed.words.len());
         self.cum.clear();
-        self.cum_hits.clear();
-        self.cum_scores.clear();
-        self.cum.reserve(slots.len() + 1);
-        self.cum_hits.reserve(slots.len() + 1);
-        self.cum_scores.reserve(slots.len() + 1);
-        let (mut total, mut hits, mut score_sum) = (0u32, 0u32, 0u128);
-        for (slot, &w) in slots.iter().zip(weights) {
+        self.hits.clear();
+        self.quanta.clear();
+        let (mut total, mut hits, mut quanta) = (0u32, 0u32, 0u128);
+        for (ws, words) in weights.chunks(BLOCK).zip(packed.words.chunks(BLOCK)) {
             self.cum.push(total);
-            self.cum_hits.push(hits);
-            self.cum_scores.push(score_sum);
-            // Bounded by the caller's total (see above): nothing wraps, and the score sum
-            // stays below total · 2^64 < 2^96.
-            total = total.wrapping_add(w);
-            hits = hits.wrapping_add(w * u32::from(slot.label()));
-            score_sum = score_sum.wrapping_add(u128::from(w) * to_fixed(slot.score));
+            self.hits.push(hits);
+            self.quanta.push(quanta);
+            // Bounded by the caller's total (see above): nothing wraps; the quanta stay
+            // below total · 2^62 < 2^94.
+            let (mut t, mut h, mut q) = (0u32, 0u32, 0u128);
+            for (&w, &word) in ws.iter().zip(words) {
+                t = t.wrapping_add(w);
+                h = h.wrapping_add(w * (word >> 63) as u32);
+                q = q.wrapping_add(u128::from(w) * u128::from(word & !LABEL_BIT));
+            }
+            total = total.wrapping_add(t);
+            hits = hits.wrapping_add(h);
+            quanta = quanta.wrapping_add(q);
         }
         self.cum.push(total);
-        self.cum_hits.push(hits);
-        self.cum_scores.push(score_sum);
+        self.hits.push(hits);
+        self.quanta.push(quanta);
         WeightedSamples {
             slots,
-            cum: &self.cum,
-            cum_hits: &self.cum_hits,
-            cum_scores: &self.cum_scores,
+            packed: &packed.words,
+            weights,
+            block_cum: &self.cum,
+            block_hits: &self.hits,
+            block_quanta: &self.quanta,
         }
     }
 }
@@ -90,45 +124,80 @@ impl Prefix {
 impl WeightedSamples<'_> {
     /// The size of the expanded sample, Σ w_i.
     pub(crate) fn total(&self) -> usize {
-        self.cum.last().map_or(0, |&c| c as usize)
+        self.block_cum.last().map_or(0, |&c| c as usize)
+    }
+
+    fn totals(&self) -> (u64, u128) {
+        (
+            self.block_hits.last().map_or(0, |&h| u64::from(h)),
+            self.block_quanta.last().copied().unwrap_or(0),
+        )
     }
 
     fn hits(&self) -> u64 {
-        self.cum_hits.last().map_or(0, |&h| u64::from(h))
+        self.totals().0
     }
 
-    /// The sorted index holding expanded position `p` < total: the last i with
-    /// cum[i] ≤ p (then w_i > 0, as cum[i + 1] > p).
-    fn index_of(&self, p: usize) -> usize {
-        self.cum
+    /// The sorted index i holding expanded position `p` < total, with the sums of
+    /// weights, weighted hits and weighted quanta before i.
+    fn locate(&self, p: usize) -> (usize, usize, u64, u128) {
+        let block = self
+            .block_cum
             .partition_point(|&c| c as usize <= p)
-            .saturating_sub(1)
+            .saturating_sub(1);
+        let mut c = self.block_cum[block] as usize;
+        let mut h = u64::from(self.block_hits[block]);
+        let mut q = self.block_quanta[block];
+        let mut i = block * BLOCK;
+        // p < total: the block holds p (its sums pass p before the block ends).
+        while i < self.weights.len() {
+            let w = self.weights[i] as usize;
+            if c + w > p {
+                break;
+            }
+            let word = self.packed[i];
+            c += w;
+            h += w as u64 * (word >> 63);
+            q += w as u128 * u128::from(word & !LABEL_BIT);
+            i += 1;
+        }
+        (i, c, h, q)
+    }
+
+    /// Σ_{j<i} w_j, for a sorted index i in 0..=n.
+    fn cum_at(&self, i: usize) -> usize {
+        let block = i / BLOCK;
+        let start = block * BLOCK;
+        self.block_cum.get(block).map_or(self.total(), |&c| {
+            c as usize
+                + self.weights[start..i.min(self.weights.len())]
+                    .iter()
+                    .map(|&w| w as usize)
+                    .sum::<usize>()
+        })
     }
 
     /// (hits, fixed-point score sum) at expanded positions before `p` (0..=total).
     fn before(&self, p: usize) -> (u64, u128) {
-        let last = (self.hits(), self.cum_scores.last().copied().unwrap_or(0));
         if p >= self.total() {
-            return last;
+            let (h, q) = self.totals();
+            return (h, q << QUANTUM_BITS);
         }
-        let i = self.index_of(p);
-        let (Some(&c), Some(&h), Some(&q), Some(slot)) = (
-            self.cum.get(i),
-            self.cum_hits.get(i),
-            self.cum_scores.get(i),
-            self.slots.get(i),
-        ) else {
-            return last;
-        };
-        let inside = p as u64 - u64::from(c);
+        let (i, c, h, q) = self.locate(p);
+        let word = self.packed[i];
+        let inside = (p - c) as u64;
         (
-            u64::from(h) + inside * u64::from(slot.label()),
-            q + u128::from(inside) * to_fixed(slot.score),
+            h + inside * (word >> 63),
+            (q + u128::from(inside) * u128::from(word & !LABEL_BIT)) << QUANTUM_BITS,
         )
     }
 
     fn hits_before(&self, p: usize) -> u64 {
         self.before(p).0
+    }
+
+    fn index_of(&self, p: usize) -> usize {
+        self.locate(p).0
     }
 
     /// The expanded position after the group of scores equal to the one at `p`, if the
@@ -141,11 +210,11 @@ impl WeightedSamples<'_> {
         // The run of equal scores in the sorted slots is [run_start, run_end); an expanded
         // copy of it lies before p exactly when p is past the run's first position.
         let run_start = self.slots.partition_point(|s| s.score < score);
-        if p <= self.cum[run_start] as usize {
+        if p <= self.cum_at(run_start) {
             return p;
         }
         let run_end = self.slots.partition_point(|s| s.score <= score);
-        self.cum[run_end] as usize
+        self.cum_at(run_end)
     }
 
     /// The first expanded position of each of the `bins` bins, then total.
@@ -162,7 +231,7 @@ impl WeightedSamples<'_> {
                     let j = self
                         .slots
                         .partition_point(|s| closure.bin_index(s.score, bins) < k);
-                    self.cum[j] as usize
+                    self.cum_at(j)
                 }
             },
         })
@@ -268,8 +337,8 @@ impl WeightedSamples<'_> {
     pub(crate) fn expand(&self, scores: &mut Vec<f64>, labels: &mut Vec<u8>) {
         scores.clear();
         labels.clear();
-        for (i, slot) in self.slots.iter().enumerate() {
-            let w = (self.cum[i + 1] - self.cum[i]) as usize;
+        for (slot, &w) in self.slots.iter().zip(self.weights) {
+            let w = w as usize;
             scores.extend(core::iter::repeat(slot.score).take(w));
             labels.extend(core::iter::repeat(slot.label()).take(w));
         }
@@ -319,8 +388,9 @@ mod tests {
             .iter()
             .map(|s| counts[(s.order >> 1) as usize])
             .collect();
+        let packed = Packed::new(&sorted);
         let mut prefix = Prefix::default();
-        let view = prefix.weigh(&sorted, &weights);
+        let view = prefix.weigh(&sorted, &packed, &weights);
 
         let (es, el) = expanded(scores, labels, counts);
         if es.is_empty() {
@@ -387,7 +457,7 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(300))]
         #[test]
         fn weighted_estimates_equal_the_expanded_resample(
-            data in proptest::collection::vec((0u8..12, 0u8..2, 0u32..4), 1..40),
+            data in proptest::collection::vec((0u8..12, 0u8..2, 0u32..4), 1..300),
             bins in 1usize..12,
         ) {
             // Scores on a coarse grid (many ties, 0 and 1 included).

@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use tce::report::{bootstrap, report, ReportSettings, Target};
+use tce::report::{bootstrap, report, ReportSettings, Resampling, Target};
 use tce::sim::estimator::EvaluationSettings;
 use tce::sim::{Beta, Curve, Model};
 use tce::{Binning, Slot, SortedBuffer};
@@ -26,10 +26,7 @@ fn data(n: usize) -> (Vec<f64>, Vec<u8>) {
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
     let bootstrap_only = std::env::args().any(|a| a == "bootstrap");
-    println!(
-        "threads: {}",
-        rayon::current_num_threads()
-    );
+    println!("threads: {}", rayon::current_num_threads());
     let sizes: &[usize] = match (quick, bootstrap_only) {
         (_, true) => &[],
         (true, _) => &[10_000],
@@ -73,9 +70,11 @@ fn main() {
         &[target],
         &[value.value],
         &settings,
-        1000,
-        0.95,
-        0,
+        Resampling {
+            resamples: 1000,
+            level: 0.95,
+            seed: 0,
+        },
         &|| {},
     );
     println!(

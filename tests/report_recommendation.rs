@@ -23,7 +23,10 @@ fn recommend(d: f64) -> (String, Basis, Vec<(String, f64, f64)>) {
         .map(|b| (b.target.spec.to_string(), b.summary.bias, b.summary.rmse))
         .collect();
     (
-        r.estimators[r.recommendation.estimator].target.spec.to_string(),
+        r.estimators[r.recommendation.estimator]
+            .target
+            .spec
+            .to_string(),
         r.recommendation.basis,
         rows,
     )
@@ -35,13 +38,19 @@ fn recommendation_on_the_papers_settings() {
     // equal-mass estimator has the lowest RMSE, and the usual 15-bin equal-width ECE_bin
     // is expected to read about 3 points too high.
     let (name, basis, rows) = recommend(1.0);
-    assert_eq!((name.as_str(), basis), ("ece_debias:equal_mass", Basis::LowestRmse));
+    assert_eq!(
+        (name.as_str(), basis),
+        ("ece_debias:equal_mass", Basis::LowestRmse)
+    );
     let usual = rows.iter().find(|r| r.0 == "ece_bin:equal_width").unwrap();
     assert!(usual.1 > 0.025 && usual.1 < 0.035, "{usual:?}");
     // d = 2: the estimators are within a tenth of a point of each other in RMSE; the
     // simulations pick equal-mass ECE_bin, and the usual one is off by only 0.3 points.
     let (name, basis, rows) = recommend(2.0);
-    assert_eq!((name.as_str(), basis), ("ece_bin:equal_mass", Basis::LowestRmse));
+    assert_eq!(
+        (name.as_str(), basis),
+        ("ece_bin:equal_mass", Basis::LowestRmse)
+    );
     let usual = rows.iter().find(|r| r.0 == "ece_bin:equal_width").unwrap();
     assert!(usual.1.abs() < 0.005, "{usual:?}");
 }

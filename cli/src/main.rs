@@ -39,7 +39,8 @@ Exit codes:
 Input files are CSV with a header. Columns are found by name (--score-col, --label-col;
 default `confidence` and `correct`): an exact match first, else a match without regard to
 case, which is reported on stderr. `tce estimate` also reads class probabilities or
-logits (CSV with --prob-cols, or .npy arrays with --labels; see docs/cli.md). JSON
+logits (CSV with --prob-cols, or .npy arrays with --labels; see docs/cli.md), and so
+does `tce report`. JSON
 outputs carry `tce_version` and every setting that produced them.";
 
 #[derive(Parser)]

@@ -233,18 +233,22 @@ pub fn summary(file: &str, r: &Report) -> String {
     );
     for e in &r.estimators {
         let boot = e.bootstrap.as_ref().and_then(|b| b.as_ref().ok());
-        let bins = e.sweep_bins.or(e.target.bins).map_or("-".into(), |b| b.to_string());
+        let bins = e
+            .sweep_bins
+            .or(e.target.bins)
+            .map_or("-".into(), |b| b.to_string());
         let percentile = boot.map_or("-".into(), |b| interval_text(&b.percentile));
         let bca = boot
             .and_then(|b| b.bca.as_ref())
             .map_or("-".into(), interval_text);
-        let (bias, sd, rmse) = bias_of(r, &e.target).map_or(("-".into(), "-".into(), "-".into()), |b| {
-            (
-                format!("{:+.2}", 100.0 * b.summary.bias),
-                format!("{:.2}", 100.0 * b.summary.sd),
-                format!("{:.2}", 100.0 * b.summary.rmse),
-            )
-        });
+        let (bias, sd, rmse) =
+            bias_of(r, &e.target).map_or(("-".into(), "-".into(), "-".into()), |b| {
+                (
+                    format!("{:+.2}", 100.0 * b.summary.bias),
+                    format!("{:.2}", 100.0 * b.summary.sd),
+                    format!("{:.2}", 100.0 * b.summary.rmse),
+                )
+            });
         let mark = if std::ptr::eq(e, &r.estimators[r.recommendation.estimator]) {
             "*"
         } else {
@@ -305,7 +309,11 @@ pub fn summary(file: &str, r: &Report) -> String {
                     pct(c.simulated_mean),
                     100.0 * FIT_CHECK_LEVEL,
                     interval_text(&c.interval),
-                    if c.reproduces { "reproduced" } else { "NOT reproduced" }
+                    if c.reproduces {
+                        "reproduced"
+                    } else {
+                        "NOT reproduced"
+                    }
                 );
             }
         }

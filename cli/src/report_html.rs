@@ -35,7 +35,11 @@ pub fn escape(text: &str) -> String {
 
 type DrawResult = Result<(), Box<dyn std::error::Error>>;
 
-fn reliability_svg(rel: &Reliability, curve: Option<&Curve>, title: &str) -> Result<String, String> {
+fn reliability_svg(
+    rel: &Reliability,
+    curve: Option<&Curve>,
+    title: &str,
+) -> Result<String, String> {
     let mut svg = String::new();
     let draw = |svg: &mut String| -> DrawResult {
         let root = SVGBackend::with_string(svg, (560, 480)).into_drawing_area();
@@ -346,7 +350,9 @@ pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
     if let Some(svg) = bias_svg(report) {
         figure(&mut out, "bias", &svg, "How far each estimator is off on data sets of your size simulated from the fitted model: the bar is its bias, the diamond its RMSE (typical error). The recommended estimator (bold) has the smallest RMSE.");
     }
-    out.push_str("<h2>Every estimator</h2><table><tr><th>estimator</th><th>bins</th><th>estimate</th>");
+    out.push_str(
+        "<h2>Every estimator</h2><table><tr><th>estimator</th><th>bins</th><th>estimate</th>",
+    );
     let _ = write!(
         out,
         "<th>percentile {level}</th><th>BCa {level}</th><th>bias</th><th>sd</th><th>RMSE</th></tr>"

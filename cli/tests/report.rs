@@ -48,13 +48,28 @@ impl Drop for TempDir {
     }
 }
 
-const FIGURES: [&str; 5] = ["reliability-ew", "reliability-em", "scores", "curve", "bias"];
+const FIGURES: [&str; 5] = [
+    "reliability-ew",
+    "reliability-em",
+    "scores",
+    "curve",
+    "bias",
+];
 
 #[test]
 fn json_holds_every_number_and_is_reproducible() {
     let file = data("resnet110_c10_test.csv");
     let args = [
-        "report", &file, "--json", "--resamples", "60", "--simulations", "30", "--seed", "9", "--quiet",
+        "report",
+        &file,
+        "--json",
+        "--resamples",
+        "60",
+        "--simulations",
+        "30",
+        "--seed",
+        "9",
+        "--quiet",
     ];
     let text = ok(&tce(&args));
     assert_eq!(text, ok(&tce(&args)), "same seed, same report");
@@ -76,30 +91,60 @@ fn json_holds_every_number_and_is_reproducible() {
     for e in estimators {
         let b = &e["bootstrap"];
         assert_eq!(b["replicates"].as_array().unwrap().len(), 60, "{e}");
-        let (lo, hi) = (b["percentile"]["lower"].as_f64().unwrap(), b["percentile"]["upper"].as_f64().unwrap());
+        let (lo, hi) = (
+            b["percentile"]["lower"].as_f64().unwrap(),
+            b["percentile"]["upper"].as_f64().unwrap(),
+        );
         assert!(lo <= hi, "{e}");
     }
     let sweep = &estimators[3];
     assert_eq!(sweep["name"], "ece_sweep:equal_mass");
-    assert_eq!(sweep["bootstrap"]["sweep_bins_per_resample"].as_array().unwrap().len(), 60);
+    assert_eq!(
+        sweep["bootstrap"]["sweep_bins_per_resample"]
+            .as_array()
+            .unwrap()
+            .len(),
+        60
+    );
     assert!(sweep["bootstrap"]["sweep_bins"]["median"].as_u64().unwrap() >= 1);
     assert_eq!(v["fit"]["checks"].as_array().unwrap().len(), 2);
     assert!(v["fit"]["tce"].as_f64().unwrap() > 0.0);
     let rec = &v["recommendation"];
     assert!(estimators.iter().any(|e| e["name"] == rec["estimator"]));
-    assert!(rec["words"][0].as_str().unwrap().starts_with("Calibration error"));
+    assert!(rec["words"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("Calibration error"));
     assert_eq!(v["reliability"][0]["bins"].as_array().unwrap().len(), 15);
 }
 
 #[test]
 fn summary_leads_with_the_recommendation() {
     let file = data("densenet40_c10_test.csv");
-    let text = ok(&tce(&["report", &file, "--resamples", "40", "--simulations", "20", "--quiet"]));
+    let text = ok(&tce(&[
+        "report",
+        &file,
+        "--resamples",
+        "40",
+        "--simulations",
+        "20",
+        "--quiet",
+    ]));
     let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
     assert!(lines[0].starts_with("tce report: "), "{text}");
-    assert!(lines[1].starts_with("Calibration error (TCE_2): "), "{text}");
-    assert!(text.contains("estimator ") && text.contains("RMSE"), "{text}");
-    assert_eq!(text.lines().filter(|l| l.starts_with('*')).count(), 1, "one recommended row");
+    assert!(
+        lines[1].starts_with("Calibration error (TCE_2): "),
+        "{text}"
+    );
+    assert!(
+        text.contains("estimator ") && text.contains("RMSE"),
+        "{text}"
+    );
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with('*')).count(),
+        1,
+        "one recommended row"
+    );
 }
 
 #[test]
@@ -115,7 +160,10 @@ fn bad_options_are_named_errors() {
         all.extend(args);
         let out = tce(&all);
         assert_eq!(out.status.code(), Some(2), "{all:?}");
-        assert!(String::from_utf8_lossy(&out.stderr).contains(message), "{all:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(message),
+            "{all:?}"
+        );
     }
 }
 
@@ -166,7 +214,14 @@ fn page_renders_in_chromium_with_its_figures() {
     let page = tmp.0.join("report.html");
     let file = data("resnet110_c10_test.csv");
     ok(&tce(&[
-        "report", &file, "--resamples", "50", "--simulations", "20", "--quiet", "--html",
+        "report",
+        &file,
+        "--resamples",
+        "50",
+        "--simulations",
+        "20",
+        "--quiet",
+        "--html",
         page.to_str().unwrap(),
     ]));
     let html = std::fs::read_to_string(&page).unwrap();
@@ -175,7 +230,10 @@ fn page_renders_in_chromium_with_its_figures() {
     let png = tmp.0.join("report.png");
     let shot = headless(
         &tmp.0.join("profile-shot"),
-        &["--window-size=1280,2400", &format!("--screenshot={}", png.display())],
+        &[
+            "--window-size=1280,2400",
+            &format!("--screenshot={}", png.display()),
+        ],
         &page,
     );
     let log = String::from_utf8_lossy(&shot.stderr);
@@ -185,12 +243,18 @@ fn page_renders_in_chromium_with_its_figures() {
     assert!(!log.contains(":CONSOLE"), "console output: {log}");
     let image = std::fs::read(&png).unwrap();
     assert_eq!(&image[..8], b"\x89PNG\r\n\x1a\n");
-    assert!(image.len() > 50_000, "a blank page would be small: {} bytes", image.len());
+    assert!(
+        image.len() > 50_000,
+        "a blank page would be small: {} bytes",
+        image.len()
+    );
 
     let dom = headless(&tmp.0.join("profile-dom"), &["--dump-dom"], &page);
     let dom_text = String::from_utf8_lossy(&dom.stdout);
     for id in FIGURES {
-        let at = dom_text.find(&format!("id=\"{id}\"")).unwrap_or_else(|| panic!("{id}"));
+        let at = dom_text
+            .find(&format!("id=\"{id}\""))
+            .unwrap_or_else(|| panic!("{id}"));
         assert!(dom_text[at..].contains("<svg"), "{id} has its SVG");
     }
     assert!(!String::from_utf8_lossy(&dom.stderr).contains(":CONSOLE"));
@@ -201,7 +265,11 @@ fn console_errors_are_seen() {
     // The control of the check above: a page that logs an error and throws.
     let tmp = TempDir::new("control");
     let page = tmp.0.join("bad.html");
-    std::fs::write(&page, "<html><body><script>console.error('boom'); missing();</script></body></html>").unwrap();
+    std::fs::write(
+        &page,
+        "<html><body><script>console.error('boom'); missing();</script></body></html>",
+    )
+    .unwrap();
     let out = headless(&tmp.0.join("profile"), &["--dump-dom"], &page);
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(log.contains(":CONSOLE") && log.contains("boom"), "{log}");

@@ -191,8 +191,7 @@ pub(crate) fn multinomial_counts<R: Rng + ?Sized>(counts: &mut [u32], draws: u64
         return;
     }
     let mid = len / 2;
-    let left = Binomial::new(draws, mid as f64 / len as f64)
-        .map_or(0, |b| b.sample(rng));
+    let left = Binomial::new(draws, mid as f64 / len as f64).map_or(0, |b| b.sample(rng));
     let (a, b) = counts.split_at_mut(mid);
     multinomial_counts(a, left, rng);
     multinomial_counts(b, draws - left, rng);
@@ -264,8 +263,18 @@ pub fn intervals(
     (percentile, bca, z0, acceleration)
 }
 
-/// The bootstrap of every target over `sorted` (n ≥ 1 samples): `resamples` resamples
-/// from `seed`, intervals at `level`. `estimates` are the targets on the data (for BCa's
+/// How many resamples, from which seed, and the level of the intervals.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Resampling {
+    /// The number of resamples B.
+    pub resamples: usize,
+    /// The level of both intervals, in (0, 1).
+    pub level: f64,
+    /// The seed of every resample's generator and of the jackknife's groups.
+    pub seed: u64,
+}
+
+/// The bootstrap of every target over `sorted` (n ≥ 1 samples), as `resampling` says. `estimates` are the targets on the data (for BCa's
 /// z0). `progress` is called once per finished resample. Per target: its bootstrap, or
 /// the first failure in resample order.
 pub fn bootstrap(
@@ -273,23 +282,20 @@ pub fn bootstrap(
     targets: &[Target],
     estimates: &[f64],
     settings: &EvaluationSettings,
-    resamples: usize,
-    level: f64,
-    seed: u64,
+    resampling: Resampling,
     progress: &(dyn Fn() + Sync),
 ) -> Vec<Result<Bootstrap, BootstrapError>> {
+    let Resampling {
+        resamples,
+        level,
+        seed,
+    } = resampling;
     let n = sorted.len();
     let packed = &Packed::new(sorted);
     let per_resample: Vec<Vec<Result<Evaluation, EvaluateError>>> = (0..resamples)
         .into_par_iter()
         .map_init(
-            || {
-                (
-                    vec![0u32; n],
-                    Prefix::default(),
-                    (Vec::new(), Vec::new()),
-                )
-            },
+            || (vec![0u32; n], Prefix::default(), (Vec::new(), Vec::new())),
             |(counts, prefix, raw), r| {
                 let mut rng = repetition_rng(seed ^ BOOTSTRAP_DOMAIN, r as u64);
                 counts.fill(0);
@@ -386,7 +392,10 @@ mod tests {
         let half = total.len() / 2;
         for part in [&total[..half], &total[half..]] {
             let mean = part.iter().sum::<u64>() as f64 / (200.0 * part.len() as f64);
-            assert!((mean - 1.0).abs() < 5.0 / (200.0 * part.len() as f64).sqrt(), "{mean}");
+            assert!(
+                (mean - 1.0).abs() < 5.0 / (200.0 * part.len() as f64).sqrt(),
+                "{mean}"
+            );
         }
         // And the share of zero counts is (1 − 1/n)^n ≈ e^{-1}.
         let zeros = counts.iter().filter(|&&c| c == 0).count() as f64 / counts.len() as f64;

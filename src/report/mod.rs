@@ -16,7 +16,7 @@ pub(crate) mod weighted;
 
 use core::fmt;
 
-pub use bootstrap::{Bootstrap, BootstrapError, Interval, Target, JACKKNIFE_GROUPS};
+pub use bootstrap::{Bootstrap, BootstrapError, Interval, Resampling, Target, JACKKNIFE_GROUPS};
 
 use crate::binning::{Binning, Closure, Ties};
 use crate::buffer::{Slot, SortedBuffer};
@@ -385,7 +385,9 @@ pub fn report(
     }
     let n = scores.len();
     let mut settings = *settings;
-    let simulations = settings.simulations.unwrap_or_else(|| default_simulations(n));
+    let simulations = settings
+        .simulations
+        .unwrap_or_else(|| default_simulations(n));
     settings.simulations = Some(simulations);
     let evaluation = EvaluationSettings {
         norm: settings.norm,
@@ -393,9 +395,11 @@ pub fn report(
     };
 
     let mut storage = vec![Slot::EMPTY; n];
-    let mut buffer = SortedBuffer::with_storage(&mut storage)
-        .map_err(|_| ReportError::TooManySamples(n))?;
-    buffer.push_batch(scores, labels).map_err(ReportError::Push)?;
+    let mut buffer =
+        SortedBuffer::with_storage(&mut storage).map_err(|_| ReportError::TooManySamples(n))?;
+    buffer
+        .push_batch(scores, labels)
+        .map_err(ReportError::Push)?;
     let hits = buffer.hits();
     let sorted = buffer.sorted();
     let data = DataView {
@@ -423,9 +427,11 @@ pub fn report(
             &targets,
             &values,
             &evaluation,
-            settings.resamples,
-            settings.level,
-            settings.seed,
+            Resampling {
+                resamples: settings.resamples,
+                level: settings.level,
+                seed: settings.seed,
+            },
             &|| progress(Phase::Bootstrap),
         )
     });
@@ -445,7 +451,9 @@ pub fn report(
     let em = Binning::EqualMass(settings.ties);
     let em_sweep = estimators
         .iter()
-        .find(|e| e.target.spec.kind() == EstimatorKind::EceSweep && e.target.spec.binning() == Some(em))
+        .find(|e| {
+            e.target.spec.kind() == EstimatorKind::EceSweep && e.target.spec.binning() == Some(em)
+        })
         .and_then(|e| e.sweep_bins)
         .unwrap_or(1);
     let reliability = vec![
@@ -487,8 +495,8 @@ fn parametric(
             sweep: settings.sweep,
         },
     };
-    let simulation =
-        simulate(&fit.model, &grid, &|| progress(Phase::Simulation)).map_err(ParametricError::Simulation)?;
+    let simulation = simulate(&fit.model, &grid, &|| progress(Phase::Simulation))
+        .map_err(ParametricError::Simulation)?;
     let tce = simulation.tce / 100.0;
     let cell_of = |t: &Target| {
         simulation
@@ -512,9 +520,9 @@ fn parametric(
     let checks: Vec<FitCheck> = checked
         .iter()
         .filter_map(|&(kind, binning)| {
-            let result = estimators
-                .iter()
-                .find(|e| e.target.spec.kind() == kind && e.target.spec.binning() == Some(binning))?;
+            let result = estimators.iter().find(|e| {
+                e.target.spec.kind() == kind && e.target.spec.binning() == Some(binning)
+            })?;
             let mut values: Vec<f64> = cell_of(&result.target)
                 .estimates
                 .iter()
@@ -603,7 +611,10 @@ mod tests {
     fn wilson_by_hand() {
         // 8 of 10 at 95%: (0.4902, 0.9433) (the textbook value).
         let w = wilson(8, 10, 0.95).unwrap();
-        assert!((w.lower - 0.4902).abs() < 1e-4 && (w.upper - 0.9433).abs() < 1e-4, "{w:?}");
+        assert!(
+            (w.lower - 0.4902).abs() < 1e-4 && (w.upper - 0.9433).abs() < 1e-4,
+            "{w:?}"
+        );
         assert!(wilson(0, 0, 0.95).is_none());
         let all = wilson(5, 5, 0.95).unwrap();
         assert!((all.upper - 1.0).abs() < 1e-12);

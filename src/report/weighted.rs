@@ -249,7 +249,11 @@ impl WeightedSamples<'_> {
 
     /// The statistics of each bin, bin 0 first, from the prefix sums: the same integers
     /// as recording the bin's expanded samples one by one.
-    pub(crate) fn bins(&self, binning: Binning, bins: usize) -> impl Iterator<Item = BinStats> + '_ {
+    pub(crate) fn bins(
+        &self,
+        binning: Binning,
+        bins: usize,
+    ) -> impl Iterator<Item = BinStats> + '_ {
         self.bin_ranges(binning, bins).map(move |range| {
             let ((h0, q0), (h1, q1)) = (self.before(range.start), self.before(range.end));
             let stats = BinStats::from_parts(range.len() as u64, h1 - h0, q1 - q0);

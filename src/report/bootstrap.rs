@@ -2,7 +2,7 @@
 //!
 //! Resample r draws n sorted positions uniformly with replacement from its own generator
 //! (`repetition_rng(seed ^ BOOTSTRAP_DOMAIN, r)`), i.e. a multinomial count per sorted
-//! position, and evaluates every estimator on the weighted view ([`super::weighted`]) —
+//! position, and evaluates every estimator on the weighted view (module `weighted`) —
 //! exactly the estimator on the resample written out and sorted. Resamples run in
 //! parallel (rayon) and are collected in resample order: the replicates do not depend on
 //! the thread count.

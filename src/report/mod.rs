@@ -2,7 +2,7 @@
 //! check of the parametric model fitted to the data, each estimator's bias at the data's
 //! n on that model, and the estimator to trust (docs/report.md).
 //!
-//! - [`weighted`]: the binned estimators over sorted samples with integer weights, so a
+//! - `weighted` (crate-private): the binned estimators over sorted samples with integer weights, so a
 //!   bootstrap resample needs no sort.
 //! - [`bootstrap`]: resamples, percentile and BCa intervals, the distribution of b*.
 //! - [`normal`]: Φ and Φ⁻¹ for BCa.

@@ -376,6 +376,13 @@ impl<'a> SortedSamples<'a> {
         self.slots.len()
     }
 
+    /// The sorted slots themselves, for views that weigh them (the bootstrap's
+    /// resamples, `crate::report::weighted`).
+    #[cfg(feature = "std")]
+    pub(crate) fn slots(&self) -> &'a [Slot] {
+        self.slots
+    }
+
     /// Whether there are no samples.
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()

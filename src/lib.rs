@@ -51,6 +51,8 @@ pub mod portable;
 mod radix;
 #[cfg(feature = "std")]
 pub mod recalibrate;
+#[cfg(feature = "std")]
+pub mod report;
 pub mod reservoir;
 pub mod rng;
 pub mod sample;

@@ -126,7 +126,7 @@ fn fixed_to_f64(sum: u128) -> f64 {
 }
 
 /// log2 of the quantum in units of 2^-64: scores are summed as multiples of 2^-62.
-const QUANTUM_BITS: u32 = 2;
+pub(crate) const QUANTUM_BITS: u32 = 2;
 
 /// A score in [0, 1] as a whole number of quanta: floor(score · 2^62), at most 2^62.
 /// Meaningless (but defined) for an invalid score: callers validate first.

@@ -142,11 +142,14 @@ fn check_reports_exactly_what_is_missing() {
     let real_path = std::env::var_os("PATH").unwrap();
     let base = baseline(Path::new(&real_path), &venv);
 
-    // No valgrind, cmake, pkg-config, setarch; a gcc that cannot link TSan; a toolchain
-    // without the bare-metal target.
+    // No valgrind, cmake, pkg-config, setarch, chromium; a gcc that cannot link TSan; a
+    // toolchain without the bare-metal target.
     let bin = tmp.0.join("bin");
     std::fs::create_dir(&bin).unwrap();
-    stripped_path(&bin, &["valgrind", "cmake", "pkg-config", "setarch"]);
+    stripped_path(
+        &bin,
+        &["valgrind", "cmake", "pkg-config", "setarch", "chromium"],
+    );
     let gcc = which("gcc");
     stand_in(
         &bin,
@@ -181,6 +184,7 @@ fn check_reports_exactly_what_is_missing() {
         "pkg-config (apt) because `pkg-config` is missing",
         "cmake (apt) because `cmake` is missing",
         "util-linux (apt) because `setarch` is missing",
+        "chromium (apt) because `chromium` is missing",
     ]
     .iter()
     .map(|s| format!("scripts/test: would install {s}"))

@@ -107,7 +107,7 @@ fn tail(density: &Beta, z: f64, upper: bool) -> f64 {
     }
 }
 
-type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+pub type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
 /// Writes the three panels to `path`.
 pub fn write(path: &Path, scores: &[f64], labels: &[u8], fit: &FittedModel) -> Result<(), String> {
@@ -143,7 +143,7 @@ pub fn write(path: &Path, scores: &[f64], labels: &[u8], fit: &FittedModel) -> R
     Ok(())
 }
 
-type DrawResult = Result<(), Box<dyn std::error::Error>>;
+pub type DrawResult = Result<(), Box<dyn std::error::Error>>;
 
 /// The radius of a bin's dot: its area grows with the bin's row count.
 fn radius(count: u64, most: u64) -> i32 {
@@ -248,7 +248,7 @@ fn logit(c: f64) -> f64 {
     c.ln() - (-c).ln_1p()
 }
 
-fn draw_log_odds_density(area: &Area<'_>, scores: &[f64], density: &Beta) -> DrawResult {
+pub fn draw_log_odds_density(area: &Area<'_>, scores: &[f64], density: &Beta) -> DrawResult {
     let (zeros, ones) = (
         scores.iter().filter(|&&s| s == 0.0).count(),
         scores.iter().filter(|&&s| s == 1.0).count(),

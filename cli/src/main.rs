@@ -10,6 +10,8 @@ mod input;
 mod paper;
 mod plot;
 mod recalibrate;
+mod report;
+mod report_html;
 mod simulate;
 
 use std::io::Write;
@@ -37,7 +39,8 @@ Exit codes:
 Input files are CSV with a header. Columns are found by name (--score-col, --label-col;
 default `confidence` and `correct`): an exact match first, else a match without regard to
 case, which is reported on stderr. `tce estimate` also reads class probabilities or
-logits (CSV with --prob-cols, or .npy arrays with --labels; see docs/cli.md). JSON
+logits (CSV with --prob-cols, or .npy arrays with --labels; see docs/cli.md), and so
+does `tce report`. JSON
 outputs carry `tce_version` and every setting that produced them.";
 
 #[derive(Parser)]
@@ -68,6 +71,10 @@ enum Command {
     Fit(fit::FitArgs),
     /// Fig. 3c check: ECE_bin of data simulated from each file's fit against the real one.
     FitCheck(fit::FitCheckArgs),
+    /// The calibration report: every estimator with bootstrap intervals, a check of the
+    /// parametric model fitted to the data, each estimator's bias at your n on it, and
+    /// the estimator to trust; as a summary, JSON (--json) or an HTML page (--html).
+    Report(report::ReportArgs),
     /// Fit a recalibration map on one CSV and apply it to another's confidences.
     Recalibrate(recalibrate::RecalibrateArgs),
     /// The Table 1 experiment: how often each estimator picks the recalibration method
@@ -336,6 +343,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate::run(&args),
         Command::Paper(args) => paper::run(&args),
         Command::Fit(args) => fit::run(&args),
+        Command::Report(args) => report::run(&args),
         Command::FitCheck(args) => fit::run_check(&args),
         Command::Recalibrate(args) => recalibrate::run_recalibrate(&args),
         Command::Table1(args) => recalibrate::run_table1(&args),

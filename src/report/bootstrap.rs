@@ -1,0 +1,445 @@
+//! Bootstrap confidence intervals of every estimator, over one sort of the data.
+//!
+//! Resample r draws n sorted positions uniformly with replacement from its own generator
+//! (`repetition_rng(seed ^ BOOTSTRAP_DOMAIN, r)`), i.e. a multinomial count per sorted
+//! position, and evaluates every estimator on the weighted view (module `weighted`) —
+//! exactly the estimator on the resample written out and sorted. Resamples run in
+//! parallel (rayon) and are collected in resample order: the replicates do not depend on
+//! the thread count.
+//!
+//! Two intervals per estimator (docs/report.md):
+//! - **percentile**: the (1 − level)/2 and (1 + level)/2 quantiles of the replicates
+//!   (linear interpolation between order statistics, R's type 7);
+//! - **BCa** (Efron 1987): the percentile interval with both levels moved by the
+//!   bias correction z0 = Φ⁻¹(share of replicates below the estimate, ties counted half)
+//!   and the acceleration a = Σd³ / (6 (Σd²)^{3/2}) of a grouped jackknife (d = the mean
+//!   of the leave-group-out estimates minus each of them; [`JACKKNIFE_GROUPS`] groups of
+//!   positions assigned by a seeded shuffle, leave-one-out when n is at most that). BCa
+//!   is undefined (`None`) when every replicate lies on one side of the estimate, or the
+//!   jackknife estimates are all equal.
+
+use rand::seq::SliceRandom;
+use rand::Rng;
+use rand_distr::{Binomial, Distribution};
+use rayon::prelude::*;
+
+use super::normal;
+use super::weighted::{Packed, Prefix, WeightedSamples};
+use crate::buffer::SortedSamples;
+use crate::kde::kde_calibration_error;
+use crate::norm::Norm;
+use crate::sim::estimator::{EstimatorKind, EvaluateError, Evaluation, EvaluationSettings};
+use crate::sim::{repetition_rng, EstimatorSpec};
+use crate::smece::{smooth_ece, SCRATCH_LEN};
+
+/// Domain separation of the bootstrap's generators from the simulations' (same seed).
+const BOOTSTRAP_DOMAIN: u64 = 0xB007_5743_5EED_0001;
+/// Domain of the jackknife's group assignment.
+const JACKKNIFE_DOMAIN: u64 = 0x1ACC_C41F_E000_0002;
+
+/// The number of jackknife groups of the BCa acceleration (leave-one-out below it).
+pub const JACKKNIFE_GROUPS: usize = 100;
+
+/// One estimator with its bin count (`None` for those that take none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// The estimator.
+    pub spec: EstimatorSpec,
+    /// Its number of bins, for those that take one.
+    pub bins: Option<usize>,
+}
+
+/// A two-sided interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Interval {
+    /// Lower end.
+    pub lower: f64,
+    /// Upper end.
+    pub upper: f64,
+}
+
+impl Interval {
+    /// Whether `x` lies in [lower, upper].
+    pub fn contains(&self, x: f64) -> bool {
+        self.lower <= x && x <= self.upper
+    }
+}
+
+/// The bootstrap of one estimator.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bootstrap {
+    /// The replicates, in resample order (fractions).
+    pub replicates: Vec<f64>,
+    /// b* of each resample, for the sweep.
+    pub sweep_bins: Option<Vec<usize>>,
+    /// The standard deviation of the replicates (the bootstrap standard error).
+    pub se: f64,
+    /// The percentile interval.
+    pub percentile: Interval,
+    /// The BCa interval, when defined.
+    pub bca: Option<Interval>,
+    /// The bias correction z0 of BCa (±∞ when every replicate is on one side).
+    pub z0: f64,
+    /// The jackknife acceleration a of BCa.
+    pub acceleration: f64,
+}
+
+/// The evaluation of one estimator on a weighted view. The binned estimators read the
+/// view; smooth ECE and KDE read the expanded samples (sorted order), `raw`.
+fn evaluate(
+    target: &Target,
+    view: &WeightedSamples<'_>,
+    raw: &mut (Vec<f64>, Vec<u8>),
+    settings: &EvaluationSettings,
+) -> Result<Evaluation, EvaluateError> {
+    let norm = settings.norm;
+    let fixed = |value: f64| Evaluation {
+        value,
+        sweep_bins: None,
+    };
+    let Some(binning) = target.spec.binning() else {
+        view.expand(&mut raw.0, &mut raw.1);
+        if target.spec.kind() == EstimatorKind::SmoothEce {
+            if norm != Norm::L1 {
+                return Err(EvaluateError::SmoothEceNeedsL1);
+            }
+            let mut scratch = vec![0.0; SCRATCH_LEN];
+            return smooth_ece(&raw.0, &raw.1, &mut scratch)
+                .map(|e| fixed(e.value))
+                .map_err(EvaluateError::SmoothEce);
+        }
+        return kde_calibration_error(&raw.0, &raw.1, norm)
+            .map(|e| fixed(e.value))
+            .map_err(EvaluateError::Kde);
+    };
+    let estimate = match target.spec.kind() {
+        EstimatorKind::EceSweep => {
+            let e = view
+                .ece_sweep(binning, norm, settings.sweep)
+                .map_err(EvaluateError::Estimate)?;
+            return Ok(Evaluation {
+                value: e.value,
+                sweep_bins: Some(e.bins),
+            });
+        }
+        kind => {
+            let bins = target.bins.ok_or(EvaluateError::BinsRequired)?;
+            match kind {
+                EstimatorKind::EceBin => view.ece_bin(binning, bins, norm),
+                EstimatorKind::EceDebias => view.ece_debias(binning, bins, norm),
+                _ => view.mce(binning, bins),
+            }
+        }
+    };
+    estimate
+        .map(|e| fixed(e.value))
+        .map_err(EvaluateError::Estimate)
+}
+
+/// Every target on the weighted view of `weights`.
+fn evaluate_all(
+    targets: &[Target],
+    sorted: &SortedSamples<'_>,
+    packed: &Packed,
+    weights: &[u32],
+    prefix: &mut Prefix,
+    raw: &mut (Vec<f64>, Vec<u8>),
+    settings: &EvaluationSettings,
+) -> Vec<Result<Evaluation, EvaluateError>> {
+    let view = prefix.weigh(sorted, packed, weights);
+    targets
+        .iter()
+        .map(|t| evaluate(t, &view, raw, settings))
+        .collect()
+}
+
+/// Why a bootstrap failed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BootstrapError {
+    /// The resample (`None`: the leave-group-out jackknife).
+    pub resample: Option<usize>,
+    /// Why.
+    pub cause: EvaluateError,
+}
+
+impl core::fmt::Display for BootstrapError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.resample {
+            Some(r) => write!(f, "bootstrap resample {r}: {}", self.cause),
+            None => write!(f, "jackknife of the BCa interval: {}", self.cause),
+        }
+    }
+}
+
+/// Positions per leaf of [`multinomial_counts`]: its counts (8 KiB) stay in cache.
+const LEAF: usize = 2048;
+
+/// Adds to `counts` the counts of `draws` uniform draws of a position: a multinomial
+/// (draws; 1/len, …) vector. Drawn as the binomial split of the draws between the two
+/// halves of the positions, recursively, down to leaves of [`LEAF`] positions that count
+/// their draws directly: the same distribution as counting each uniform draw (up to the
+/// rounding of the split probability, mid/len, in f64), without a random access into
+/// all n counts per draw, which at n = 10^6 misses the cache every time.
+pub(crate) fn multinomial_counts<R: Rng + ?Sized>(counts: &mut [u32], draws: u64, rng: &mut R) {
+    let len = counts.len();
+    if len <= LEAF {
+        if len > 0 {
+            for _ in 0..draws {
+                counts[rng.gen_range(0..len)] += 1;
+            }
+        }
+        return;
+    }
+    let mid = len / 2;
+    let left = Binomial::new(draws, mid as f64 / len as f64).map_or(0, |b| b.sample(rng));
+    let (a, b) = counts.split_at_mut(mid);
+    multinomial_counts(a, left, rng);
+    multinomial_counts(b, draws - left, rng);
+}
+
+/// The q-quantile of sorted values (linear interpolation, R's type 7).
+pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
+    match sorted.len() {
+        0 => f64::NAN,
+        1 => sorted[0],
+        len => {
+            let h = (len - 1) as f64 * q.clamp(0.0, 1.0);
+            let lo = h.floor() as usize;
+            let hi = (lo + 1).min(len - 1);
+            sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+        }
+    }
+}
+
+/// The two intervals of one estimator from its replicates, its estimate on the data and
+/// its jackknife estimates.
+pub fn intervals(
+    estimate: f64,
+    replicates: &[f64],
+    jackknife: &[f64],
+    level: f64,
+) -> (Interval, Option<Interval>, f64, f64) {
+    let mut sorted = replicates.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let alpha = (1.0 - level) / 2.0;
+    let percentile = Interval {
+        lower: quantile_sorted(&sorted, alpha),
+        upper: quantile_sorted(&sorted, 1.0 - alpha),
+    };
+    let below = sorted.iter().filter(|&&x| x < estimate).count() as f64;
+    let equal = sorted.iter().filter(|&&x| x == estimate).count() as f64;
+    let z0 = normal::quantile((below + equal / 2.0) / sorted.len() as f64);
+    let mean = jackknife.iter().sum::<f64>() / jackknife.len() as f64;
+    let (mut s2, mut s3) = (0.0, 0.0);
+    for &t in jackknife {
+        let d = mean - t;
+        s2 += d * d;
+        s3 += d * d * d;
+    }
+    let acceleration = if s2 > 0.0 {
+        s3 / (6.0 * s2.powf(1.5))
+    } else {
+        f64::NAN
+    };
+    let adjusted = |z: f64| {
+        let shifted = z0 + z;
+        let denominator = 1.0 - acceleration * shifted;
+        (denominator > 0.0).then(|| normal::cdf(z0 + shifted / denominator))
+    };
+    let bca = if z0.is_finite() && acceleration.is_finite() {
+        match (
+            adjusted(normal::quantile(alpha)),
+            adjusted(normal::quantile(1.0 - alpha)),
+        ) {
+            (Some(lo), Some(hi)) => Some(Interval {
+                lower: quantile_sorted(&sorted, lo),
+                upper: quantile_sorted(&sorted, hi),
+            }),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    (percentile, bca, z0, acceleration)
+}
+
+/// How many resamples, from which seed, and the level of the intervals.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Resampling {
+    /// The number of resamples B.
+    pub resamples: usize,
+    /// The level of both intervals, in (0, 1).
+    pub level: f64,
+    /// The seed of every resample's generator and of the jackknife's groups.
+    pub seed: u64,
+}
+
+/// The bootstrap of every target over `sorted` (n ≥ 1 samples), as `resampling` says. `estimates` are the targets on the data (for BCa's
+/// z0). `progress` is called once per finished resample. Per target: its bootstrap, or
+/// the first failure in resample order.
+pub fn bootstrap(
+    sorted: &SortedSamples<'_>,
+    targets: &[Target],
+    estimates: &[f64],
+    settings: &EvaluationSettings,
+    resampling: Resampling,
+    progress: &(dyn Fn() + Sync),
+) -> Vec<Result<Bootstrap, BootstrapError>> {
+    let Resampling {
+        resamples,
+        level,
+        seed,
+    } = resampling;
+    let n = sorted.len();
+    let packed = &Packed::new(sorted);
+    let per_resample: Vec<Vec<Result<Evaluation, EvaluateError>>> = (0..resamples)
+        .into_par_iter()
+        .map_init(
+            || (vec![0u32; n], Prefix::default(), (Vec::new(), Vec::new())),
+            |(counts, prefix, raw), r| {
+                let mut rng = repetition_rng(seed ^ BOOTSTRAP_DOMAIN, r as u64);
+                counts.fill(0);
+                multinomial_counts(counts, n as u64, &mut rng);
+                let result = evaluate_all(targets, sorted, packed, counts, prefix, raw, settings);
+                progress();
+                result
+            },
+        )
+        .collect();
+
+    // The grouped jackknife: positions shuffled into groups, each left out in turn.
+    let groups = n.min(JACKKNIFE_GROUPS);
+    let mut assignment: Vec<usize> = (0..n).map(|i| i % groups).collect();
+    assignment.shuffle(&mut repetition_rng(seed ^ JACKKNIFE_DOMAIN, 0));
+    let assignment = &assignment;
+    let per_group: Vec<Vec<Result<Evaluation, EvaluateError>>> = (0..groups)
+        .into_par_iter()
+        .map_init(
+            || (Prefix::default(), (Vec::new(), Vec::new())),
+            |(prefix, raw), g| {
+                let weights: Vec<u32> = assignment.iter().map(|&a| u32::from(a != g)).collect();
+                evaluate_all(targets, sorted, packed, &weights, prefix, raw, settings)
+            },
+        )
+        .collect();
+
+    (0..targets.len())
+        .map(|t| {
+            let mut replicates = Vec::with_capacity(resamples);
+            let mut bins = Vec::new();
+            for (r, evaluations) in per_resample.iter().enumerate() {
+                let e = evaluations[t].map_err(|cause| BootstrapError {
+                    resample: Some(r),
+                    cause,
+                })?;
+                replicates.push(e.value);
+                bins.extend(e.sweep_bins);
+            }
+            let jackknife = per_group
+                .iter()
+                .map(|g| g[t].map(|e| e.value))
+                .collect::<Result<Vec<f64>, _>>()
+                .map_err(|cause| BootstrapError {
+                    resample: None,
+                    cause,
+                })?;
+            let (percentile, bca, z0, acceleration) =
+                intervals(estimates[t], &replicates, &jackknife, level);
+            let mean = replicates.iter().sum::<f64>() / replicates.len() as f64;
+            let se = if replicates.len() > 1 {
+                (replicates.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
+                    / (replicates.len() - 1) as f64)
+                    .sqrt()
+            } else {
+                0.0
+            };
+            Ok(Bootstrap {
+                sweep_bins: (target_is_sweep(&targets[t])).then_some(bins),
+                replicates,
+                se,
+                percentile,
+                bca,
+                z0,
+                acceleration,
+            })
+        })
+        .collect()
+}
+
+fn target_is_sweep(target: &Target) -> bool {
+    target.spec.kind() == EstimatorKind::EceSweep
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multinomial_counts_sum_to_the_draws_with_mean_one() {
+        let mut counts = vec![0u32; 10_007];
+        let mut rng = repetition_rng(3, 0);
+        let mut total = vec![0u64; counts.len()];
+        for _ in 0..200 {
+            counts.fill(0);
+            multinomial_counts(&mut counts, 10_007, &mut rng);
+            assert_eq!(counts.iter().map(|&c| u64::from(c)).sum::<u64>(), 10_007);
+            for (t, &c) in total.iter_mut().zip(&counts) {
+                *t += u64::from(c);
+            }
+        }
+        // Each position's count is Binomial(n, 1/n), mean 1, var ≈ 1: over 200 resamples
+        // the mean count of the first and second half is 1 within 5 sd (sd 1/√(200·5003)).
+        let half = total.len() / 2;
+        for part in [&total[..half], &total[half..]] {
+            let mean = part.iter().sum::<u64>() as f64 / (200.0 * part.len() as f64);
+            assert!(
+                (mean - 1.0).abs() < 5.0 / (200.0 * part.len() as f64).sqrt(),
+                "{mean}"
+            );
+        }
+        // And the share of zero counts is (1 − 1/n)^n ≈ e^{-1}.
+        let zeros = counts.iter().filter(|&&c| c == 0).count() as f64 / counts.len() as f64;
+        assert!((zeros - (-1f64).exp()).abs() < 0.02, "{zeros}");
+    }
+
+    #[test]
+    fn quantiles_interpolate() {
+        let x = [1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(quantile_sorted(&x, 0.0), 1.0);
+        assert_eq!(quantile_sorted(&x, 1.0), 5.0);
+        assert_eq!(quantile_sorted(&x, 0.5), 3.0);
+        assert!((quantile_sorted(&x, 0.1) - 1.4).abs() < 1e-15);
+        assert_eq!(quantile_sorted(&[7.0], 0.3), 7.0);
+    }
+
+    #[test]
+    fn bca_without_bias_or_skew_is_the_percentile_interval() {
+        // Replicates symmetric about the estimate, jackknife symmetric: z0 = 0, a = 0.
+        let replicates: Vec<f64> = (0..=100).map(|i| f64::from(i) / 100.0).collect();
+        let (p, bca, z0, a) = intervals(0.5, &replicates, &[0.4, 0.5, 0.6], 0.9);
+        let bca = bca.unwrap();
+        assert_eq!(z0, 0.0);
+        assert_eq!(a, 0.0);
+        assert!((p.lower - 0.05).abs() < 1e-12 && (p.upper - 0.95).abs() < 1e-12);
+        assert!((bca.lower - p.lower).abs() < 1e-12 && (bca.upper - p.upper).abs() < 1e-12);
+        // All replicates above the estimate: BCa undefined.
+        let (_, none, z0, _) = intervals(-1.0, &replicates, &[0.4, 0.5, 0.6], 0.9);
+        assert!(none.is_none() && z0 == f64::NEG_INFINITY);
+    }
+
+    #[test]
+    fn bca_by_hand() {
+        // z0 = Φ⁻¹(0.3); a from d = mean − t over t = [0, 0, 3]: d = 1, 1, −2:
+        // Σd³ = −6, Σd² = 6 → a = −6 / (6·6^{1.5}).
+        let replicates: Vec<f64> = (0..10).map(f64::from).collect();
+        let (_, bca, z0, a) = intervals(2.5, &replicates, &[0.0, 0.0, 3.0], 0.8);
+        assert!((z0 - normal::quantile(0.3)).abs() < 1e-15);
+        assert!((a - (-1.0 / 6f64.powf(1.5))).abs() < 1e-15);
+        let z = normal::quantile(0.1);
+        let lo = normal::cdf(z0 + (z0 + z) / (1.0 - a * (z0 + z)));
+        let bca = bca.unwrap();
+        let mut sorted = replicates.clone();
+        sorted.sort_by(f64::total_cmp);
+        assert_eq!(bca.lower, quantile_sorted(&sorted, lo));
+    }
+}

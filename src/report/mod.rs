@@ -1,0 +1,630 @@
+//! The calibration report (`tce report`): every estimator with bootstrap intervals, a
+//! check of the parametric model fitted to the data, each estimator's bias at the data's
+//! n on that model, and the estimator to trust (docs/report.md).
+//!
+//! - `weighted` (crate-private): the binned estimators over sorted samples with integer weights, so a
+//!   bootstrap resample needs no sort.
+//! - [`bootstrap`]: resamples, percentile and BCa intervals, the distribution of b*.
+//! - [`normal`]: Φ and Φ⁻¹ for BCa.
+//!
+//! [`report`] computes everything; renderers (the CLI's table, JSON and HTML page) only
+//! format its [`Report`]. Values are fractions, as in the core.
+
+pub mod bootstrap;
+pub mod normal;
+pub(crate) mod weighted;
+
+use core::fmt;
+
+pub use bootstrap::{Bootstrap, BootstrapError, Interval, Resampling, Target, JACKKNIFE_GROUPS};
+
+use crate::binning::{Binning, Closure, Ties};
+use crate::buffer::{Slot, SortedBuffer};
+use crate::error::PushError;
+use crate::fit::{fit_model, EndpointRule, FitError, FittedModel};
+use crate::norm::Norm;
+use crate::sim::estimator::{DataView, EstimatorKind, EvaluateError, EvaluationSettings};
+use crate::sim::runner::Summary;
+use crate::sim::{simulate, EstimatorSpec, Grid, SimulationError};
+use crate::stats::BinStats;
+use crate::sweep::SweepOptions;
+
+/// What the report computes, and how.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReportSettings {
+    /// The exponent p (the paper's 2 by default). Smooth ECE joins only at p = 1.
+    pub norm: Norm,
+    /// Bins of ECE_bin, ECE_debias, MCE and the equal-width reliability diagram.
+    pub bins: usize,
+    /// The equal-width closure.
+    pub closure: Closure,
+    /// The equal-mass tie policy.
+    pub ties: Ties,
+    /// The sweep's limit and cap.
+    pub sweep: SweepOptions,
+    /// Bootstrap resamples (0: no intervals).
+    pub resamples: usize,
+    /// Simulations from the fitted model; `None`: [`default_simulations`] of n.
+    pub simulations: Option<usize>,
+    /// The level of every interval, in (0, 1).
+    pub level: f64,
+    /// The seed of the bootstrap and of the simulations.
+    pub seed: u64,
+    /// Whether the KDE estimator joins (O(n) grid work per evaluation, slower).
+    pub kde: bool,
+    /// What the fit makes of scores of exactly 0 or 1.
+    pub endpoint: EndpointRule,
+}
+
+impl Default for ReportSettings {
+    fn default() -> Self {
+        ReportSettings {
+            norm: Norm::L2,
+            bins: 15,
+            closure: Closure::Left,
+            ties: Ties::Split,
+            sweep: SweepOptions::default(),
+            resamples: 1000,
+            simulations: None,
+            level: 0.95,
+            seed: 0,
+            kde: false,
+            endpoint: EndpointRule::default(),
+        }
+    }
+}
+
+/// The budget of simulated samples behind [`default_simulations`]: n · m ≤ 5·10^7.
+pub const SIMULATED_SAMPLES: usize = 50_000_000;
+
+/// The default number of simulations at n: 1000, fewer for large n so that they draw at
+/// most [`SIMULATED_SAMPLES`] samples in all, never fewer than 50 (n = 10^6: 50).
+pub fn default_simulations(n: usize) -> usize {
+    (SIMULATED_SAMPLES / n.max(1)).clamp(50, 1000)
+}
+
+/// The central share of the simulated values the real one must fall in for the fit to
+/// count as reproducing the data: 99%.
+pub const FIT_CHECK_LEVEL: f64 = 0.99;
+
+/// Which stage a progress call is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// One bootstrap resample finished.
+    Bootstrap,
+    /// One simulation from the fitted model finished.
+    Simulation,
+}
+
+/// Why no report could be made.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReportError {
+    /// No samples.
+    NoSamples,
+    /// More samples than a sorted buffer holds ([`crate::buffer::MAX_CAPACITY`]).
+    TooManySamples(usize),
+    /// A sample was refused (score outside [0, 1], NaN, label not 0/1, lengths differ).
+    Push(PushError),
+    /// The level is not in (0, 1).
+    InvalidLevel(f64),
+    /// An estimator failed on the data itself.
+    Estimate {
+        /// The estimator.
+        estimator: EstimatorSpec,
+        /// Why.
+        cause: EvaluateError,
+    },
+}
+
+impl fmt::Display for ReportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoSamples => f.write_str("no samples"),
+            Self::TooManySamples(n) => write!(
+                f,
+                "{n} samples: a report holds at most {}",
+                crate::buffer::MAX_CAPACITY
+            ),
+            Self::Push(e) => write!(f, "{e}"),
+            Self::InvalidLevel(l) => write!(f, "the interval level must be in (0, 1), got {l}"),
+            Self::Estimate { estimator, cause } => write!(f, "{estimator}: {cause}"),
+        }
+    }
+}
+
+impl std::error::Error for ReportError {}
+
+/// One estimator on the data, with its bootstrap.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EstimatorResult {
+    /// The estimator and its bins.
+    pub target: Target,
+    /// Its value on the data.
+    pub estimate: f64,
+    /// b* on the data, for the sweep.
+    pub sweep_bins: Option<usize>,
+    /// The bootstrap (`None` with 0 resamples).
+    pub bootstrap: Option<Result<Bootstrap, BootstrapError>>,
+}
+
+impl EstimatorResult {
+    /// The interval to quote: BCa when defined, else percentile; with its kind.
+    pub fn interval(&self) -> Option<(Interval, IntervalKind)> {
+        let boot = self.bootstrap.as_ref()?.as_ref().ok()?;
+        Some(match boot.bca {
+            Some(bca) => (bca, IntervalKind::Bca),
+            None => (boot.percentile, IntervalKind::Percentile),
+        })
+    }
+}
+
+/// Which bootstrap interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntervalKind {
+    /// Percentile.
+    Percentile,
+    /// Bias-corrected and accelerated.
+    Bca,
+}
+
+/// One bin of a reliability diagram.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReliabilityBin {
+    /// Samples in the bin.
+    pub count: u64,
+    /// Hits in the bin.
+    pub hits: u64,
+    /// Mean confidence (`None` when empty).
+    pub mean_score: Option<f64>,
+    /// Accuracy (`None` when empty).
+    pub accuracy: Option<f64>,
+    /// Wilson score interval of the accuracy at the report's level (`None` when empty).
+    pub interval: Option<Interval>,
+}
+
+/// A reliability diagram: the bins of one binning of the data.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reliability {
+    /// The binning.
+    pub binning: Binning,
+    /// The bins, bin 0 first.
+    pub bins: Vec<ReliabilityBin>,
+}
+
+/// The Fig. 3c check of one estimator: its real value against its values on data
+/// simulated from the fit at the same n.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FitCheck {
+    /// The estimator.
+    pub target: Target,
+    /// Its value on the real data.
+    pub real: f64,
+    /// The mean of its simulated values.
+    pub simulated_mean: f64,
+    /// The central [`FIT_CHECK_LEVEL`] share of its simulated values.
+    pub interval: Interval,
+    /// Whether the real value lies in that interval.
+    pub reproduces: bool,
+}
+
+/// One estimator's error at the data's n on the fitted model (fractions).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BiasRow {
+    /// The estimator.
+    pub target: Target,
+    /// Mean estimate, bias, sd, RMSE and Monte-Carlo se of the bias against the fit's TCE.
+    pub summary: Summary,
+}
+
+/// The parametric part: the fit, its check, and the bias table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parametric {
+    /// The fit (Beta density and AIC-best GLM).
+    pub fit: FittedModel,
+    /// The fit's exact TCE_p (fraction).
+    pub tce: f64,
+    /// The number of simulated data sets.
+    pub simulations: usize,
+    /// The checks: 15-bin (settings' bins) equal-width ECE_bin (the paper's) and
+    /// equal-mass ECE_sweep.
+    pub checks: Vec<FitCheck>,
+    /// Whether every check reproduces the data.
+    pub reproduces: bool,
+    /// Bias, sd and RMSE of every TCE estimator, in the report's estimator order.
+    pub bias: Vec<BiasRow>,
+}
+
+/// Why the parametric part is missing.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParametricError {
+    /// The fit failed.
+    Fit(FitError),
+    /// The simulation failed.
+    Simulation(SimulationError),
+}
+
+impl fmt::Display for ParametricError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Fit(e) => write!(f, "the parametric fit failed: {e}"),
+            Self::Simulation(e) => write!(f, "the simulation from the fit failed: {e}"),
+        }
+    }
+}
+
+/// Why an estimator is recommended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Basis {
+    /// Lowest RMSE at this n on a fit that reproduces the data.
+    LowestRmse,
+    /// Lowest RMSE, but the fit does not reproduce the data: trust it less.
+    LowestRmsePoorFit,
+    /// No fit: the paper's default, equal-mass ECE_sweep.
+    NoFit,
+}
+
+/// The estimator to report, and its value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Recommendation {
+    /// Index in [`Report::estimators`].
+    pub estimator: usize,
+    /// Why it.
+    pub basis: Basis,
+    /// Index in [`Parametric::bias`] of its row (with a fit).
+    pub bias_row: Option<usize>,
+    /// Index in [`Parametric::bias`] of the usual estimator's row, equal-width ECE_bin
+    /// with the settings' bins: how far it is expected to be off.
+    pub usual_row: Option<usize>,
+}
+
+/// Everything the report computes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    /// The settings, with the number of simulations resolved.
+    pub settings: ReportSettings,
+    /// Samples.
+    pub n: usize,
+    /// Hits.
+    pub hits: u64,
+    /// Every estimator, in [`targets`] order.
+    pub estimators: Vec<EstimatorResult>,
+    /// Equal-width bins (settings' bins) and equal-mass bins at the sweep's b*.
+    pub reliability: Vec<Reliability>,
+    /// The fit, its check and the bias table.
+    pub parametric: Result<Parametric, ParametricError>,
+    /// What to report.
+    pub recommendation: Recommendation,
+}
+
+/// The estimators of a report, in order: ECE_bin, ECE_sweep, ECE_debias and MCE, each
+/// equal-width then equal-mass; smooth ECE at p = 1; KDE when asked.
+pub fn targets(settings: &ReportSettings) -> Vec<Target> {
+    let binnings = [
+        Binning::EqualWidth(settings.closure),
+        Binning::EqualMass(settings.ties),
+    ];
+    let mut targets = Vec::new();
+    for kind in [
+        EstimatorKind::EceBin,
+        EstimatorKind::EceSweep,
+        EstimatorKind::EceDebias,
+        EstimatorKind::Mce,
+    ] {
+        for binning in binnings {
+            let spec = EstimatorSpec::binned(kind, binning).expect("binned kinds");
+            targets.push(Target {
+                spec,
+                bins: spec.uses_bins().then_some(settings.bins),
+            });
+        }
+    }
+    if settings.norm == Norm::L1 {
+        targets.push(Target {
+            spec: EstimatorSpec::smooth_ece(),
+            bins: None,
+        });
+    }
+    if settings.kde {
+        targets.push(Target {
+            spec: EstimatorSpec::kde(),
+            bins: None,
+        });
+    }
+    targets
+}
+
+/// Whether an estimator estimates TCE_p (all but MCE, which estimates the largest gap).
+pub fn estimates_tce(target: &Target) -> bool {
+    target.spec.kind() != EstimatorKind::Mce
+}
+
+/// The Wilson score interval of `hits` of `count` at `level`.
+pub fn wilson(hits: u64, count: u64, level: f64) -> Option<Interval> {
+    if count == 0 {
+        return None;
+    }
+    let z = normal::quantile(0.5 + level / 2.0);
+    let (n, p) = (count as f64, hits as f64 / count as f64);
+    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z / (1.0 + z * z / n) * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
+    Some(Interval {
+        lower: (centre - half).max(0.0),
+        upper: (centre + half).min(1.0),
+    })
+}
+
+fn reliability(bins: impl Iterator<Item = BinStats>, binning: Binning, level: f64) -> Reliability {
+    Reliability {
+        binning,
+        bins: bins
+            .map(|b| ReliabilityBin {
+                count: b.count(),
+                hits: b.hits(),
+                mean_score: b.mean_score(),
+                accuracy: b.accuracy(),
+                interval: wilson(b.hits(), b.count(), level),
+            })
+            .collect(),
+    }
+}
+
+/// The report of (scores, labels). `progress` is called once per bootstrap resample and
+/// once per simulation (from any thread).
+pub fn report(
+    scores: &[f64],
+    labels: &[u8],
+    settings: &ReportSettings,
+    progress: &(dyn Fn(Phase) + Sync),
+) -> Result<Report, ReportError> {
+    if !(settings.level > 0.0 && settings.level < 1.0) {
+        return Err(ReportError::InvalidLevel(settings.level));
+    }
+    crate::sample::check_batch(scores, labels).map_err(ReportError::Push)?;
+    if scores.is_empty() {
+        return Err(ReportError::NoSamples);
+    }
+    let n = scores.len();
+    let mut settings = *settings;
+    let simulations = settings
+        .simulations
+        .unwrap_or_else(|| default_simulations(n));
+    settings.simulations = Some(simulations);
+    let evaluation = EvaluationSettings {
+        norm: settings.norm,
+        sweep: settings.sweep,
+    };
+
+    let mut storage = vec![Slot::EMPTY; n];
+    let mut buffer =
+        SortedBuffer::with_storage(&mut storage).map_err(|_| ReportError::TooManySamples(n))?;
+    buffer
+        .push_batch(scores, labels)
+        .map_err(ReportError::Push)?;
+    let hits = buffer.hits();
+    let sorted = buffer.sorted();
+    let data = DataView {
+        sorted,
+        scores,
+        labels,
+    };
+
+    let targets = targets(&settings);
+    let on_data = targets
+        .iter()
+        .map(|t| {
+            t.spec
+                .evaluate(&data, t.bins, &evaluation)
+                .map_err(|cause| ReportError::Estimate {
+                    estimator: t.spec,
+                    cause,
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let values: Vec<f64> = on_data.iter().map(|e| e.value).collect();
+    let boots = (settings.resamples > 0).then(|| {
+        bootstrap::bootstrap(
+            &sorted,
+            &targets,
+            &values,
+            &evaluation,
+            Resampling {
+                resamples: settings.resamples,
+                level: settings.level,
+                seed: settings.seed,
+            },
+            &|| progress(Phase::Bootstrap),
+        )
+    });
+    let mut boots = boots.map(Vec::into_iter);
+    let estimators: Vec<EstimatorResult> = targets
+        .iter()
+        .zip(&on_data)
+        .map(|(t, e)| EstimatorResult {
+            target: *t,
+            estimate: e.value,
+            sweep_bins: e.sweep_bins,
+            bootstrap: boots.as_mut().and_then(Iterator::next),
+        })
+        .collect();
+
+    let ew = Binning::EqualWidth(settings.closure);
+    let em = Binning::EqualMass(settings.ties);
+    let em_sweep = estimators
+        .iter()
+        .find(|e| {
+            e.target.spec.kind() == EstimatorKind::EceSweep && e.target.spec.binning() == Some(em)
+        })
+        .and_then(|e| e.sweep_bins)
+        .unwrap_or(1);
+    let reliability = vec![
+        reliability(sorted.bins(ew, settings.bins), ew, settings.level),
+        reliability(sorted.bins(em, em_sweep), em, settings.level),
+    ];
+
+    let parametric = parametric(scores, labels, &settings, &targets, &estimators, progress);
+    let recommendation = recommend(&estimators, &parametric, &settings);
+    Ok(Report {
+        settings,
+        n,
+        hits,
+        estimators,
+        reliability,
+        parametric,
+        recommendation,
+    })
+}
+
+fn parametric(
+    scores: &[f64],
+    labels: &[u8],
+    settings: &ReportSettings,
+    targets: &[Target],
+    estimators: &[EstimatorResult],
+    progress: &(dyn Fn(Phase) + Sync),
+) -> Result<Parametric, ParametricError> {
+    let fit = fit_model(scores, labels, &settings.endpoint).map_err(ParametricError::Fit)?;
+    let tce_targets: Vec<Target> = targets.iter().copied().filter(estimates_tce).collect();
+    let grid = Grid {
+        sizes: vec![scores.len()],
+        bins: vec![settings.bins],
+        estimators: tce_targets.iter().map(|t| t.spec).collect(),
+        repetitions: settings.simulations.unwrap_or(1),
+        seed: settings.seed,
+        settings: EvaluationSettings {
+            norm: settings.norm,
+            sweep: settings.sweep,
+        },
+    };
+    let simulation = simulate(&fit.model, &grid, &|| progress(Phase::Simulation))
+        .map_err(ParametricError::Simulation)?;
+    let tce = simulation.tce / 100.0;
+    let cell_of = |t: &Target| {
+        simulation
+            .cell(scores.len(), t.bins, t.spec)
+            .expect("every TCE target is a cell of the grid")
+    };
+    let bias: Vec<BiasRow> = tce_targets
+        .iter()
+        .map(|t| {
+            let values: Vec<f64> = cell_of(t).estimates.iter().map(|v| v / 100.0).collect();
+            BiasRow {
+                target: *t,
+                summary: Summary::of(&values, tce),
+            }
+        })
+        .collect();
+    let checked = [
+        (EstimatorKind::EceBin, Binning::EqualWidth(settings.closure)),
+        (EstimatorKind::EceSweep, Binning::EqualMass(settings.ties)),
+    ];
+    let checks: Vec<FitCheck> = checked
+        .iter()
+        .filter_map(|&(kind, binning)| {
+            let result = estimators.iter().find(|e| {
+                e.target.spec.kind() == kind && e.target.spec.binning() == Some(binning)
+            })?;
+            let mut values: Vec<f64> = cell_of(&result.target)
+                .estimates
+                .iter()
+                .map(|v| v / 100.0)
+                .collect();
+            values.sort_by(f64::total_cmp);
+            let tail = (1.0 - FIT_CHECK_LEVEL) / 2.0;
+            let interval = Interval {
+                lower: bootstrap::quantile_sorted(&values, tail),
+                upper: bootstrap::quantile_sorted(&values, 1.0 - tail),
+            };
+            Some(FitCheck {
+                target: result.target,
+                real: result.estimate,
+                simulated_mean: values.iter().sum::<f64>() / values.len() as f64,
+                interval,
+                reproduces: interval.contains(result.estimate),
+            })
+        })
+        .collect();
+    Ok(Parametric {
+        reproduces: checks.iter().all(|c| c.reproduces),
+        tce,
+        simulations: simulation.repetitions,
+        checks,
+        bias,
+        fit,
+    })
+}
+
+fn recommend(
+    estimators: &[EstimatorResult],
+    parametric: &Result<Parametric, ParametricError>,
+    settings: &ReportSettings,
+) -> Recommendation {
+    let index_of = |t: &Target| {
+        estimators
+            .iter()
+            .position(|e| e.target == *t)
+            .expect("bias rows are report estimators")
+    };
+    match parametric {
+        Ok(p) => {
+            let best = p
+                .bias
+                .iter()
+                .enumerate()
+                .min_by(|a, b| a.1.summary.rmse.total_cmp(&b.1.summary.rmse))
+                .map(|(i, _)| i)
+                .expect("at least the binned estimators");
+            let usual = p.bias.iter().position(|r| {
+                r.target.spec.kind() == EstimatorKind::EceBin
+                    && r.target.spec.binning() == Some(Binning::EqualWidth(settings.closure))
+            });
+            Recommendation {
+                estimator: index_of(&p.bias[best].target),
+                basis: if p.reproduces {
+                    Basis::LowestRmse
+                } else {
+                    Basis::LowestRmsePoorFit
+                },
+                bias_row: Some(best),
+                usual_row: usual,
+            }
+        }
+        Err(_) => Recommendation {
+            estimator: estimators
+                .iter()
+                .position(|e| {
+                    e.target.spec.kind() == EstimatorKind::EceSweep
+                        && e.target.spec.binning() == Some(Binning::EqualMass(settings.ties))
+                })
+                .expect("the sweep is always a target"),
+            basis: Basis::NoFit,
+            bias_row: None,
+            usual_row: None,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wilson_by_hand() {
+        // 8 of 10 at 95%: (0.4902, 0.9433) (the textbook value).
+        let w = wilson(8, 10, 0.95).unwrap();
+        assert!(
+            (w.lower - 0.4902).abs() < 1e-4 && (w.upper - 0.9433).abs() < 1e-4,
+            "{w:?}"
+        );
+        assert!(wilson(0, 0, 0.95).is_none());
+        let all = wilson(5, 5, 0.95).unwrap();
+        assert!((all.upper - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn default_simulations_follow_the_budget() {
+        assert_eq!(default_simulations(10_000), 1000);
+        assert_eq!(default_simulations(100_000), 500);
+        assert_eq!(default_simulations(1_000_000), 50);
+        assert_eq!(default_simulations(10), 1000);
+    }
+}

@@ -21,7 +21,7 @@ use tce::estimate::BinSummary;
 use tce::portable::{frame_shape, DecodeError, FrameShape};
 use tce::{
     BinStats, BoxedDecayingHistogram, BoxedHistogram, BoxedReservoir, BoxedWindow, Closure,
-    DecayedBin, DecayingHistogram, Histogram, Norm, Reservoir, Slot, SlidingWindow, SortedBuffer,
+    DecayedBin, DecayingHistogram, Histogram, Norm, Reservoir, SlidingWindow, Slot, SortedBuffer,
     SortedSamples, SweepLimit, SweepOptions, Ties,
 };
 

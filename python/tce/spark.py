@@ -384,7 +384,7 @@ def partial_states(
     logits: bool = False,
     bins: int = 15,
     closure: str = "left",
-    reservoir: int = 10_000,
+    reservoir: Optional[int] = 10_000,
     seed: int = 0,
 ) -> DataFrame:
     """The first step of :func:`calibration_from_predictions`: per partition and group,
@@ -395,14 +395,16 @@ def partial_states(
     `probs`: the class outputs instead of ``score_col`` (a list of K columns, or one
     array column), with ``label_col`` the true class id; `logits`: they are logits.
     `reservoir`: the capacity of each group's reservoir; partition p's is seeded with
-    ``seed`` and p. A null score or label, or a bad value, fails the task with tce's
+    ``seed`` and p; None for none (the equal-width estimates only, and the smallest
+    shuffle: one histogram per partition and group). A null score or label, or a bad value, fails the task with tce's
     error (named, with its index): predictions are never dropped silently.
     """
     group_by = list(group_by)
     group_fields = _group_fields(df, group_by)
     # Bad options fail here, on the driver.
     tce.Histogram(bins=bins, closure=closure)
-    tce.Reservoir(reservoir, seed=seed)
+    if reservoir is not None:
+        tce.Reservoir(reservoir, seed=seed)
     inputs = [label_col] + ([probs] if isinstance(probs, str) else list(probs or [score_col]))
     for c in inputs:
         if c not in df.columns:
@@ -424,15 +426,16 @@ def partial_states(
             table = pa.Table.from_batches([batch])
             for key, rows in _groups(table, group_by):
                 if key not in states:
-                    states[key] = (tce.Histogram(bins=bins, closure=closure),
-                                   tce.Reservoir(reservoir, seed=part_seed))
+                    states[key] = [tce.Histogram(bins=bins, closure=closure)]
+                    if reservoir is not None:
+                        states[key].append(tce.Reservoir(reservoir, seed=part_seed))
                 s, y = (scores, labels) if rows is None else (scores[rows], labels[rows])
                 for state in states[key]:
                     state.update(s, y, logits=logits)
         entries = []
-        for key, (h, r) in states.items():
-            entries.append((key, "histogram", h.to_bytes(), 1, 0, None))
-            entries.append((key, "reservoir", r.to_bytes(), 1, 0, None))
+        for key, group_states in states.items():
+            for kind, state in zip(("histogram", "reservoir"), group_states):
+                entries.append((key, kind, state.to_bytes(), 1, 0, None))
         if entries:
             yield _partial_batch(group_fields, entries, partition)
 
@@ -529,7 +532,7 @@ def calibration_from_predictions(
     ties: str = "split",
     sweep_limit: str = "samples",
     max_bins: Optional[int] = None,
-    reservoir: int = 10_000,
+    reservoir: Optional[int] = 10_000,
     seed: int = 0,
 ) -> DataFrame:
     """Calibration estimates per group of a DataFrame of predictions.
@@ -540,7 +543,8 @@ def calibration_from_predictions(
     version, device, day, ...; none for one group over everything). Output: one row per
     group, the group columns then :data:`ESTIMATE_COLUMNS`; ``ece_bin``, ``ece_debias``
     and ``mce`` (`bins` equal-width bins, `closure`) are exact, the equal-mass ones and
-    the sweeps come from a reservoir of `reservoir` samples per group (``em_source``).
+    the sweeps come from a reservoir of `reservoir` samples per group (``em_source``;
+    ``reservoir=None``: none, those columns are null).
     """
     partials = partial_states(df, group_by, score_col=score_col, label_col=label_col,
                               probs=probs, logits=logits, bins=bins, closure=closure,

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -367,3 +368,30 @@ def test_the_module_is_imported_only_when_asked_for():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_the_fleet_example_runs(spark, tmp_path):
+    import importlib.util
+
+    import pyarrow.parquet as pq
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "spark_fleet.py"
+    spec = importlib.util.spec_from_file_location("spark_fleet", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    by_model, by_day = example.main(["--devices", "300", "--rows", "20000", "--out",
+                                     str(tmp_path)], spark=spark)
+    by_model = {r.model: r for r in by_model}
+    fleet = pq.read_table(tmp_path / "states.parquet").to_pylist()
+    # v1: the Python histograms and the C library's, three bad uploads reported.
+    v1 = [tce.Histogram.from_bytes(r["state"]) for r in fleet
+          if r["model"] == "v1" and len(r["state"]) > 0 and r["device"] < 300]
+    c_histogram = tce.Histogram.from_bytes((example.C_FRAMES / "histogram.bin").read_bytes())
+    whole = c_histogram
+    for h in v1:
+        whole.merge(h)
+    assert (by_model["v1"].states, by_model["v1"].invalid) == (len(v1) + 1, 3)
+    assert (by_model["v1"].n, by_model["v1"].ece_bin) == (whole.samples, whole.ece_bin().value)
+    assert by_model["v3"].kind == "reservoir" and by_model["v3"].invalid == 0
+    assert by_model["v3"].em_source == "reservoir sample"
+    assert sum(r.n for r in by_day) == 20000

@@ -75,7 +75,8 @@ enum Command {
     /// with the lowest true calibration error.
     Table1(recalibrate::Table1Args),
     /// Decode encoded state files (tce's portable format, from C devices or Python),
-    /// merge them exactly and print the merged state's estimates.
+    /// merge them (histograms exactly, reservoirs into a uniform sample) and print the
+    /// merged state's estimates.
     Merge(merge::MergeArgs),
 }
 

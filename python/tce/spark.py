@@ -92,7 +92,8 @@ _PARTIAL_FIELDS = [
 #: state); the ``*_em`` columns and both sweeps (with their b*) come from samples:
 #: ``em_source`` is ``all samples`` when the state held every sample the group saw
 #: (exact), ``reservoir sample`` when it held a uniform sample of ``sample_n`` of the
-#: ``n``, null when the group has no samples (histograms only).
+#: ``n`` (``window``: a sliding window's most recent ``sample_n``), null when the group
+#: has no samples (histograms only).
 ESTIMATE_COLUMNS = [
     T.StructField("kind", T.StringType(), True),
     T.StructField("states", T.LongType(), False),
@@ -200,6 +201,14 @@ class _Merged:
         self.add(state, count)
 
 
+def _sample_source(samples, held, seen):
+    """What a sample state's estimates are over: every sample the group saw (exact), a
+    reservoir's uniform sample of them, or a window's most recent ones."""
+    if held == seen:
+        return "all samples"
+    return "window" if isinstance(samples, tce.SlidingWindow) else "reservoir sample"
+
+
 def _estimates(histogram, samples, *, norm, bins, closure, ties, sweep_limit, max_bins):
     """The estimate columns of a group from its merged equal-width state (a Histogram or
     DecayingHistogram, or None) and its merged sample state (or None)."""
@@ -222,7 +231,7 @@ def _estimates(histogram, samples, *, norm, bins, closure, ties, sweep_limit, ma
             seen = getattr(samples, "seen", held)
             row["sample_n"] = held
             if held > 0:
-                row["em_source"] = "all samples" if held == seen else "reservoir sample"
+                row["em_source"] = _sample_source(samples, held, seen)
                 em = dict(binning="equal_mass", bins=bins, ties=ties)
                 row["ece_bin_em"] = samples.ece_bin(norm=norm, **em).value
                 row["ece_debias_em"] = samples.ece_debias(norm=norm, **em).value

@@ -1,7 +1,8 @@
 //! The set-up logic of `scripts/test`: `scripts/test --check` run on a machine made to lack
 //! things (a PATH of symlinks with some tools left out, stand-ins for gcc and rustc that
 //! fail the way a missing runtime or target does, a venv that is not there) must report
-//! exactly what is missing, in its order, and change nothing.
+//! exactly what is missing, in its order, and change nothing (Java for pyspark included:
+//! missing, or older than 17 by `java -version`).
 #![cfg(unix)]
 
 use std::os::unix::fs::{symlink, PermissionsExt};
@@ -213,6 +214,47 @@ fn check_reports_exactly_what_is_missing() {
         .collect();
     expected.extend(venv_lines(&venv));
     assert_reports(&check(&bin2, &venv), &base, &expected);
+
+    // No java, then a Java 11: pyspark needs 17 or later (`java -version` is asked).
+    let bin3 = tmp.0.join("bin3");
+    std::fs::create_dir(&bin3).unwrap();
+    stripped_path(&bin3, &["java"]);
+    let mut expected = vec![
+        "scripts/test: would install openjdk-17-jre-headless (apt) because `java` is missing"
+            .to_owned(),
+    ];
+    expected.extend(venv_lines(&venv));
+    assert_reports(&check(&bin3, &venv), &base, &expected);
+    stand_in(
+        &bin3,
+        "java",
+        "[ \"$1\" = -version ] || exit 1\n\
+         echo 'openjdk version \"11.0.2\" 2019-01-15' >&2\n\
+         echo 'OpenJDK Runtime Environment (build 11.0.2+9)' >&2\n",
+    );
+    let mut expected = vec![
+        "scripts/test: would install openjdk-17-jre-headless (apt) because `java -version` \
+         reports 11, and pyspark needs 17 or later"
+            .to_owned(),
+    ];
+    expected.extend(venv_lines(&venv));
+    assert_reports(&check(&bin3, &venv), &base, &expected);
+    // Java 8 reports "1.8.0_392": its major version is 8, not 1.
+    stand_in(&bin3, "java", "echo 'java version \"1.8.0_392\"' >&2\n");
+    let mut expected = vec![
+        "scripts/test: would install openjdk-17-jre-headless (apt) because `java -version` \
+         reports 8, and pyspark needs 17 or later"
+            .to_owned(),
+    ];
+    expected.extend(venv_lines(&venv));
+    assert_reports(&check(&bin3, &venv), &base, &expected);
+    // A Java 21 is enough.
+    stand_in(
+        &bin3,
+        "java",
+        "echo 'openjdk version \"21\" 2023-09-19' >&2\n",
+    );
+    assert_reports(&check(&bin3, &venv), &base, &venv_lines(&venv));
 }
 
 #[test]

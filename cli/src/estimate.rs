@@ -85,7 +85,7 @@ pub struct Row {
 }
 
 impl Row {
-    fn new(estimator: Estimator, binning: BinningKind, estimate: Estimate) -> Self {
+    pub(crate) fn new(estimator: Estimator, binning: BinningKind, estimate: Estimate) -> Self {
         Row {
             estimator,
             binning: Some(binning),

@@ -7,6 +7,7 @@ mod estimate;
 mod fit;
 mod fit_svg;
 mod input;
+mod merge;
 mod paper;
 mod plot;
 mod recalibrate;
@@ -80,6 +81,10 @@ enum Command {
     /// The Table 1 experiment: how often each estimator picks the recalibration method
     /// with the lowest true calibration error.
     Table1(recalibrate::Table1Args),
+    /// Decode encoded state files (tce's portable format, from C devices or Python),
+    /// merge them (histograms exactly, reservoirs into a uniform sample) and print the
+    /// merged state's estimates.
+    Merge(merge::MergeArgs),
 }
 
 #[derive(Args)]
@@ -347,6 +352,7 @@ fn main() -> ExitCode {
         Command::FitCheck(args) => fit::run_check(&args),
         Command::Recalibrate(args) => recalibrate::run_recalibrate(&args),
         Command::Table1(args) => recalibrate::run_table1(&args),
+        Command::Merge(args) => merge::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

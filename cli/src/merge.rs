@@ -1,0 +1,400 @@
+//! `tce merge`: the single-machine collector. Decodes state files in the portable format
+//! (docs/monitoring.md, as `tce_*_encode` in C and `to_bytes()` in Python write them),
+//! merges them with the core's exact merges and prints the estimates of the merged state.
+//!
+//! Kinds merge with their own kind only: histograms with histograms of the same bins and
+//! closure (exact), reservoirs with reservoirs of the same capacity (a uniform sample of
+//! every stream), sorted buffers by appending their samples. Sliding windows and decaying
+//! histograms have no merge in the core (the last N samples of two streams, or their
+//! decayed weights, depend on how the streams interleave), so only one of them is taken.
+//!
+//! A file that cannot be read or decoded is bad input (exit 2, naming it), or with
+//! `--skip-bad` left out and listed; files that decode but do not fit together (another
+//! kind, other bins or capacity) are always an error naming the file: skipping them would
+//! hide a mistake in what was collected, not a corrupted transfer.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::Serialize;
+use tce::estimate::BinSummary;
+use tce::portable::{frame_shape, DecodeError, FrameShape};
+use tce::{
+    BinStats, BoxedDecayingHistogram, BoxedHistogram, BoxedReservoir, BoxedWindow, Closure,
+    DecayedBin, DecayingHistogram, Histogram, Norm, Reservoir, SlidingWindow, Slot, SortedBuffer,
+    SortedSamples, SweepLimit, SweepOptions, Ties,
+};
+
+use crate::estimate::{self, BinningKind, Estimator, Report, Row};
+use crate::{json_line, parse_bins, parse_norm, write_stdout, ClosureArg, Failure, TiesArg};
+
+#[derive(Args)]
+pub struct MergeArgs {
+    /// Encoded state files (tce's portable format), all of one kind.
+    #[arg(required = true, value_name = "STATE_FILES")]
+    pub files: Vec<PathBuf>,
+    /// Leave out files that cannot be read or decoded (each is reported, on stderr and in
+    /// the JSON's `skipped`) instead of failing on the first.
+    #[arg(long)]
+    pub skip_bad: bool,
+    /// Bins of the estimates of sample states (buffers, reservoirs, windows); a
+    /// histogram's bins are its own.
+    #[arg(long, default_value_t = 15, value_parser = parse_bins)]
+    pub bins: usize,
+    /// Exponent p of the l_p calibration error (p >= 1).
+    #[arg(long, value_name = "P", default_value = "2", value_parser = parse_norm)]
+    pub norm: Norm,
+    /// Closure of the equal-width bins of sample states (a histogram's is its own).
+    #[arg(long, value_enum, default_value_t = ClosureArg::Left)]
+    pub closure: ClosureArg,
+    /// Equal-mass tie handling for sample states.
+    #[arg(long, value_enum, default_value_t = TiesArg::Split)]
+    pub ties: TiesArg,
+    /// Cap on the sweep's number of bins b* (sample states).
+    #[arg(long, value_name = "N", value_parser = parse_bins)]
+    pub max_bins: Option<usize>,
+    /// Let the sweep try at most n - 1 bins, as the paper's released code does.
+    #[arg(long)]
+    pub paper_limit: bool,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One decoded state file.
+enum State {
+    Histogram(BoxedHistogram),
+    /// A sorted buffer's samples (buffers merge by appending, so the samples are all
+    /// that is kept).
+    Buffer(Vec<f64>, Vec<u8>),
+    Reservoir(BoxedReservoir),
+    Window(BoxedWindow),
+    Decaying(BoxedDecayingHistogram),
+}
+
+impl State {
+    fn kind(&self) -> &'static str {
+        match self {
+            State::Histogram(_) => "histogram",
+            State::Buffer(..) => "buffer",
+            State::Reservoir(_) => "reservoir",
+            State::Window(_) => "window",
+            State::Decaying(_) => "decaying_histogram",
+        }
+    }
+}
+
+/// `vec![value; len]` boxed, with a failed allocation (a crafted frame claiming 2^31
+/// samples of capacity) as an error rather than an abort.
+fn storage<T: Clone>(value: T, len: usize) -> Result<Box<[T]>, String> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| format!("cannot allocate storage for {len} entries"))?;
+    v.resize(len, value);
+    Ok(v.into_boxed_slice())
+}
+
+fn samples_of(sorted: SortedSamples<'_>) -> (Vec<f64>, Vec<u8>) {
+    sorted.iter().unzip()
+}
+
+/// Decodes one frame of any kind into a state of its shape.
+fn decode(bytes: &[u8]) -> Result<State, String> {
+    let text = |e: DecodeError| e.to_string();
+    let config = |e: tce::ConfigError| e.to_string();
+    Ok(match frame_shape(bytes).map_err(text)? {
+        FrameShape::Histogram { closure, bins } => {
+            tce::binning::check_bin_count(bins).map_err(config)?;
+            let mut h = Histogram::with_boxed_storage(storage(BinStats::EMPTY, bins)?, closure)
+                .map_err(config)?;
+            h.decode(bytes).map_err(text)?;
+            State::Histogram(h)
+        }
+        FrameShape::Buffer { samples } => {
+            tce::buffer::check_capacity(samples.max(1)).map_err(config)?;
+            let mut b = SortedBuffer::with_boxed_storage(storage(Slot::EMPTY, samples.max(1))?)
+                .map_err(config)?;
+            b.decode(bytes).map_err(text)?;
+            let (scores, labels) = samples_of(b.sorted());
+            State::Buffer(scores, labels)
+        }
+        FrameShape::Reservoir { capacity } => {
+            tce::buffer::check_capacity(capacity).map_err(config)?;
+            let mut r = Reservoir::with_boxed_storage(storage(Slot::EMPTY, capacity)?, 0)
+                .map_err(config)?;
+            r.decode(bytes).map_err(text)?;
+            State::Reservoir(r)
+        }
+        FrameShape::Window { size } => {
+            tce::window::check_size(size).map_err(config)?;
+            let mut w =
+                SlidingWindow::with_boxed_storage(storage(Slot::EMPTY, size)?, storage(0.0, size)?)
+                    .map_err(config)?;
+            w.decode(bytes).map_err(text)?;
+            State::Window(w)
+        }
+        FrameShape::Decaying { closure, bins } => {
+            tce::binning::check_bin_count(bins).map_err(config)?;
+            // Any valid half-life: decoding replaces it with the frame's.
+            let mut d = DecayingHistogram::with_boxed_storage(
+                storage(DecayedBin::EMPTY, bins)?,
+                closure,
+                1.0,
+            )
+            .map_err(config)?;
+            d.decode(bytes).map_err(text)?;
+            State::Decaying(d)
+        }
+    })
+}
+
+/// Merges `next` (from `file`) into `into` (first read from `first`).
+fn merge(into: &mut State, next: State, file: &str, first: &str) -> Result<(), String> {
+    let refuse = |why: String| Err(format!("{file}: cannot merge into {first}: {why}"));
+    match (into, next) {
+        (State::Histogram(a), State::Histogram(b)) => {
+            a.merge(&b).or_else(|e| refuse(e.to_string()))
+        }
+        (State::Buffer(scores, labels), State::Buffer(s, l)) => {
+            scores.extend(s);
+            labels.extend(l);
+            Ok(())
+        }
+        (State::Reservoir(a), State::Reservoir(b)) => {
+            a.merge(&b).or_else(|e| refuse(e.to_string()))
+        }
+        (State::Window(_), State::Window(_)) => refuse(
+            "sliding windows have no merge (the last N samples of two streams depend on how \
+             they interleave)"
+                .into(),
+        ),
+        (State::Decaying(_), State::Decaying(_)) => refuse(
+            "decaying histograms have no merge (decayed weights depend on how the streams \
+             interleave)"
+                .into(),
+        ),
+        (into, next) => refuse(format!(
+            "a {} state, and {first} holds a {} state: states of different kinds do not merge",
+            next.kind(),
+            into.kind()
+        )),
+    }
+}
+
+/// A file left out under `--skip-bad`, and why.
+#[derive(Serialize)]
+struct Skipped {
+    file: String,
+    error: String,
+}
+
+#[derive(Serialize)]
+struct MergeSettingsJson {
+    files: Vec<String>,
+    skip_bad: bool,
+    bins: usize,
+    norm: f64,
+    closure: ClosureArg,
+    ties: TiesArg,
+    max_bins: Option<usize>,
+    paper_limit: bool,
+}
+
+/// The JSON of `tce merge`.
+#[derive(Serialize)]
+struct MergeJson<'a> {
+    tce_version: &'static str,
+    command: &'static str,
+    settings: MergeSettingsJson,
+    /// The kind of the merged states.
+    kind: &'static str,
+    /// How many states were merged.
+    states: usize,
+    skipped: &'a [Skipped],
+    /// Samples the merged stream saw (reservoirs and windows hold fewer than that; the
+    /// estimates are over the held ones, `n`).
+    seen: u64,
+    /// The bins and closure of a merged histogram.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    histogram_bins: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    histogram_closure: Option<ClosureArg>,
+    #[serde(flatten)]
+    report: &'a Report,
+}
+
+fn closure_arg(closure: Closure) -> ClosureArg {
+    match closure {
+        Closure::Left => ClosureArg::Left,
+        Closure::Right => ClosureArg::Right,
+    }
+}
+
+/// The three equal-width estimators of a histogram-like state, as `tce estimate` rows.
+fn binned_rows(
+    ece_bin: Result<tce::Estimate, tce::EstimateError>,
+    ece_debias: Result<tce::Estimate, tce::EstimateError>,
+    mce: Result<tce::Estimate, tce::EstimateError>,
+) -> Result<Vec<Row>, Failure> {
+    let row = |estimator, result: Result<tce::Estimate, tce::EstimateError>| {
+        result
+            .map(|e| Row::new(estimator, BinningKind::EqualWidth, e))
+            .map_err(|e| Failure::input(format!("the merged state: {e}")))
+    };
+    Ok(vec![
+        row(Estimator::EceBin, ece_bin)?,
+        row(Estimator::EceDebias, ece_debias)?,
+        row(Estimator::Mce, mce)?,
+    ])
+}
+
+pub fn run(args: &MergeArgs) -> Result<(), Failure> {
+    let mut merged: Option<(State, String)> = None;
+    let mut states = 0usize;
+    let mut skipped = Vec::new();
+    for path in &args.files {
+        let file = path.display().to_string();
+        let decoded = std::fs::read(path)
+            .map_err(|e| format!("cannot read it: {e}"))
+            .and_then(|bytes| decode(&bytes));
+        let state = match decoded {
+            Ok(state) => state,
+            Err(error) if args.skip_bad => {
+                eprintln!("tce: skipping {file}: {error}");
+                skipped.push(Skipped { file, error });
+                continue;
+            }
+            Err(error) => {
+                return Err(Failure::input(format!(
+                    "{file}: {error} (--skip-bad leaves out such files)"
+                )))
+            }
+        };
+        match &mut merged {
+            None => merged = Some((state, file)),
+            Some((into, first)) => merge(into, state, &file, first).map_err(Failure::input)?,
+        }
+        states += 1;
+    }
+    let Some((mut state, _)) = merged else {
+        return Err(Failure::input(format!(
+            "none of the {} files holds a valid state",
+            args.files.len()
+        )));
+    };
+    let settings = estimate::Settings {
+        bins: args.bins,
+        norm: args.norm,
+        closure: match args.closure {
+            ClosureArg::Left => Closure::Left,
+            ClosureArg::Right => Closure::Right,
+        },
+        ties: match args.ties {
+            TiesArg::Split => Ties::Split,
+            TiesArg::Keep => Ties::Keep,
+        },
+        sweep: SweepOptions {
+            max_bins: args.max_bins,
+            limit: if args.paper_limit {
+                SweepLimit::PaperCode
+            } else {
+                SweepLimit::Samples
+            },
+        },
+    };
+    let norm = args.norm;
+    let from_samples = |(scores, labels): (Vec<f64>, Vec<u8>)| {
+        if scores.is_empty() {
+            return Err(Failure::input("the merged state holds no samples"));
+        }
+        estimate::compute(&scores, &labels, &settings).map_err(Failure::internal)
+    };
+    let kind = state.kind();
+    let (report, seen, histogram) = match &mut state {
+        State::Histogram(h) => {
+            let total = h.total();
+            let estimates = binned_rows(h.ece_bin(norm), h.ece_debias(norm), h.mce())?;
+            let report = Report {
+                n: usize::try_from(total.count()).unwrap_or(usize::MAX),
+                accuracy: total.accuracy().unwrap_or(0.0),
+                mean_confidence: total.mean_score().unwrap_or(0.0),
+                norm: norm.p(),
+                estimates,
+            };
+            (report, total.count(), Some((h.bin_count(), h.closure())))
+        }
+        State::Decaying(d) => {
+            let estimates = binned_rows(d.ece_bin(norm), d.ece_debias(norm), d.mce())?;
+            // Its accuracy and mean confidence are the decayed-weighted ones, as its
+            // estimates weigh the samples.
+            let (mut weight, mut hits, mut scores) = (0.0, 0.0, 0.0);
+            for bin in d.bins().iter().filter(|b| b.count() > 0) {
+                weight += bin.weight();
+                hits += bin.weight() * bin.accuracy();
+                scores += bin.weight() * bin.mean_score();
+            }
+            let report = Report {
+                n: usize::try_from(d.samples()).unwrap_or(usize::MAX),
+                accuracy: hits / weight,
+                mean_confidence: scores / weight,
+                norm: norm.p(),
+                estimates,
+            };
+            (report, d.samples(), Some((d.bin_count(), d.closure())))
+        }
+        State::Buffer(scores, labels) => {
+            let seen = scores.len() as u64;
+            let samples = (std::mem::take(scores), std::mem::take(labels));
+            (from_samples(samples)?, seen, None)
+        }
+        State::Reservoir(r) => {
+            let seen = r.seen();
+            (from_samples(samples_of(r.samples()))?, seen, None)
+        }
+        State::Window(w) => {
+            let seen = w.seen();
+            (from_samples(samples_of(w.samples()))?, seen, None)
+        }
+    };
+    let text = if args.json {
+        json_line(&MergeJson {
+            tce_version: crate::VERSION,
+            command: "merge",
+            settings: MergeSettingsJson {
+                files: args.files.iter().map(|p| p.display().to_string()).collect(),
+                skip_bad: args.skip_bad,
+                bins: args.bins,
+                norm: norm.p(),
+                closure: args.closure,
+                ties: args.ties,
+                max_bins: args.max_bins,
+                paper_limit: args.paper_limit,
+            },
+            kind,
+            states,
+            skipped: &skipped,
+            seen,
+            histogram_bins: histogram.map(|(b, _)| b),
+            histogram_closure: histogram.map(|(_, c)| closure_arg(c)),
+            report: &report,
+        })?
+    } else {
+        let mut out = format!("merged           {states} {kind} states");
+        if !skipped.is_empty() {
+            out += &format!(" ({} files skipped)", skipped.len());
+        }
+        out += "\n";
+        if let Some((bins, closure)) = histogram {
+            let closure = match closure {
+                Closure::Left => "left",
+                Closure::Right => "right",
+            };
+            out += &format!("bins             {bins} equal width, {closure}-closed\n");
+        }
+        if seen != report.n as u64 {
+            out += &format!("seen             {seen} (the estimates are over the n held)\n");
+        }
+        out + &report.table()
+    };
+    write_stdout(&text)
+}

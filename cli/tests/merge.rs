@@ -1,0 +1,386 @@
+//! `tce merge`, end to end: state files written by the library (and by the C library, the
+//! committed frames of python/tests/c_frames/) merged and estimated, against
+//! `tce estimate` over the raw data concatenated; kinds that do not mix, bad files named
+//! in an exit-2 error or skipped and reported under `--skip-bad`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use tce::{BinStats, Closure, Histogram, Reservoir, SlidingWindow, Slot, SortedBuffer};
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../data");
+const C_FRAMES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../python/tests/c_frames");
+
+fn tce<P: AsRef<std::ffi::OsStr>>(args: &[P]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tce"))
+        .args(args)
+        .output()
+        .expect("run tce")
+}
+
+fn json(output: &Output) -> Value {
+    assert!(
+        output.status.success(),
+        "tce failed ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("one JSON object")
+}
+
+fn failure(output: &Output) -> String {
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+/// A directory of its own, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let dir =
+            std::env::temp_dir().join(format!("tce-merge-{name}-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// (scores, labels) of a bundled CSV.
+fn load(name: &str) -> (Vec<f64>, Vec<u8>) {
+    let mut reader = csv::Reader::from_path(Path::new(DATA).join(name)).unwrap();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            (r[0].parse::<f64>().unwrap(), r[1].parse::<u8>().unwrap())
+        })
+        .unzip()
+}
+
+fn histogram_bytes(scores: &[f64], labels: &[u8], bins: usize) -> Vec<u8> {
+    let mut h =
+        Histogram::with_boxed_storage(vec![BinStats::EMPTY; bins].into(), Closure::Left).unwrap();
+    h.push_batch(scores, labels).unwrap();
+    let mut out = vec![0; h.encoded_len()];
+    h.encode(&mut out).unwrap();
+    out
+}
+
+fn reservoir_bytes(scores: &[f64], labels: &[u8], capacity: usize, seed: u64) -> Vec<u8> {
+    let mut r = Reservoir::with_boxed_storage(vec![Slot::EMPTY; capacity].into(), seed).unwrap();
+    r.push_batch(scores, labels).unwrap();
+    let mut out = vec![0; r.encoded_len()];
+    r.encode(&mut out).unwrap();
+    out
+}
+
+fn buffer_bytes(scores: &[f64], labels: &[u8]) -> Vec<u8> {
+    let mut b = SortedBuffer::with_boxed_storage(vec![Slot::EMPTY; scores.len()].into()).unwrap();
+    b.push_batch(scores, labels).unwrap();
+    let mut out = vec![0; b.encoded_len()];
+    b.encode(&mut out).unwrap();
+    out
+}
+
+fn window_bytes(scores: &[f64], labels: &[u8], size: usize) -> Vec<u8> {
+    let mut w =
+        SlidingWindow::with_boxed_storage(vec![Slot::EMPTY; size].into(), vec![0.0; size].into())
+            .unwrap();
+    w.push_batch(scores, labels).unwrap();
+    let mut out = vec![0; w.encoded_len()];
+    w.encode(&mut out).unwrap();
+    out
+}
+
+/// The data split in three unequal parts, one state file each.
+fn split_files(
+    dir: &TempDir,
+    prefix: &str,
+    scores: &[f64],
+    labels: &[u8],
+    encode: impl Fn(&[f64], &[u8], usize) -> Vec<u8>,
+) -> Vec<PathBuf> {
+    let cuts = [0, scores.len() / 5, scores.len() / 2, scores.len()];
+    (0..3)
+        .map(|i| {
+            let (a, b) = (cuts[i], cuts[i + 1]);
+            dir.file(
+                &format!("{prefix}{i}.tce"),
+                &encode(&scores[a..b], &labels[a..b], i),
+            )
+        })
+        .collect()
+}
+
+fn rows(report: &Value) -> Vec<(String, String, u64, f64)> {
+    report["estimates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["binning"].is_string())
+        .map(|r| {
+            (
+                r["estimator"].as_str().unwrap().to_owned(),
+                r["binning"].as_str().unwrap().to_owned(),
+                r["bins"].as_u64().unwrap(),
+                r["value"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn merged_histograms_equal_the_estimate_over_the_concatenated_data() {
+    let dir = TempDir::new("hist");
+    let file = "resnet110_c10_test.csv";
+    let (scores, labels) = load(file);
+    let files = split_files(&dir, "h", &scores, &labels, |s, l, _| {
+        histogram_bytes(s, l, 15)
+    });
+    for norm in ["1", "2"] {
+        let mut args: Vec<String> = vec!["merge".into(), "--json".into(), "--norm".into()];
+        args.push(norm.into());
+        args.extend(files.iter().map(|p| p.display().to_string()));
+        let merged = json(&tce(&args));
+        let whole = json(&tce(&[
+            "estimate",
+            "--json",
+            "--norm",
+            norm,
+            &format!("{DATA}/{file}"),
+        ]));
+        assert_eq!(merged["command"], "merge");
+        assert_eq!(merged["kind"], "histogram");
+        assert_eq!(merged["states"], 3);
+        assert_eq!(merged["n"], whole["n"]);
+        assert_eq!(merged["seen"], whole["n"]);
+        assert_eq!(merged["accuracy"], whole["accuracy"]);
+        assert_eq!(merged["histogram_bins"], 15);
+        let got = rows(&merged);
+        assert_eq!(got.len(), 3, "{merged}");
+        let want = rows(&whole);
+        for row in &got {
+            assert_eq!(row.1, "equal_width");
+            // Bit for bit: the same bins, so the same f64.
+            assert!(want.contains(row), "{row:?} not in {want:?}");
+        }
+    }
+    // The table says what was merged.
+    let mut args = vec!["merge".to_owned()];
+    args.extend(files.iter().map(|p| p.display().to_string()));
+    let table = String::from_utf8(tce(&args).stdout).unwrap();
+    assert!(
+        table.starts_with("merged           3 histogram states\n"),
+        "{table}"
+    );
+    assert!(table.contains("ece_bin     equal_width     15"), "{table}");
+}
+
+#[test]
+fn merged_sample_states_equal_the_estimate_over_the_concatenated_data() {
+    let dir = TempDir::new("samples");
+    let file = "resnet50_birds_test.csv";
+    let (scores, labels) = load(file);
+    let whole = json(&tce(&["estimate", "--json", &format!("{DATA}/{file}")]));
+    let n = scores.len();
+    // Buffers append; reservoirs large enough to hold every sample keep them all.
+    for (kind, files) in [
+        (
+            "buffer",
+            split_files(&dir, "b", &scores, &labels, |s, l, _| buffer_bytes(s, l)),
+        ),
+        (
+            "reservoir",
+            split_files(&dir, "r", &scores, &labels, |s, l, i| {
+                reservoir_bytes(s, l, n, i as u64)
+            }),
+        ),
+    ] {
+        let mut args = vec!["merge".to_owned(), "--json".to_owned()];
+        args.extend(files.iter().map(|p| p.display().to_string()));
+        let merged = json(&tce(&args));
+        assert_eq!(merged["kind"], kind);
+        assert_eq!(merged["n"], whole["n"]);
+        assert_eq!(merged["seen"], whole["n"]);
+        assert_eq!(rows(&merged), rows(&whole), "{kind}");
+    }
+    // A bounded reservoir: a sample of `capacity` of the n seen.
+    let files = split_files(&dir, "small", &scores, &labels, |s, l, i| {
+        reservoir_bytes(s, l, 500, i as u64)
+    });
+    let mut args = vec!["merge".to_owned(), "--json".to_owned()];
+    args.extend(files.iter().map(|p| p.display().to_string()));
+    let merged = json(&tce(&args));
+    assert_eq!(merged["n"], 500);
+    assert_eq!(merged["seen"], n);
+    let mut args = vec!["merge".to_owned()];
+    args.extend(files.iter().map(|p| p.display().to_string()));
+    let table = String::from_utf8(tce(&args).stdout).unwrap();
+    assert!(
+        table.contains(&format!(
+            "seen             {n} (the estimates are over the n held)"
+        )),
+        "{table}"
+    );
+}
+
+#[test]
+fn kinds_and_shapes_that_do_not_merge_are_named() {
+    let dir = TempDir::new("mixed");
+    let (scores, labels) = load("resnet50_birds_test.csv");
+    let (s, l) = (&scores[..100], &labels[..100]);
+    let h15 = dir.file("h15.tce", &histogram_bytes(s, l, 15));
+    let h10 = dir.file("h10.tce", &histogram_bytes(s, l, 10));
+    let r = dir.file("r.tce", &reservoir_bytes(s, l, 50, 1));
+    let r2 = dir.file("r2.tce", &reservoir_bytes(s, l, 60, 1));
+    let w = dir.file("w.tce", &window_bytes(s, l, 40));
+    let error = failure(&tce(&["merge".as_ref(), h15.as_os_str(), r.as_os_str()]));
+    assert!(
+        error.contains(&format!(
+            "{}: cannot merge into {}: a reservoir state, and {} holds a histogram state",
+            r.display(),
+            h15.display(),
+            h15.display()
+        )),
+        "{error}"
+    );
+    let error = failure(&tce(&["merge".as_ref(), h15.as_os_str(), h10.as_os_str()]));
+    assert!(
+        error.contains(&h10.display().to_string()) && error.contains("bin"),
+        "{error}"
+    );
+    let error = failure(&tce(&["merge".as_ref(), r.as_os_str(), r2.as_os_str()]));
+    assert!(
+        error.contains(&r2.display().to_string()) && error.contains("capacit"),
+        "{error}"
+    );
+    // Mismatches are errors under --skip-bad too: they are not corrupted transfers.
+    let error = failure(&tce(&[
+        "merge".as_ref(),
+        "--skip-bad".as_ref(),
+        h15.as_os_str(),
+        r.as_os_str(),
+    ]));
+    assert!(error.contains("do not merge"), "{error}");
+    // One window is estimated; two have no merge.
+    let one = json(&tce(&["merge".as_ref(), "--json".as_ref(), w.as_os_str()]));
+    assert_eq!(
+        (one["kind"].as_str(), one["n"].as_u64()),
+        (Some("window"), Some(40))
+    );
+    assert_eq!(one["seen"], 100);
+    let error = failure(&tce(&["merge".as_ref(), w.as_os_str(), w.as_os_str()]));
+    assert!(error.contains("sliding windows have no merge"), "{error}");
+}
+
+#[test]
+fn bad_files_fail_naming_them_or_are_skipped_and_reported() {
+    let dir = TempDir::new("bad");
+    let (scores, labels) = load("resnet50_birds_test.csv");
+    let good = histogram_bytes(&scores[..1000], &labels[..1000], 15);
+    let other = histogram_bytes(&scores[1000..], &labels[1000..], 15);
+    let mut corrupted = other.clone();
+    corrupted[40] ^= 0x10;
+    let a = dir.file("a.tce", &good);
+    let b = dir.file("b.tce", &corrupted);
+    let c = dir.file("c.tce", b"not a state at all");
+    let d = dir.file("d.tce", &good[..good.len() - 1]);
+    let missing = dir.0.join("missing.tce");
+    for (bad, why) in [
+        (&b, "checksum"),
+        (&c, "bad magic"),
+        (&d, "truncated"),
+        (&missing, "cannot read it"),
+    ] {
+        let error = failure(&tce(&["merge".as_ref(), a.as_os_str(), bad.as_os_str()]));
+        assert!(
+            error.contains(&format!("tce: error: {}: ", bad.display())) && error.contains(why),
+            "{error}"
+        );
+        assert!(error.contains("--skip-bad"), "{error}");
+    }
+    let out = tce(&[
+        "merge".as_ref(),
+        "--json".as_ref(),
+        "--skip-bad".as_ref(),
+        a.as_os_str(),
+        b.as_os_str(),
+        c.as_os_str(),
+        missing.as_os_str(),
+    ]);
+    let merged = json(&out);
+    assert_eq!(merged["states"], 1);
+    let skipped = merged["skipped"].as_array().unwrap();
+    let names: Vec<&str> = skipped
+        .iter()
+        .map(|s| s["file"].as_str().unwrap())
+        .collect();
+    let expected = [&b, &c, &missing].map(|p| p.display().to_string());
+    assert_eq!(
+        names,
+        expected.iter().map(String::as_str).collect::<Vec<_>>()
+    );
+    assert!(skipped[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("checksum mismatch"));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(&format!("tce: skipping {}: ", b.display())),
+        "{stderr}"
+    );
+    // The estimates are those of the one good file.
+    let alone = json(&tce(&["merge".as_ref(), "--json".as_ref(), a.as_os_str()]));
+    assert_eq!(merged["estimates"], alone["estimates"]);
+    // Nothing valid at all is an error.
+    let error = failure(&tce(&[
+        "merge".as_ref(),
+        "--skip-bad".as_ref(),
+        b.as_os_str(),
+        c.as_os_str(),
+    ]));
+    assert!(
+        error.contains("none of the 2 files holds a valid state"),
+        "{error}"
+    );
+}
+
+#[test]
+fn frames_written_by_the_c_library_decode() {
+    for (file, kind) in [
+        ("histogram.bin", "histogram"),
+        ("buffer.bin", "buffer"),
+        ("reservoir.bin", "reservoir"),
+        ("window.bin", "window"),
+        ("decaying.bin", "decaying_histogram"),
+    ] {
+        let path = format!("{C_FRAMES}/{file}");
+        let merged = json(&tce(&["merge", "--json", &path]));
+        assert_eq!(merged["kind"], kind, "{file}");
+        assert!(merged["n"].as_u64().unwrap() > 0, "{file}: {merged}");
+        assert!(!rows(&merged).is_empty());
+    }
+    // Two C histograms merge (the same frame twice: every count doubles).
+    let path = format!("{C_FRAMES}/histogram.bin");
+    let one = json(&tce(&["merge", "--json", &path]));
+    let two = json(&tce(&["merge", "--json", &path, &path]));
+    assert_eq!(two["n"].as_u64(), one["n"].as_u64().map(|n| 2 * n));
+    assert_eq!(two["estimates"][0]["value"], one["estimates"][0]["value"]);
+}

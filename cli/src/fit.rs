@@ -272,9 +272,9 @@ fn rule(epsilon: f64) -> Result<EndpointRule, Failure> {
 pub fn fit_failure(path: &Path, error: &FitError) -> Failure {
     let message = format!("{}: {error}", path.display());
     match error {
-        FitError::Beta(BetaFitError::NotConverged { .. }) | FitError::Tce(_) => {
-            Failure::internal(message)
-        }
+        FitError::Beta(BetaFitError::NotConverged { .. })
+        | FitError::Tce(_)
+        | FitError::PointMass(_) => Failure::internal(message),
         FitError::Beta(_) | FitError::Glm(_) | FitError::NoUsableCurve => Failure::input(message),
     }
 }

@@ -67,12 +67,7 @@ impl Model {
     /// TCE_p as a fraction (see [`true_calibration_error_with_point_masses`]; without
     /// atoms, `tce::true_calibration_error`).
     pub fn tce(&self, p: f64) -> Result<f64, TceError> {
-        true_calibration_error_with_point_masses(
-            &self.density,
-            &self.curve,
-            &self.point_masses,
-            p,
-        )
+        true_calibration_error_with_point_masses(&self.density, &self.curve, &self.point_masses, p)
     }
 
     /// TCE_p in percent, as the simulation layer reports it.
@@ -216,7 +211,10 @@ mod tests {
         let share = |pred: &dyn Fn(f64) -> bool| {
             let rows: Vec<usize> = (0..n).filter(|&i| pred(scores[i])).collect();
             let hits = rows.iter().filter(|&&i| labels[i] == 1).count();
-            (rows.len() as f64 / n as f64, hits as f64 / rows.len() as f64)
+            (
+                rows.len() as f64 / n as f64,
+                hits as f64 / rows.len() as f64,
+            )
         };
         // Exactly 1.0 also comes from the Beta part: 17 % of Beta(2.8, 0.05) draws round
         // to 1.0 in f64, so P(C = 1.0) = 0.3 + 0.6·P_Beta(1.0) and exact zeros come only

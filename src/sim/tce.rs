@@ -200,9 +200,8 @@ mod tests {
         )
         .unwrap();
         let curve = Curve::polynomial(2.0).unwrap();
-        let value =
-            true_calibration_error_with_point_masses(&beta(1.0, 1.0), &curve, &masses, 2.0)
-                .unwrap();
+        let value = true_calibration_error_with_point_masses(&beta(1.0, 1.0), &curve, &masses, 2.0)
+            .unwrap();
         assert_relative(value, (1.0 / 48.0 + 0.0075f64).sqrt(), 1e-14, "closed form");
         // p = 1: E|c − c²| = 1/6, so (5/8)/6 + (1/4)·0.1 + (1/8)·0.2.
         let l1 = true_calibration_error_with_point_masses(&beta(1.0, 1.0), &curve, &masses, 1.0)

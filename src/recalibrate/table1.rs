@@ -300,8 +300,11 @@ pub fn wilson_interval(successes: usize, trials: usize) -> Option<(f64, f64)> {
     let denominator = 1.0 + z2 / n;
     let centre = (share + z2 / (2.0 * n)) / denominator;
     let half = Z_95 / denominator * (share * (1.0 - share) / n + z2 / (4.0 * n * n)).sqrt();
-    // At 0 or n successes one end is exactly 0 or 1; rounding must not leave [0, 1].
-    Some(((centre - half).max(0.0), (centre + half).min(1.0)))
+    // At 0 (n) successes the lower (upper) end is exactly 0 (1), which the rounded
+    // centre ± half misses by an ulp; elsewhere both ends lie strictly inside (0, 1).
+    let lo = if successes == 0 { 0.0 } else { centre - half };
+    let hi = if successes == trials { 1.0 } else { centre + half };
+    Some((lo, hi))
 }
 
 /// The summary over repetitions of one setting.

@@ -11,7 +11,9 @@ use tce::fit::beta::BetaFitError;
 use tce::fit::bootstrap::{bootstrap, Bootstrap};
 use tce::fit::check::compare_ece;
 use tce::fit::glm::{GlmData, Validity};
-use tce::fit::{fit_model, EndpointRule, FitError, FittedModel};
+use tce::fit::{
+    fit_model, fit_model_with_point_masses, AtomAccuracy, EndpointRule, FitError, FittedModel,
+};
 
 use crate::input;
 use crate::{ColumnArgs, Failure};
@@ -53,8 +55,26 @@ pub struct FitCheckArgs {
     /// Seed of the simulation.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Point masses at scores of exactly 0 and 1: none (a pure Beta, the default), or
+    /// atoms whose accuracy comes from the curve, is fitted separately, or is chosen by
+    /// AIC (aic).
+    #[arg(long, value_enum, default_value_t = PointMassArg::None)]
+    point_mass: PointMassArg,
     #[command(flatten)]
     columns: ColumnArgs,
+}
+
+/// `--point-mass` of `tce fit-check`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PointMassArg {
+    /// A pure Beta density (the paper's model).
+    None,
+    /// Atoms with the accuracy of the GLM fitted on all rows.
+    Curve,
+    /// Atoms with their own accuracy, the GLMs on the other rows.
+    Fitted,
+    /// Curve or fitted, whichever has the lower AIC.
+    Aic,
 }
 
 #[derive(Serialize)]
@@ -272,9 +292,9 @@ fn rule(epsilon: f64) -> Result<EndpointRule, Failure> {
 pub fn fit_failure(path: &Path, error: &FitError) -> Failure {
     let message = format!("{}: {error}", path.display());
     match error {
-        FitError::Beta(BetaFitError::NotConverged { .. }) | FitError::Tce(_) => {
-            Failure::internal(message)
-        }
+        FitError::Beta(BetaFitError::NotConverged { .. })
+        | FitError::Tce(_)
+        | FitError::PointMass(_) => Failure::internal(message),
         FitError::Beta(_) | FitError::Glm(_) | FitError::NoUsableCurve => Failure::input(message),
     }
 }
@@ -328,15 +348,47 @@ pub fn run_check(args: &FitCheckArgs) -> Result<(), Failure> {
     }
     let rule = EndpointRule::default();
     let mut out = String::new();
+    let atoms = args.point_mass != PointMassArg::None;
+    let _ = write!(
+        out,
+        "| file | n | best GLM | alpha | beta |{} TCE_2 % | real ECE_bin % | simulated mean % | simulated sd % | z = abs(real − sim) / sd |\n",
+        if atoms { " pi_1 | a_1 | a_1 from |" } else { "" }
+    );
     let _ = writeln!(
         out,
-        "| file | n | best GLM | alpha | beta | TCE_2 % | real ECE_bin % | simulated mean % | simulated sd % | z = abs(real − sim) / sd |"
+        "|---|---:|---|---:|---:|{}---:|---:|---:|---:|---:|",
+        if atoms { "---:|---:|---|" } else { "" }
     );
-    let _ = writeln!(out, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
     for path in &args.files {
         let samples = crate::read_samples(path, &args.columns)?;
-        let fit = fit_model(&samples.scores, &samples.labels, &rule)
-            .map_err(|e| fit_failure(path, &e))?;
+        let choice = match args.point_mass {
+            PointMassArg::None => None,
+            PointMassArg::Curve => Some(AtomAccuracy::FromCurve),
+            PointMassArg::Fitted => Some(AtomAccuracy::Fitted),
+            PointMassArg::Aic => Some(AtomAccuracy::ByAic),
+        };
+        let fit = match choice {
+            None => fit_model(&samples.scores, &samples.labels, &rule),
+            Some(choice) => {
+                fit_model_with_point_masses(&samples.scores, &samples.labels, &rule, choice)
+            }
+        }
+        .map_err(|e| fit_failure(path, &e))?;
+        let atom_cells = match &fit.saturation {
+            Some(saturation) => {
+                let one = saturation.point_masses.one();
+                format!(
+                    " {:.4} | {} | {} |",
+                    one.map_or(0.0, |a| a.mass()),
+                    one.map_or_else(|| "–".into(), |a| format!("{:.5}", a.accuracy())),
+                    match saturation.chosen {
+                        AtomAccuracy::Fitted => "fitted",
+                        _ => "curve",
+                    }
+                )
+            }
+            None => String::new(),
+        };
         let check = compare_ece(
             &fit.model,
             &samples.scores,
@@ -351,7 +403,7 @@ pub fn run_check(args: &FitCheckArgs) -> Result<(), Failure> {
         );
         let _ = writeln!(
             out,
-            "| {name} | {} | {} | {:.4} | {:.5} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} |",
+            "| {name} | {} | {} | {:.4} | {:.5} |{atom_cells} {:.3} | {:.3} | {:.3} | {:.3} | {:.2} |",
             check.n,
             fit.best_glm().spec.name(),
             fit.model.density.alpha(),

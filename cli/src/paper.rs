@@ -125,6 +125,7 @@ fn table1(args: &PaperArgs, files: Vec<PathBuf>) -> Result<(), Failure> {
         calibration: 1000,
         test: 1000,
         seed: 0,
+        paper_sizes: false,
         columns: crate::ColumnArgs::default(),
     };
     let text = format!(

@@ -11,7 +11,7 @@ use tce::binning::equal_width_edges;
 use tce::fit::{fit_model, EndpointRule};
 use tce::recalibrate::logistic::temperature_of;
 use tce::recalibrate::table1::{
-    run, summarize, Estimator, Mean, Setting, Summary, ESTIMATORS, PAPER_METHODS,
+    run, summarize, wilson_interval, Estimator, Mean, Setting, Summary, ESTIMATORS, PAPER_METHODS,
 };
 use tce::recalibrate::{Method, Pieces, RecalibrateError, RecalibrationMap};
 use tce::sim::{Beta, Curve, Model};
@@ -82,8 +82,40 @@ pub struct Table1Args {
     /// Seed.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// The paper's sizes per data set instead of --calibration/--test: 25000/25000 for a
+    /// file whose name says ImageNet (`imgnet`, `imagenet`), 5000/10000 (the CIFAR
+    /// validation and test sizes) for every other file and the simulator settings.
+    #[arg(long, conflicts_with_all = ["calibration", "test"])]
+    pub paper_sizes: bool,
     #[command(flatten)]
     pub columns: ColumnArgs,
+}
+
+/// The paper's calibration/test sizes (Roelofs et al., Table 1): validation folds of
+/// 5000 (CIFAR) and 25000 (ImageNet), test sets of 10000 and 25000.
+pub const PAPER_CIFAR_SIZES: (usize, usize) = (5000, 10_000);
+/// See [`PAPER_CIFAR_SIZES`].
+pub const PAPER_IMAGENET_SIZES: (usize, usize) = (25_000, 25_000);
+
+/// The paper's sizes for a setting named `name` (a file stem): ImageNet's if the name
+/// says so, else CIFAR's. The paper's Table 1 has no Birds model and no pure simulator
+/// setting; those get the CIFAR sizes, the closer of the two in n.
+pub fn paper_sizes_for(name: &str) -> (usize, usize) {
+    let lower = name.to_ascii_lowercase();
+    if lower.contains("imgnet") || lower.contains("imagenet") {
+        PAPER_IMAGENET_SIZES
+    } else {
+        PAPER_CIFAR_SIZES
+    }
+}
+
+/// A share of `trials` in percent with its 95 % Wilson interval: "56.5 [53.1, 59.8]".
+fn share_with_interval(successes: usize, trials: usize) -> String {
+    let share = 100.0 * successes as f64 / trials as f64;
+    match wilson_interval(successes, trials) {
+        Some((lo, hi)) => format!("{share:.1} [{:.1}, {:.1}]", 100.0 * lo, 100.0 * hi),
+        None => format!("{share:.1}"),
+    }
 }
 
 fn failure(code: u8) -> impl Fn(String) -> Failure {
@@ -339,9 +371,9 @@ fn markdown(summaries: &[Summary], methods: &[Method]) -> String {
         for m in methods.iter().map(|&m| method_index(m)) {
             let _ = write!(
                 out,
-                " {:.2} ({:.0}) |",
+                " {:.2} ({}) |",
                 100.0 * s.mean_tce[m],
-                100.0 * s.tce_best[m] as f64 / s.repetitions as f64
+                share_with_interval(s.tce_best[m], s.repetitions)
             );
         }
         for e in 0..Estimator::ALL.len() {
@@ -350,7 +382,11 @@ fn markdown(summaries: &[Summary], methods: &[Method]) -> String {
             } else {
                 String::new()
             };
-            let _ = write!(out, " {:.1}{undefined} |", s.agreement_percent(e));
+            let _ = write!(
+                out,
+                " {}{undefined} |",
+                share_with_interval(s.agreements[e], s.repetitions)
+            );
         }
         let _ = writeln!(out);
     }
@@ -451,6 +487,13 @@ pub fn run_table1(args: &Table1Args) -> Result<(), Failure> {
 /// The Table 1 experiment as markdown: the tables `tce table1` prints and `tce paper`
 /// writes to table1.md.
 pub fn table1_markdown(args: &Table1Args) -> Result<String, Failure> {
+    let sizes = |name: &str| {
+        if args.paper_sizes {
+            paper_sizes_for(name)
+        } else {
+            (args.calibration, args.test)
+        }
+    };
     let paper = |alpha: f64, beta: f64| {
         Model::new(
             Beta::new(alpha, beta).expect("valid"),
@@ -461,14 +504,14 @@ pub fn table1_markdown(args: &Table1Args) -> Result<String, Failure> {
         Setting {
             name: "Beta(1.1, 0.1), T = c^2".into(),
             model: paper(1.1, 0.1),
-            calibration: args.calibration,
-            test: args.test,
+            calibration: sizes("simulator").0,
+            test: sizes("simulator").1,
         },
         Setting {
             name: "Beta(2.8, 0.05), T = c^2".into(),
             model: paper(2.8, 0.05),
-            calibration: args.calibration,
-            test: args.test,
+            calibration: sizes("simulator").0,
+            test: sizes("simulator").1,
         },
     ];
     for path in &args.files {
@@ -479,11 +522,12 @@ pub fn table1_markdown(args: &Table1Args) -> Result<String, Failure> {
             || path.display().to_string(),
             |s| s.to_string_lossy().into(),
         );
+        let (calibration, test) = sizes(&name);
         settings.push(Setting {
             name: format!("fit of {name} ({})", fit.best_glm().spec.name()),
             model: fit.model,
-            calibration: args.calibration,
-            test: args.test,
+            calibration,
+            test,
         });
     }
     let mut paper = Vec::new();
@@ -523,9 +567,9 @@ pub fn table1_markdown(args: &Table1Args) -> Result<String, Failure> {
             let agreements: usize = summaries.iter().map(|s| s.agreements[e]).sum();
             let _ = write!(
                 text,
-                " {} {:.1}%;",
+                " {} {} %;",
                 estimator.name(),
-                100.0 * agreements as f64 / total as f64
+                share_with_interval(agreements, total)
             );
         }
         let _ = writeln!(text, "\n");

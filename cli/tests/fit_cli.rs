@@ -789,6 +789,37 @@ fn fit_check_rows_agree_with_fit_and_estimate() {
 // ---------------------------------------------------------------- tce table1
 
 #[test]
+fn table1_paper_sizes_are_chosen_by_data_set() {
+    let args = ["table1", &birds(), "--reps", "1", "--paper-sizes"];
+    let text = success(&tce(&args));
+    let rows = markdown_rows(text.split("### ").nth(1).unwrap());
+    // Simulator settings and Birds get the CIFAR sizes.
+    for row in &rows[1..] {
+        assert_eq!(row[1], "5000/10000", "{row:?}");
+    }
+    let clash = tce(&["table1", "--reps", "1", "--paper-sizes", "--test", "10"]);
+    assert!(!clash.status.success());
+}
+
+#[test]
+fn fit_check_with_point_masses_reports_the_atom() {
+    let file = format!("{DATA}/resnet110_c10_test.csv");
+    let text = success(&tce(&[
+        "fit-check",
+        &file,
+        "--reps",
+        "2",
+        "--point-mass",
+        "aic",
+    ]));
+    let rows = markdown_rows(&text);
+    assert_eq!(rows[0][5], "pi_1");
+    // 29 % of ResNet-110's CIFAR-10 confidences are exactly 1.0.
+    assert_eq!(rows[1][5], "0.2885");
+    assert_eq!(rows[1][7], "fitted");
+}
+
+#[test]
 fn table1_runs_paper_and_file_settings() {
     let fit = fit_json(&birds());
     let best = fit["best"].as_str().unwrap();
@@ -871,7 +902,12 @@ fn table1_runs_paper_and_file_settings() {
                     .split_once(" (")
                     .unwrap_or_else(|| panic!("{row:?}"));
                 let mean: f64 = mean.parse().unwrap();
+                // "share [lo, hi]": the 95 % Wilson interval contains the share.
+                let (best_share, interval) = best_share.split_once(" [").unwrap();
                 let best_share: f64 = best_share.parse().unwrap();
+                let (lo, hi) = interval.trim_end_matches(']').split_once(", ").unwrap();
+                let (lo, hi): (f64, f64) = (lo.parse().unwrap(), hi.parse().unwrap());
+                assert!(lo <= best_share && best_share <= hi, "{row:?}");
                 assert!(mean > 0.0 && mean < 100.0, "{row:?}");
                 assert_eq!(best_share % 25.0, 0.0, "{row:?}");
                 best_total += best_share;
@@ -884,6 +920,9 @@ fn table1_runs_paper_and_file_settings() {
                     .split(" (")
                     .next()
                     .unwrap()
+                    .split(" [")
+                    .next()
+                    .unwrap()
                     .parse()
                     .unwrap_or_else(|_| panic!("{row:?}"));
                 assert_eq!(share % 25.0, 0.0, "{row:?}");
@@ -891,7 +930,8 @@ fn table1_runs_paper_and_file_settings() {
         }
         mean_tce.push(means);
         assert!(
-            section.contains("Pooled over all 3 settings (12 repetitions):"),
+            section.contains("Pooled over all 3 settings (12 repetitions):")
+                && section.contains(" %;"),
             "{section}"
         );
         for e in estimators {

@@ -9,6 +9,7 @@
 //! - [`glm`]: the twelve GLM calibration curves, AIC, and their simulator curves.
 //! - [`bootstrap`]: seeded bootstrap intervals of the GLM coefficients.
 //! - [`model`]: both fits together as a simulator [`crate::sim::Model`].
+//! - [`saturation`]: the same with point masses at scores of exactly 0 and 1.
 //! - [`check`]: ECE_bin of data simulated from a fit against the real data (Fig. 3c).
 
 pub mod beta;
@@ -17,9 +18,11 @@ pub mod check;
 pub mod endpoint;
 pub mod glm;
 pub mod model;
+pub mod saturation;
 pub mod special;
 
 pub use beta::{fit_beta, BetaFit, BetaFitError};
 pub use endpoint::EndpointRule;
 pub use glm::{fit_all, fit_glm, GlmData, GlmError, GlmFit, GlmSpec};
 pub use model::{fit_model, FitError, FittedModel};
+pub use saturation::{fit_model_with_point_masses, AtomAccuracy, SaturationFit};

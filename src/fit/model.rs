@@ -6,7 +6,8 @@ use core::fmt;
 use super::beta::{fit_beta, BetaFit, BetaFitError};
 use super::endpoint::EndpointRule;
 use super::glm::{self, GlmData, GlmError, GlmFit};
-use crate::sim::{Model, TceError};
+use super::saturation::SaturationFit;
+use crate::sim::{Model, PointMassError, TceError};
 
 /// Why a model could not be fitted.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,6 +20,9 @@ pub enum FitError {
     NoUsableCurve,
     /// The TCE of the fitted model could not be computed.
     Tce(TceError),
+    /// The fitted point masses are not a valid score distribution (cannot happen for
+    /// sample fractions and GLM means; reported rather than assumed).
+    PointMass(PointMassError),
 }
 
 impl fmt::Display for FitError {
@@ -30,6 +34,7 @@ impl fmt::Display for FitError {
                 "no calibration-curve GLM is valid on the data and a curve on all of (0, 1)",
             ),
             Self::Tce(e) => write!(f, "fitted model: {e}"),
+            Self::PointMass(e) => write!(f, "point masses: {e}"),
         }
     }
 }
@@ -71,6 +76,10 @@ pub struct FittedModel {
     pub tce_l1: f64,
     /// TCE_2 of `model` (fraction).
     pub tce_l2: f64,
+    /// The point masses at 0.0 and 1.0, if the fit has them
+    /// ([`super::saturation::fit_model_with_point_masses`]); `None` for [`fit_model`],
+    /// a pure Beta model.
+    pub saturation: Option<SaturationFit>,
 }
 
 impl FittedModel {
@@ -103,6 +112,7 @@ pub fn fit_model(
         glms,
         best,
         model,
+        saturation: None,
     })
 }
 

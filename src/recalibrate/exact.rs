@@ -19,6 +19,13 @@
 //!   Values are compared exactly as f64: the test set's recalibrated confidences are
 //!   those f64 values, and two that differ in the last bit are different confidences to
 //!   every estimator.
+//!
+//! A model with point masses ([`crate::sim::point_mass`]) is the mixture
+//! w·Beta + π₀·δ₀ + π₁·δ₁ with w = 1 − π₀ − π₁: the Beta part's integrals are scaled by
+//! w, and an atom at s ∈ {0, 1} is one more piece of probability π and hit mass π·a
+//! with value g(s). For a piecewise-constant g it is pooled with the pieces of the same
+//! value (the atom at 1 usually shares the last bin's value); for a monotone g it adds
+//! π·|g(s) − a|^p.
 
 use super::{PiecewiseConstant, RecalibrationMap};
 use crate::sim::quadrature::{integrate_ln, QuadratureError};
@@ -34,6 +41,12 @@ const CROSSING_SCAN: (f64, f64, usize) = (-40.0, 40.0, 1600);
 /// needs. It happens on pieces of negligible mass (1e−70) far out in a Beta tail.
 const ACCEPTED_RELATIVE_CHANGE: f64 = 1e-9;
 
+/// A quadrature that stops short is also accepted if its absolute error bound
+/// (relative change × estimate) is below this: pieces of mass 1e−50 in a Beta tail
+/// (Beta(2.8, 0.05) near 0) can wobble by more than 1e−9 relative, yet contribute
+/// nothing to a TCE_p^p of order 1e−4 … 1e−1.
+const ACCEPTED_ABSOLUTE_CHANGE: f64 = 1e-18;
+
 /// [`integrate_ln`] with the relaxed acceptance above.
 fn integrate<F: Fn(&UnitPoint) -> f64>(
     lo: UnitPoint,
@@ -45,7 +58,11 @@ fn integrate<F: Fn(&UnitPoint) -> f64>(
         Err(QuadratureError::NotConverged {
             estimate,
             relative_change,
-        }) if relative_change <= ACCEPTED_RELATIVE_CHANGE => Ok(estimate),
+        }) if relative_change <= ACCEPTED_RELATIVE_CHANGE
+            || relative_change * estimate.abs() <= ACCEPTED_ABSOLUTE_CHANGE =>
+        {
+            Ok(estimate)
+        }
         Err(e) => Err(e.into()),
     }
 }
@@ -72,8 +89,9 @@ pub fn recalibrated_tce(model: &Model, map: &RecalibrationMap, p: f64) -> Result
 fn piecewise_tce(model: &Model, map: &PiecewiseConstant, p: f64) -> Result<f64, TceError> {
     let density = &model.density;
     let curve = &model.curve;
+    let weight = model.point_masses.continuous_mass();
     // (value, probability of the piece, ∫ T·pdf over the piece) per piece.
-    let mut pieces = Vec::with_capacity(map.len());
+    let mut pieces = Vec::with_capacity(map.len() + 2);
     for (k, &value) in map.values.iter().enumerate() {
         let (lo, hi) = map.interval(k);
         let mass = integrate(lo, hi, |x| density.ln_pdf_at(x))?;
@@ -81,7 +99,10 @@ fn piecewise_tce(model: &Model, map: &PiecewiseConstant, p: f64) -> Result<f64, 
             continue;
         }
         let hits = integrate(lo, hi, |x| curve.eval_at(x).ln() + density.ln_pdf_at(x))?;
-        pieces.push((value, mass, hits));
+        pieces.push((value, weight * mass, weight * hits));
+    }
+    for (score, atom) in model.point_masses.atoms() {
+        pieces.push((map.apply(score), atom.mass(), atom.mass() * atom.accuracy()));
     }
     // Pool by value: sort so that equal values are adjacent (pieces of one value need
     // not be adjacent on [0, 1]: histogram bins with accuracy ½ can lie anywhere).
@@ -121,6 +142,13 @@ fn monotone_tce(model: &Model, g: &Curve, p: f64) -> Result<f64, TceError> {
         total += integrate(piece[0], piece[1], |x| {
             p * gap(x).abs().ln() + density.ln_pdf_at(x)
         })?;
+    }
+    let masses = &model.point_masses;
+    if !masses.is_none() {
+        total *= masses.continuous_mass();
+        for (score, atom) in masses.atoms() {
+            total += atom.mass() * (g.eval(score) - atom.accuracy()).abs().powf(p);
+        }
     }
     Ok(total.powf(1.0 / p))
 }
@@ -423,5 +451,96 @@ mod tests {
             values: vec![accuracy],
         });
         assert!(recalibrated_tce(&model, &constant, 2.0).unwrap() < 1e-10);
+    }
+
+    #[test]
+    fn a_point_mass_is_pooled_with_the_pieces_of_its_value_closed_form() {
+        use crate::sim::{PointMass, PointMasses};
+        // Uniform scores with weight ¾, T = c², an atom at 1 with π₁ = ¼ and a₁ = 0.9;
+        // thirds mapped to ½, ¼, ½. The atom falls in the last third, value ½, so the
+        // confidence ½ holds the outer thirds (mass ¾·⅔, hits ¾·20/81) and the atom
+        // (mass ¼, hits ¼·0.9): accuracy (5/27 + 9/40)/(3/4). The middle third: mass ¼,
+        // accuracy 7/27.
+        let masses = PointMasses::at_one(PointMass::new(0.25, 0.9).unwrap());
+        let model = Model::with_point_masses(
+            Beta::new(1.0, 1.0).unwrap(),
+            Curve::polynomial(2.0).unwrap(),
+            masses,
+        );
+        let accuracy_half = (5.0 / 27.0 + 0.225) / 0.75;
+        let expected = (0.75 * (0.5f64 - accuracy_half).powi(2)
+            + 0.25 * (0.25f64 - 7.0 / 27.0).powi(2))
+        .sqrt();
+        let map = RecalibrationMap::Piecewise(PiecewiseConstant {
+            pieces: crate::recalibrate::Pieces::Starts(vec![0.0, 1.0 / 3.0, 2.0 / 3.0]),
+            values: vec![0.5, 0.25, 0.5],
+        });
+        let tce = recalibrated_tce(&model, &map, 2.0).unwrap();
+        assert!((tce - expected).abs() < 1e-12, "{tce} vs {expected}");
+        // The identity map gives the model's own TCE with its atoms:
+        // TCE₂² = ¾·(1/30) + ¼·0.1².
+        let identity = RecalibrationMap::Monotone(Curve::logistic_log_odds(0.0, 1.0).unwrap());
+        let tce = recalibrated_tce(&model, &identity, 2.0).unwrap();
+        let expected = (0.75 / 30.0 + 0.25 * 0.01f64).sqrt();
+        assert!((tce - expected).abs() < 1e-12, "{tce} vs {expected}");
+        assert!((model.tce(2.0).unwrap() - expected).abs() < 1e-14);
+    }
+
+    #[test]
+    fn exact_tce_with_point_masses_agrees_with_monte_carlo() {
+        use crate::sim::{PointMass, PointMasses};
+        // Beta(2, 3) never rounds to exactly 0 or 1 in f64, so a score of exactly 0 or 1
+        // is an atom and its accuracy is the atom's.
+        let masses = PointMasses::new(
+            Some(PointMass::new(0.05, 0.2).unwrap()),
+            Some(PointMass::new(0.3, 0.85).unwrap()),
+        )
+        .unwrap();
+        let model = Model::with_point_masses(
+            Beta::new(2.0, 3.0).unwrap(),
+            Curve::logistic_log_odds(0.3, 1.4).unwrap(),
+            masses,
+        );
+        let accuracy = |c: f64| match c {
+            1.0 => 0.85,
+            0.0 => 0.2,
+            _ => model.curve.eval(c),
+        };
+        let (scores, labels) = model.dataset(1, 0, 2_000);
+        let (big, _) = model.dataset(78, 0, 1_000_000);
+        for method in Method::ALL {
+            let map = method.fit(&scores, &labels).unwrap();
+            for p in [1.0, 2.0] {
+                let exact = recalibrated_tce(&model, &map, p).unwrap();
+                let sampled = match &map {
+                    RecalibrationMap::Piecewise(pieces) => {
+                        let mut groups = std::collections::HashMap::<u64, (f64, f64)>::new();
+                        for &c in &big {
+                            let entry = groups.entry(pieces.apply(c).to_bits()).or_default();
+                            entry.0 += 1.0;
+                            entry.1 += accuracy(c);
+                        }
+                        groups
+                            .iter()
+                            .map(|(&v, &(count, t))| {
+                                count / big.len() as f64
+                                    * (f64::from_bits(v) - t / count).abs().powf(p)
+                            })
+                            .sum::<f64>()
+                    }
+                    RecalibrationMap::Monotone(g) => {
+                        big.iter()
+                            .map(|&c| (g.eval(c) - accuracy(c)).abs().powf(p))
+                            .sum::<f64>()
+                            / big.len() as f64
+                    }
+                }
+                .powf(1.0 / p);
+                assert!(
+                    (exact - sampled).abs() <= 0.01 * exact + 3e-4,
+                    "{method} p={p}: exact {exact} vs MC {sampled}"
+                );
+            }
+        }
     }
 }

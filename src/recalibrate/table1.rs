@@ -276,6 +276,37 @@ impl Mean {
     }
 }
 
+/// The standard normal quantile of 0.975: a 95 % two-sided interval.
+pub const Z_95: f64 = 1.959_963_984_540_054;
+
+/// The Wilson score interval (95 %) of a binomial proportion, `successes` of `trials`,
+/// as fractions; `None` without trials or with more successes than trials.
+///
+/// Used for every "picks best %" and "best in %" share: each repetition is an
+/// independent Bernoulli trial (its data set is a pure function of (seed, rep)), so the
+/// count is binomial. Wilson rather than the normal approximation because shares near 0
+/// or 100 % are common here (e.g. temperature scaling best in 100 % of Birds
+/// repetitions), where the normal interval collapses to a point or leaves [0, 1]. For a
+/// count pooled over settings with different success probabilities the binomial
+/// variance is an upper bound (a sum of independent Bernoullis with unequal p has a
+/// variance at most n·p̄(1 − p̄)), so the pooled interval is conservative.
+pub fn wilson_interval(successes: usize, trials: usize) -> Option<(f64, f64)> {
+    if trials == 0 || successes > trials {
+        return None;
+    }
+    let n = trials as f64;
+    let share = successes as f64 / n;
+    let z2 = Z_95 * Z_95;
+    let denominator = 1.0 + z2 / n;
+    let centre = (share + z2 / (2.0 * n)) / denominator;
+    let half = Z_95 / denominator * (share * (1.0 - share) / n + z2 / (4.0 * n * n)).sqrt();
+    // At 0 (n) successes the lower (upper) end is exactly 0 (1), which the rounded
+    // centre ± half misses by an ulp; elsewhere both ends lie strictly inside (0, 1).
+    let lo = if successes == 0 { 0.0 } else { centre - half };
+    let hi = if successes == trials { 1.0 } else { centre + half };
+    Some((lo, hi))
+}
+
 /// The summary over repetitions of one setting.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Summary {
@@ -393,6 +424,33 @@ mod tests {
             calibration: n,
             test: n,
         }
+    }
+
+    #[test]
+    fn wilson_intervals_match_hand_computed_values() {
+        // 5 of 10: centre 1/2, half-width z/(1 + z²/10)·sqrt(1/40 + z²/400) = 0.263 40.
+        let (lo, hi) = wilson_interval(5, 10).unwrap();
+        assert!(
+            (lo - 0.236_593).abs() < 1e-6 && (hi - 0.763_407).abs() < 1e-6,
+            "{lo} {hi}"
+        );
+        // 0 of 10: [0, z²/(n + z²)] = [0, 0.277 53].
+        let (lo, hi) = wilson_interval(0, 10).unwrap();
+        assert_eq!(lo, 0.0);
+        assert!(
+            (hi - Z_95 * Z_95 / (10.0 + Z_95 * Z_95)).abs() < 1e-12,
+            "{hi}"
+        );
+        let (lo, hi) = wilson_interval(10, 10).unwrap();
+        assert!((lo - 10.0 / (10.0 + Z_95 * Z_95)).abs() < 1e-12 && hi == 1.0);
+        // 140 of 200 (70 %, the share the paper reports for the sweep): 0.6332 … 0.7593.
+        let (lo, hi) = wilson_interval(140, 200).unwrap();
+        assert!(
+            (lo - 0.633_2).abs() < 1e-3 && (hi - 0.759_3).abs() < 1e-3,
+            "{lo} {hi}"
+        );
+        assert_eq!(wilson_interval(0, 0), None);
+        assert_eq!(wilson_interval(3, 2), None);
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! - [`curve`]: the calibration curves T(c) = P(y = 1 | f = c) of SPEC §7's table.
 //! - [`tce`]: the true calibration error, in closed form where one exists, else by
 //!   tanh-sinh quadrature ([`quadrature`]).
-//! - [`model`]: density + curve, and reproducible data sets per (seed, repetition).
+//! - [`point_mass`]: optional atoms at 0 and 1 (saturated float32 confidences).
+//! - [`model`]: density + curve (+ atoms), and reproducible data sets per (seed,
+//!   repetition).
 //! - [`estimator`]: every estimator of the core by name (`ece_bin:equal_mass`, `kde`, …).
 //! - [`runner`]: the grid of (n, bins, estimator) cells over m repetitions, summarised as
 //!   bias, standard deviation and RMSE against the TCE.
@@ -18,6 +20,7 @@ pub mod beta;
 pub mod curve;
 pub mod estimator;
 pub mod model;
+pub mod point_mass;
 pub mod quadrature;
 pub mod runner;
 pub mod tce;
@@ -27,6 +30,7 @@ pub use beta::{Beta, BetaError};
 pub use curve::{Curve, CurveError};
 pub use estimator::{EstimatorKind, EstimatorSpec, ParseEstimatorError};
 pub use model::{repetition_rng, Model};
+pub use point_mass::{PointMass, PointMassError, PointMasses};
 pub use runner::{simulate, Cell, Grid, Simulation, SimulationError};
 pub use tce::TceError;
 

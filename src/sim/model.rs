@@ -6,15 +6,21 @@ use rand_xoshiro::{SplitMix64, Xoshiro256PlusPlus};
 
 use super::beta::Beta;
 use super::curve::Curve;
-use super::tce::{true_calibration_error, TceError};
+use super::point_mass::PointMasses;
+use super::tce::{true_calibration_error_with_point_masses, TceError};
 
-/// Scores f ~ `density`, labels y ~ Bernoulli(T(f)) with T = `curve`.
+/// Scores f ~ `density`, labels y ~ Bernoulli(T(f)) with T = `curve`; optionally with
+/// atoms at 0 and 1 (`point_masses`), each with its own accuracy.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Model {
-    /// The distribution of the confidence scores.
+    /// The distribution of the confidence scores (of the non-atomic part, if there are
+    /// point masses).
     pub density: Beta,
-    /// The calibration curve T(c) = P(y = 1 | f = c).
+    /// The calibration curve T(c) = P(y = 1 | f = c) (off the atoms).
     pub curve: Curve,
+    /// Atoms at 0 and 1 ([`PointMasses::NONE`] for a pure Beta model, as [`Model::new`]
+    /// makes): saturated float32 confidences of exactly 1.0.
+    pub point_masses: PointMasses,
 }
 
 /// Domain separation between the two SplitMix64 streams of [`repetition_rng`], so that
@@ -46,12 +52,22 @@ pub fn repetition_rng(seed: u64, rep: u64) -> Xoshiro256PlusPlus {
 impl Model {
     /// The model with this density and curve.
     pub fn new(density: Beta, curve: Curve) -> Model {
-        Model { density, curve }
+        Model::with_point_masses(density, curve, PointMasses::NONE)
     }
 
-    /// TCE_p as a fraction (see [`true_calibration_error`]).
+    /// The model with atoms at 0 and/or 1 besides the density.
+    pub fn with_point_masses(density: Beta, curve: Curve, point_masses: PointMasses) -> Model {
+        Model {
+            density,
+            curve,
+            point_masses,
+        }
+    }
+
+    /// TCE_p as a fraction (see [`true_calibration_error_with_point_masses`]; without
+    /// atoms, `tce::true_calibration_error`).
     pub fn tce(&self, p: f64) -> Result<f64, TceError> {
-        true_calibration_error(&self.density, &self.curve, p)
+        true_calibration_error_with_point_masses(&self.density, &self.curve, &self.point_masses, p)
     }
 
     /// TCE_p in percent, as the simulation layer reports it.
@@ -61,15 +77,40 @@ impl Model {
 
     /// n (score, label) pairs. Each pair draws its score and then its uniform U, label
     /// y = 1 if U < T(f); so the first n pairs of a longer draw are exactly the n-pair draw.
+    ///
+    /// With point masses, each pair first draws a uniform V that picks the part: V < π₁
+    /// the atom at 1, then π₀ more the atom at 0, else the Beta; an atom's label is
+    /// U < its accuracy. Without atoms V is not drawn, so a pure Beta model's data sets
+    /// are the same as before point masses existed.
     pub fn sample<R: Rng + ?Sized>(&self, n: usize, rng: &mut R) -> (Vec<f64>, Vec<u8>) {
         let sampler = self.density.sampler();
+        let masses = &self.point_masses;
+        let one = masses.one().map(|a| (a.mass(), a.accuracy()));
+        let zero = masses.zero().map(|a| (a.mass(), a.accuracy()));
         let mut scores = Vec::with_capacity(n);
         let mut labels = Vec::with_capacity(n);
         for _ in 0..n {
-            let score: f64 = rng.sample(sampler);
+            let atom = if masses.is_none() {
+                None
+            } else {
+                let part: f64 = rng.gen();
+                let pi_one = one.map_or(0.0, |a| a.0);
+                match (one, zero) {
+                    (Some((pi, accuracy)), _) if part < pi => Some((1.0, accuracy)),
+                    (_, Some((pi, accuracy))) if part < pi_one + pi => Some((0.0, accuracy)),
+                    _ => None,
+                }
+            };
+            let (score, accuracy) = match atom {
+                Some(atom) => atom,
+                None => {
+                    let score: f64 = rng.sample(sampler);
+                    (score, self.curve.eval(score))
+                }
+            };
             let uniform: f64 = rng.gen();
             scores.push(score);
-            labels.push(u8::from(uniform < self.curve.eval(score)));
+            labels.push(u8::from(uniform < accuracy));
         }
         (scores, labels)
     }
@@ -154,6 +195,82 @@ mod tests {
             (accuracy - expected).abs() < 0.008,
             "{accuracy} vs {expected}"
         );
+    }
+
+    #[test]
+    fn point_masses_are_drawn_with_their_probabilities_and_accuracies() {
+        use crate::sim::point_mass::{PointMass, PointMasses};
+        let masses = PointMasses::new(
+            Some(PointMass::new(0.1, 0.3).unwrap()),
+            Some(PointMass::new(0.3, 0.95).unwrap()),
+        )
+        .unwrap();
+        let atoms = Model::with_point_masses(model().density, model().curve, masses);
+        let n = 200_000;
+        let (scores, labels) = atoms.dataset(4, 0, n);
+        let share = |pred: &dyn Fn(f64) -> bool| {
+            let rows: Vec<usize> = (0..n).filter(|&i| pred(scores[i])).collect();
+            let hits = rows.iter().filter(|&&i| labels[i] == 1).count();
+            (
+                rows.len() as f64 / n as f64,
+                hits as f64 / rows.len() as f64,
+            )
+        };
+        // Exactly 1.0 also comes from the Beta part: 17 % of Beta(2.8, 0.05) draws round
+        // to 1.0 in f64, so P(C = 1.0) = 0.3 + 0.6·P_Beta(1.0) and exact zeros come only
+        // from the atom (the Beta puts ~0 mass near 0). Binomial standard errors are
+        // below 0.0011 for the shares and 0.0025 for the accuracies.
+        let (at_zero, accuracy_zero) = share(&|s| s == 0.0);
+        assert!((at_zero - 0.1).abs() < 0.005, "{at_zero}");
+        assert!((accuracy_zero - 0.3).abs() < 0.012, "{accuracy_zero}");
+        let beta_at_one = {
+            let (s, _) = model().dataset(4, 1, n);
+            s.iter().filter(|&&x| x == 1.0).count() as f64 / n as f64
+        };
+        let (at_one, _) = share(&|s| s == 1.0);
+        let expected = 0.3 + 0.6 * beta_at_one;
+        assert!((at_one - expected).abs() < 0.006, "{at_one} vs {expected}");
+        // Prefixes and determinism hold with atoms too.
+        let (small, _) = atoms.dataset(4, 0, 500);
+        assert_eq!(small[..], scores[..500]);
+        // No atoms: the same draws as a model built without them.
+        assert_eq!(
+            Model::with_point_masses(model().density, model().curve, PointMasses::NONE)
+                .dataset(4, 0, 300),
+            model().dataset(4, 0, 300)
+        );
+    }
+
+    #[test]
+    fn tce_with_point_masses_matches_monte_carlo() {
+        use crate::sim::point_mass::{PointMass, PointMasses};
+        // Beta(2, 2), T = c², π₁ = 0.3 at a₁ = 0.8, π₀ = 0.05 at a₀ = 0.1. The Monte-Carlo
+        // mean of |C − T(C)|² over the atoms' and the Beta's draws (the atoms' gaps are
+        // |1 − 0.8|² and |0 − 0.1|²) estimates TCE₂²; its standard error with 400 000
+        // draws is ~3e-5 relative to ~0.02.
+        let masses = PointMasses::new(
+            Some(PointMass::new(0.05, 0.1).unwrap()),
+            Some(PointMass::new(0.3, 0.8).unwrap()),
+        )
+        .unwrap();
+        let curve = Curve::polynomial(2.0).unwrap();
+        let model = Model::with_point_masses(Beta::new(2.0, 2.0).unwrap(), curve, masses);
+        let (scores, _) = model.dataset(11, 0, 400_000);
+        let gap = |s: f64| {
+            if s == 1.0 {
+                0.2
+            } else if s == 0.0 {
+                0.1
+            } else {
+                s - s * s
+            }
+        };
+        let mc = scores.iter().map(|&s| gap(s).powi(2)).sum::<f64>() / scores.len() as f64;
+        let exact = model.tce(2.0).unwrap().powi(2);
+        // Closed form: E_Beta(2,2)(c − c²)² = E[c²] − 2E[c³] + E[c⁴] = 3/10 − 2/5 + 1/7.
+        let closed = 0.65 * (0.3 - 0.4 + 1.0 / 7.0) + 0.3 * 0.04 + 0.05 * 0.01;
+        assert!((exact - closed).abs() < 1e-14, "{exact} vs {closed}");
+        assert!((mc - exact).abs() < 2e-4, "{mc} vs {exact}");
     }
 
     #[test]

@@ -9,6 +9,7 @@ use core::fmt;
 
 use super::beta::Beta;
 use super::curve::{Curve, CurveKind};
+use super::point_mass::PointMasses;
 use super::quadrature::{integrate_ln, QuadratureError};
 use super::unit_point::UnitPoint;
 
@@ -65,6 +66,25 @@ pub fn true_calibration_error(density: &Beta, curve: &Curve, p: f64) -> Result<f
         Some(value) => Ok(value),
         None => by_quadrature(density, curve, p),
     }
+}
+
+/// TCE_p as a fraction of the mixture (1 − π₀ − π₁)·Beta + π₀·δ₀ + π₁·δ₁ (see
+/// [`super::point_mass`]): TCE_p^p = (1 − π₀ − π₁)·TCE_p(Beta)^p + Σ π·|score − a|^p, the
+/// Beta part by [`true_calibration_error`] (closed form or quadrature). Without atoms
+/// it is [`true_calibration_error`] itself, bit for bit.
+pub fn true_calibration_error_with_point_masses(
+    density: &Beta,
+    curve: &Curve,
+    point_masses: &PointMasses,
+    p: f64,
+) -> Result<f64, TceError> {
+    let continuous = true_calibration_error(density, curve, p)?;
+    if point_masses.is_none() {
+        return Ok(continuous);
+    }
+    let total =
+        point_masses.continuous_mass() * continuous.powf(p) + point_masses.tce_contribution(p);
+    Ok(total.powf(1.0 / p))
 }
 
 /// TCE_p from Beta moments, if the model has a closed form for this p (and it is not
@@ -165,6 +185,33 @@ mod tests {
         assert!(
             error <= tolerance,
             "{what}: {actual} vs {expected} (relative {error:e})"
+        );
+    }
+
+    #[test]
+    fn point_masses_add_their_gaps() {
+        use crate::sim::point_mass::PointMass;
+        // Uniform scores, T = c²: E(c − c²)² = 1/3 − 1/2 + 1/5 = 1/30. With π₁ = 1/4 at
+        // accuracy 0.9 and π₀ = 1/8 at accuracy 0.2:
+        // TCE₂² = (5/8)/30 + (1/4)·0.01 + (1/8)·0.04 = 1/48 + 0.0025 + 0.005.
+        let masses = PointMasses::new(
+            Some(PointMass::new(0.125, 0.2).unwrap()),
+            Some(PointMass::new(0.25, 0.9).unwrap()),
+        )
+        .unwrap();
+        let curve = Curve::polynomial(2.0).unwrap();
+        let value = true_calibration_error_with_point_masses(&beta(1.0, 1.0), &curve, &masses, 2.0)
+            .unwrap();
+        assert_relative(value, (1.0 / 48.0 + 0.0075f64).sqrt(), 1e-14, "closed form");
+        // p = 1: E|c − c²| = 1/6, so (5/8)/6 + (1/4)·0.1 + (1/8)·0.2.
+        let l1 = true_calibration_error_with_point_masses(&beta(1.0, 1.0), &curve, &masses, 1.0)
+            .unwrap();
+        assert_relative(l1, 5.0 / 48.0 + 0.025 + 0.025, 1e-14, "p = 1");
+        // No atoms: the Beta value bit for bit.
+        let density = beta(2.8, 0.05);
+        assert_eq!(
+            true_calibration_error_with_point_masses(&density, &curve, &PointMasses::NONE, 2.0),
+            true_calibration_error(&density, &curve, 2.0)
         );
     }
 

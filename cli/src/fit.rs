@@ -349,9 +349,9 @@ pub fn run_check(args: &FitCheckArgs) -> Result<(), Failure> {
     let rule = EndpointRule::default();
     let mut out = String::new();
     let atoms = args.point_mass != PointMassArg::None;
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "| file | n | best GLM | alpha | beta |{} TCE_2 % | real ECE_bin % | simulated mean % | simulated sd % | z = abs(real − sim) / sd |\n",
+        "| file | n | best GLM | alpha | beta |{} TCE_2 % | real ECE_bin % | simulated mean % | simulated sd % | z = abs(real − sim) / sd |",
         if atoms { " pi_1 | a_1 | a_1 from |" } else { "" }
     );
     let _ = writeln!(

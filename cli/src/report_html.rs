@@ -275,9 +275,9 @@ fn trim(v: f64) -> String {
 }
 
 fn figure(out: &mut String, id: &str, svg: &str, caption: &str) {
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<figure id=\"{id}\">{svg}<figcaption>{}</figcaption></figure>\n",
+        "<figure id=\"{id}\">{svg}<figcaption>{}</figcaption></figure>",
         escape(caption)
     );
 }
@@ -285,14 +285,14 @@ fn figure(out: &mut String, id: &str, svg: &str, caption: &str) {
 /// The whole page.
 pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
     let mut out = String::new();
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>tce report: {}</title><style>body{{font-family:sans-serif;max-width:1200px;margin:1em auto;padding:0 1em;color:#222}}figure{{display:inline-block;margin:0.5em;vertical-align:top}}figcaption{{max-width:560px;font-size:0.9em;color:#444}}table{{border-collapse:collapse;font-size:0.9em}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}}td:first-child,th:first-child{{text-align:left}}.lead{{font-size:1.3em}}.best{{font-weight:bold}}</style></head><body>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>tce report: {}</title><style>body{{font-family:sans-serif;max-width:1200px;margin:1em auto;padding:0 1em;color:#222}}figure{{display:inline-block;margin:0.5em;vertical-align:top}}figcaption{{max-width:560px;font-size:0.9em;color:#444}}table{{border-collapse:collapse;font-size:0.9em}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}}td:first-child,th:first-child{{text-align:left}}.lead{{font-size:1.3em}}.best{{font-weight:bold}}</style></head><body>",
         escape(file)
     );
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<h1>Calibration report</h1><p>{}: n = {}, accuracy {}, p = {}, {} bootstrap resamples, seed {}; tce {}.</p>\n",
+        "<h1>Calibration report</h1><p>{}: n = {}, accuracy {}, p = {}, {} bootstrap resamples, seed {}; tce {}.</p>",
         escape(file),
         report.n,
         pct(report.hits as f64 / report.n as f64),

@@ -114,6 +114,8 @@ fn bad_input_exits_2_in_every_subcommand() {
             "estimate --bins > MAX_BINS",
             vec!["estimate", &good, "--bins", "16777217"],
         ),
+        ("merge a CSV, not a state", vec!["merge", &good]),
+        ("merge --bins 0", vec!["merge", &good, "--bins", "0"]),
         ("fit one row", vec!["fit", &one_row]),
         ("fit one row --json", vec!["fit", &one_row, "--json"]),
         ("fit all labels 1", vec!["fit", &all_hits]),

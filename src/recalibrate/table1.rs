@@ -303,7 +303,11 @@ pub fn wilson_interval(successes: usize, trials: usize) -> Option<(f64, f64)> {
     // At 0 (n) successes the lower (upper) end is exactly 0 (1), which the rounded
     // centre ± half misses by an ulp; elsewhere both ends lie strictly inside (0, 1).
     let lo = if successes == 0 { 0.0 } else { centre - half };
-    let hi = if successes == trials { 1.0 } else { centre + half };
+    let hi = if successes == trials {
+        1.0
+    } else {
+        centre + half
+    };
     Some((lo, hi))
 }
 

@@ -11,8 +11,10 @@ use tce::fit::beta::BetaFitError;
 use tce::fit::bootstrap::{bootstrap, Bootstrap};
 use tce::fit::check::compare_ece;
 use tce::fit::glm::{GlmData, Validity};
+use tce::fit::saturation::AtomVariant;
 use tce::fit::{
     fit_model, fit_model_with_point_masses, AtomAccuracy, EndpointRule, FitError, FittedModel,
+    SaturationFit,
 };
 
 use crate::input;
@@ -39,6 +41,11 @@ pub struct FitArgs {
     /// Scores within this distance of 0 or 1 are taken to be this far from it.
     #[arg(long, default_value_t = tce::fit::endpoint::DEFAULT_EPSILON)]
     epsilon: f64,
+    /// Point masses at scores of exactly 0 and 1: none (a pure Beta, the default), or
+    /// atoms whose accuracy comes from the curve, is fitted separately, or is chosen by
+    /// AIC (aic). Not with --bootstrap or --svg, which show the pure-Beta fit.
+    #[arg(long, value_enum, default_value_t = PointMassArg::None)]
+    point_mass: PointMassArg,
     #[command(flatten)]
     columns: ColumnArgs,
 }
@@ -64,8 +71,9 @@ pub struct FitCheckArgs {
     columns: ColumnArgs,
 }
 
-/// `--point-mass` of `tce fit-check`.
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// `--point-mass` of `tce fit`, `tce fit-check` and `tce table1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum PointMassArg {
     /// A pure Beta density (the paper's model).
     None,
@@ -75,6 +83,41 @@ pub enum PointMassArg {
     Fitted,
     /// Curve or fitted, whichever has the lower AIC.
     Aic,
+}
+
+impl PointMassArg {
+    /// Where the library takes the atoms' accuracies from; `None` for a pure Beta.
+    pub fn accuracy(self) -> Option<AtomAccuracy> {
+        match self {
+            PointMassArg::None => None,
+            PointMassArg::Curve => Some(AtomAccuracy::FromCurve),
+            PointMassArg::Fitted => Some(AtomAccuracy::Fitted),
+            PointMassArg::Aic => Some(AtomAccuracy::ByAic),
+        }
+    }
+}
+
+/// The fit `--point-mass` asks for: [`fit_model`] (a pure Beta) or
+/// [`fit_model_with_point_masses`]. The one dispatch of `tce fit`, `tce fit-check` and
+/// `tce table1`.
+pub fn fit_samples(
+    scores: &[f64],
+    labels: &[u8],
+    rule: &EndpointRule,
+    point_mass: PointMassArg,
+) -> Result<FittedModel, FitError> {
+    match point_mass.accuracy() {
+        None => fit_model(scores, labels, rule),
+        Some(choice) => fit_model_with_point_masses(scores, labels, rule, choice),
+    }
+}
+
+/// The name of the variant a point-mass fit chose.
+pub fn chosen_name(saturation: &SaturationFit) -> &'static str {
+    match saturation.chosen {
+        AtomAccuracy::Fitted => "fitted",
+        _ => "curve",
+    }
 }
 
 #[derive(Serialize)]
@@ -128,6 +171,60 @@ struct FitSettingsJson {
     bootstrap: usize,
     seed: u64,
     svg: Option<String>,
+    point_mass: PointMassArg,
+}
+
+/// One way of fitting the atoms' accuracies (`accuracy_0`/`accuracy_1` null where
+/// there is no atom).
+#[derive(Serialize)]
+struct AtomVariantJson {
+    best: String,
+    accuracy_0: Option<f64>,
+    accuracy_1: Option<f64>,
+    aic: f64,
+}
+
+/// The point masses at 0.0 and 1.0 of `--point-mass`.
+#[derive(Serialize)]
+struct PointMassesJson {
+    /// Rows with a score of exactly 0.0 and exactly 1.0.
+    count_0: usize,
+    count_1: usize,
+    /// The atoms' weights, the sample fractions.
+    pi_0: f64,
+    pi_1: f64,
+    /// The model's accuracies at the atoms (of the chosen variant).
+    accuracy_0: Option<f64>,
+    accuracy_1: Option<f64>,
+    /// "curve" or "fitted".
+    chosen: &'static str,
+    from_curve: AtomVariantJson,
+    /// Null if the unsaturated rows admit no usable GLM.
+    fitted: Option<AtomVariantJson>,
+}
+
+fn variant_json(variant: &AtomVariant) -> AtomVariantJson {
+    AtomVariantJson {
+        best: variant.best.name(),
+        accuracy_0: variant.accuracy[0],
+        accuracy_1: variant.accuracy[1],
+        aic: variant.aic,
+    }
+}
+
+fn point_masses_json(saturation: &SaturationFit) -> PointMassesJson {
+    let masses = &saturation.point_masses;
+    PointMassesJson {
+        count_0: saturation.counts[0],
+        count_1: saturation.counts[1],
+        pi_0: masses.zero().map_or(0.0, |a| a.mass()),
+        pi_1: masses.one().map_or(0.0, |a| a.mass()),
+        accuracy_0: masses.zero().map(|a| a.accuracy()),
+        accuracy_1: masses.one().map(|a| a.accuracy()),
+        chosen: chosen_name(saturation),
+        from_curve: variant_json(&saturation.from_curve),
+        fitted: saturation.fitted.as_ref().map(variant_json),
+    }
 }
 
 #[derive(Serialize)]
@@ -139,9 +236,13 @@ struct FitJson {
     beta: BetaJson,
     glms: Vec<GlmJson>,
     best: String,
+    /// Of the model with its atoms, if any.
     tce: TceJson,
     #[serde(skip_serializing_if = "Option::is_none")]
     bootstrap: Option<BetaBootstrapJson>,
+    /// Present with `--point-mass` other than none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    point_masses: Option<PointMassesJson>,
 }
 
 #[derive(Serialize)]
@@ -208,7 +309,79 @@ fn to_json(fit: &FittedModel, boot: Option<&Bootstrap>, settings: FitSettingsJso
             alpha: spread(&b.alpha),
             beta: spread(&b.beta),
         }),
+        point_masses: fit.saturation.as_ref().map(point_masses_json),
     }
+}
+
+/// "a_0 = …, a_1 = …" for the atoms a variant has.
+fn accuracies(accuracy: &[Option<f64>; 2]) -> String {
+    let cells: Vec<String> = accuracy
+        .iter()
+        .enumerate()
+        .filter_map(|(k, a)| a.map(|a| format!("a_{k} = {a:.6}")))
+        .collect();
+    cells.join(", ")
+}
+
+/// The point-mass lines of the table: counts, weights, both variants and the choice.
+fn point_mass_lines(out: &mut String, saturation: &SaturationFit, n: usize) {
+    let masses = &saturation.point_masses;
+    if masses.is_none() {
+        let _ = writeln!(
+            out,
+            "Point masses: none (no score is exactly 0 or 1), so this is the pure-Beta fit"
+        );
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Point masses: {} scores of exactly 0 (pi_0 = {:.6}), {} of exactly 1 (pi_1 = {:.6}); \
+         the Beta density is fitted on the other {} scores",
+        saturation.counts[0],
+        masses.zero().map_or(0.0, |a| a.mass()),
+        saturation.counts[1],
+        masses.one().map_or(0.0, |a| a.mass()),
+        n - saturation.counts[0] - saturation.counts[1]
+    );
+    let mark = |fitted: bool| {
+        if (saturation.chosen == AtomAccuracy::Fitted) == fitted {
+            "*"
+        } else {
+            " "
+        }
+    };
+    let v = &saturation.from_curve;
+    let _ = writeln!(
+        out,
+        "{} atom accuracy from the curve (GLMs on all rows):  {}, best GLM {}, AIC {:.3}",
+        mark(false),
+        accuracies(&v.accuracy),
+        v.best.name(),
+        v.aic
+    );
+    match &saturation.fitted {
+        Some(v) => {
+            let _ = writeln!(
+                out,
+                "{} atom accuracy fitted separately (GLMs on the other rows):  {}, best GLM {}, AIC {:.3}",
+                mark(true),
+                accuracies(&v.accuracy),
+                v.best.name(),
+                v.aic
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "  atom accuracy fitted separately: the other rows admit no usable GLM"
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "atom accuracy used (marked *): {}; the GLMs below are that variant's",
+        chosen_name(saturation)
+    );
 }
 
 fn table(fit: &FittedModel, boot: Option<&Bootstrap>) -> String {
@@ -222,6 +395,9 @@ fn table(fit: &FittedModel, boot: Option<&Bootstrap>) -> String {
         d.beta(),
         -fit.beta.nll
     );
+    if let Some(saturation) = &fit.saturation {
+        point_mass_lines(&mut out, saturation, fit.n);
+    }
     if let Some(b) = boot {
         let _ = writeln!(
             out,
@@ -276,8 +452,14 @@ fn table(fit: &FittedModel, boot: Option<&Bootstrap>) -> String {
     );
     let _ = writeln!(
         out,
-        "TCE of the fitted model: l1 = {:.6}, l2 = {:.6}",
-        fit.tce_l1, fit.tce_l2
+        "TCE of the fitted model{}: l1 = {:.6}, l2 = {:.6}",
+        if fit.saturation.is_some() {
+            " (with its point masses)"
+        } else {
+            ""
+        },
+        fit.tce_l1,
+        fit.tce_l2
     );
     out
 }
@@ -302,8 +484,18 @@ pub fn fit_failure(path: &Path, error: &FitError) -> Failure {
 /// Runs `tce fit`.
 pub fn run(args: &FitArgs) -> Result<(), Failure> {
     let rule = rule(args.epsilon)?;
+    if args.point_mass != PointMassArg::None {
+        // Both resample or draw the pure-Beta model; neither knows the atoms.
+        for (used, option) in [(args.bootstrap > 0, "--bootstrap"), (args.svg.is_some(), "--svg")] {
+            if used {
+                return Err(Failure::input(format!(
+                    "{option} shows the pure-Beta fit and cannot be combined with --point-mass"
+                )));
+            }
+        }
+    }
     let samples = crate::read_samples(&args.file, &args.columns)?;
-    let fit = fit_model(&samples.scores, &samples.labels, &rule)
+    let fit = fit_samples(&samples.scores, &samples.labels, &rule, args.point_mass)
         .map_err(|e| fit_failure(&args.file, &e))?;
     let boot = if args.bootstrap > 0 {
         let data = GlmData::new(&samples.scores, &samples.labels, &rule)
@@ -330,6 +522,7 @@ pub fn run(args: &FitArgs) -> Result<(), Failure> {
             bootstrap: args.bootstrap,
             seed: args.seed,
             svg: args.svg.as_ref().map(|p| p.display().to_string()),
+            point_mass: args.point_mass,
         };
         crate::json_line(&to_json(&fit, boot.as_ref(), settings))?
     } else {
@@ -361,19 +554,8 @@ pub fn run_check(args: &FitCheckArgs) -> Result<(), Failure> {
     );
     for path in &args.files {
         let samples = crate::read_samples(path, &args.columns)?;
-        let choice = match args.point_mass {
-            PointMassArg::None => None,
-            PointMassArg::Curve => Some(AtomAccuracy::FromCurve),
-            PointMassArg::Fitted => Some(AtomAccuracy::Fitted),
-            PointMassArg::Aic => Some(AtomAccuracy::ByAic),
-        };
-        let fit = match choice {
-            None => fit_model(&samples.scores, &samples.labels, &rule),
-            Some(choice) => {
-                fit_model_with_point_masses(&samples.scores, &samples.labels, &rule, choice)
-            }
-        }
-        .map_err(|e| fit_failure(path, &e))?;
+        let fit = fit_samples(&samples.scores, &samples.labels, &rule, args.point_mass)
+            .map_err(|e| fit_failure(path, &e))?;
         let atom_cells = match &fit.saturation {
             Some(saturation) => {
                 let one = saturation.point_masses.one();
@@ -381,10 +563,7 @@ pub fn run_check(args: &FitCheckArgs) -> Result<(), Failure> {
                     " {:.4} | {} | {} |",
                     one.map_or(0.0, |a| a.mass()),
                     one.map_or_else(|| "–".into(), |a| format!("{:.5}", a.accuracy())),
-                    match saturation.chosen {
-                        AtomAccuracy::Fitted => "fitted",
-                        _ => "curve",
-                    }
+                    chosen_name(saturation)
                 )
             }
             None => String::new(),

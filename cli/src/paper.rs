@@ -126,6 +126,7 @@ fn table1(args: &PaperArgs, files: Vec<PathBuf>) -> Result<(), Failure> {
         test: 1000,
         seed: 0,
         paper_sizes: false,
+        point_mass: crate::fit::PointMassArg::None,
         columns: crate::ColumnArgs::default(),
     };
     let text = format!(

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use tce::binning::equal_width_edges;
-use tce::fit::{fit_model, EndpointRule};
+use tce::fit::EndpointRule;
 use tce::recalibrate::logistic::temperature_of;
 use tce::recalibrate::table1::{
     run, summarize, wilson_interval, Estimator, Mean, Setting, Summary, ESTIMATORS, PAPER_METHODS,
@@ -16,7 +16,7 @@ use tce::recalibrate::table1::{
 use tce::recalibrate::{Method, Pieces, RecalibrateError, RecalibrationMap};
 use tce::sim::{Beta, Curve, Model};
 
-use crate::fit::fit_failure;
+use crate::fit::{chosen_name, fit_failure, fit_samples, PointMassArg};
 use crate::input;
 use crate::{ColumnArgs, Failure};
 
@@ -87,6 +87,10 @@ pub struct Table1Args {
     /// validation and test sizes) for every other file and the simulator settings.
     #[arg(long, conflicts_with_all = ["calibration", "test"])]
     pub paper_sizes: bool,
+    /// Point masses at scores of exactly 0 and 1 in the fits of the files (as in
+    /// `tce fit --point-mass`); the paper's two simulator settings stay pure Beta.
+    #[arg(long, value_enum, default_value_t = PointMassArg::None)]
+    pub point_mass: PointMassArg,
     #[command(flatten)]
     pub columns: ColumnArgs,
 }
@@ -516,15 +520,30 @@ pub fn table1_markdown(args: &Table1Args) -> Result<String, Failure> {
     ];
     for path in &args.files {
         let rows = crate::read_samples(path, &args.columns)?;
-        let fit = fit_model(&rows.scores, &rows.labels, &EndpointRule::default())
-            .map_err(|e| fit_failure(path, &e))?;
+        let fit = fit_samples(
+            &rows.scores,
+            &rows.labels,
+            &EndpointRule::default(),
+            args.point_mass,
+        )
+        .map_err(|e| fit_failure(path, &e))?;
         let name = path.file_stem().map_or_else(
             || path.display().to_string(),
             |s| s.to_string_lossy().into(),
         );
         let (calibration, test) = sizes(&name);
+        // With atoms, the name says their weights and where their accuracy came from.
+        let atoms = fit.saturation.as_ref().map_or_else(String::new, |saturation| {
+            let masses = &saturation.point_masses;
+            format!(
+                "; pi_0 = {:.4}, pi_1 = {:.4}, atom accuracy {}",
+                masses.zero().map_or(0.0, |a| a.mass()),
+                masses.one().map_or(0.0, |a| a.mass()),
+                chosen_name(saturation)
+            )
+        });
         settings.push(Setting {
-            name: format!("fit of {name} ({})", fit.best_glm().spec.name()),
+            name: format!("fit of {name} ({}{atoms})", fit.best_glm().spec.name()),
             model: fit.model,
             calibration,
             test,

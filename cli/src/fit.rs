@@ -486,7 +486,10 @@ pub fn run(args: &FitArgs) -> Result<(), Failure> {
     let rule = rule(args.epsilon)?;
     if args.point_mass != PointMassArg::None {
         // Both resample or draw the pure-Beta model; neither knows the atoms.
-        for (used, option) in [(args.bootstrap > 0, "--bootstrap"), (args.svg.is_some(), "--svg")] {
+        for (used, option) in [
+            (args.bootstrap > 0, "--bootstrap"),
+            (args.svg.is_some(), "--svg"),
+        ] {
             if used {
                 return Err(Failure::input(format!(
                     "{option} shows the pure-Beta fit and cannot be combined with --point-mass"

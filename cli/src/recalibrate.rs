@@ -533,15 +533,18 @@ pub fn table1_markdown(args: &Table1Args) -> Result<String, Failure> {
         );
         let (calibration, test) = sizes(&name);
         // With atoms, the name says their weights and where their accuracy came from.
-        let atoms = fit.saturation.as_ref().map_or_else(String::new, |saturation| {
-            let masses = &saturation.point_masses;
-            format!(
-                "; pi_0 = {:.4}, pi_1 = {:.4}, atom accuracy {}",
-                masses.zero().map_or(0.0, |a| a.mass()),
-                masses.one().map_or(0.0, |a| a.mass()),
-                chosen_name(saturation)
-            )
-        });
+        let atoms = fit
+            .saturation
+            .as_ref()
+            .map_or_else(String::new, |saturation| {
+                let masses = &saturation.point_masses;
+                format!(
+                    "; pi_0 = {:.4}, pi_1 = {:.4}, atom accuracy {}",
+                    masses.zero().map_or(0.0, |a| a.mass()),
+                    masses.one().map_or(0.0, |a| a.mass()),
+                    chosen_name(saturation)
+                )
+            });
         settings.push(Setting {
             name: format!("fit of {name} ({}{atoms})", fit.best_glm().spec.name()),
             model: fit.model,

@@ -983,3 +983,216 @@ fn table1_runs_paper_and_file_settings() {
         }
     }
 }
+
+// ---------------------------------------------------------------- point masses
+
+/// (rows, hits) of the rows whose confidence is exactly `at`, read from the file itself.
+fn saturated(file: &str, at: f64) -> (usize, usize) {
+    let (scores, labels) = samples(&std::fs::read_to_string(file).unwrap());
+    scores
+        .iter()
+        .zip(&labels)
+        .filter(|(&s, _)| s == at)
+        .fold((0, 0), |(n, hits), (_, &y)| (n + 1, hits + usize::from(y)))
+}
+
+#[test]
+fn fit_with_point_masses_reports_the_atoms_and_their_tce() {
+    // ResNet-110 / CIFAR-10: 2885 of 10000 confidences are exactly 1.0 (float32
+    // softmax), none exactly 0.
+    let file = format!("{DATA}/resnet110_c10_test.csv");
+    let (ones, hits) = saturated(&file, 1.0);
+    assert_eq!((ones, hits, saturated(&file, 0.0).0), (2885, 2882, 0));
+    let plain = fit_json(&file);
+    assert!(plain.get("point_masses").is_none(), "{plain}");
+    assert_eq!(plain["settings"]["point_mass"], "none");
+
+    let fit: Value = serde_json::from_str(&success(&tce(&[
+        "fit",
+        &file,
+        "--json",
+        "--point-mass",
+        "aic",
+    ])))
+    .unwrap();
+    assert_eq!(fit["settings"]["point_mass"], "aic");
+    let atoms = &fit["point_masses"];
+    assert_eq!(
+        (atoms["count_0"].as_u64(), atoms["count_1"].as_u64()),
+        (Some(0), Some(2885))
+    );
+    assert_eq!(atoms["pi_0"].as_f64(), Some(0.0));
+    assert_eq!(atoms["pi_1"].as_f64(), Some(ones as f64 / 10000.0));
+    assert!(atoms["accuracy_0"].is_null() && atoms["from_curve"]["accuracy_0"].is_null());
+    // Fitted separately, the atom's accuracy is its rows' mean label; it wins by AIC.
+    assert_eq!(atoms["chosen"], "fitted");
+    let fitted = &atoms["fitted"];
+    assert_eq!(
+        fitted["accuracy_1"].as_f64(),
+        Some(hits as f64 / ones as f64)
+    );
+    assert_eq!(atoms["accuracy_1"], fitted["accuracy_1"]);
+    // Its AIC is the best GLM's on the other rows (the GLMs reported, as the model uses
+    // them) plus 2 for the atom's accuracy and twice its Bernoulli NLL.
+    let a = hits as f64 / ones as f64;
+    let atom_nll = -(hits as f64) * a.ln() - ((ones - hits) as f64) * (1.0 - a).ln();
+    assert_eq!(fitted["best"], fit["best"]);
+    let glm_aic = glm(&fit, fit["best"].as_str().unwrap())["aic"]
+        .as_f64()
+        .unwrap();
+    let expected = glm_aic + 2.0 + 2.0 * atom_nll;
+    assert!(
+        (fitted["aic"].as_f64().unwrap() - expected).abs() < 1e-9,
+        "{atoms}"
+    );
+    // From the curve: the GLMs of the plain fit (all rows), the best one at the held
+    // end point; its AIC has no extra coefficient.
+    let curve = &atoms["from_curve"];
+    assert_eq!(curve["best"], plain["best"]);
+    let plain_aic = glm(&plain, plain["best"].as_str().unwrap())["aic"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(curve["aic"].as_f64(), Some(plain_aic));
+    assert!(curve["aic"].as_f64().unwrap() > fitted["aic"].as_f64().unwrap());
+    assert!(curve["accuracy_1"].as_f64().unwrap() > 0.99999, "{curve}");
+    // Pinned: the Beta on the 7115 other scores and the exact TCE of the model with its
+    // atom (the pure-Beta fit's is another number).
+    assert_eq!(fit["best"], "logit_logflip_b0_b1");
+    assert!(
+        (fit["beta"]["alpha"].as_f64().unwrap() - 4.413690).abs() < 5e-7,
+        "{fit}"
+    );
+    assert!(
+        (fit["beta"]["beta"].as_f64().unwrap() - 0.114965).abs() < 5e-7,
+        "{fit}"
+    );
+    assert!(
+        (fit["tce"]["l1"].as_f64().unwrap() - 0.082406).abs() < 5e-7,
+        "{fit}"
+    );
+    assert!(
+        (fit["tce"]["l2"].as_f64().unwrap() - 0.135704).abs() < 5e-7,
+        "{fit}"
+    );
+    assert_ne!(fit["tce"], plain["tce"]);
+
+    // The table says the same; fit-check's TCE_2 cell is this fit's.
+    let table = success(&tce(&["fit", &file, "--point-mass", "aic"]));
+    assert!(
+        table.contains("2885 of exactly 1 (pi_1 = 0.288500)")
+            && table.contains("fitted on the other 7115 scores")
+            && table.contains("atom accuracy used (marked *): fitted")
+            && table.contains("with its point masses): l1 = 0.082406, l2 = 0.135704"),
+        "{table}"
+    );
+    let check = success(&tce(&[
+        "fit-check",
+        &file,
+        "--reps",
+        "2",
+        "--point-mass",
+        "aic",
+    ]));
+    let rows = markdown_rows(&check);
+    let tce_cell = rows[0].iter().position(|h| h == "TCE_2 %").unwrap();
+    assert_eq!(
+        rows[1][tce_cell],
+        format!("{:.3}", 100.0 * fit["tce"]["l2"].as_f64().unwrap())
+    );
+
+    // Forced from the curve: the plain fit's GLMs and the curve's accuracy.
+    let forced: Value = serde_json::from_str(&success(&tce(&[
+        "fit",
+        &file,
+        "--json",
+        "--point-mass",
+        "curve",
+    ])))
+    .unwrap();
+    assert_eq!(forced["point_masses"]["chosen"], "curve");
+    assert_eq!(forced["best"], plain["best"]);
+    assert_eq!(
+        forced["point_masses"]["accuracy_1"],
+        forced["point_masses"]["from_curve"]["accuracy_1"]
+    );
+}
+
+#[test]
+fn fit_without_saturated_scores_is_the_plain_fit() {
+    // Birds has no score of exactly 0 or 1.
+    assert_eq!(
+        (saturated(&birds(), 0.0).0, saturated(&birds(), 1.0).0),
+        (0, 0)
+    );
+    let plain = fit_json(&birds());
+    let fit: Value = serde_json::from_str(&success(&tce(&[
+        "fit",
+        &birds(),
+        "--json",
+        "--point-mass",
+        "aic",
+    ])))
+    .unwrap();
+    assert_eq!(fit["tce"], plain["tce"]);
+    assert_eq!(fit["beta"], plain["beta"]);
+    assert_eq!(fit["point_masses"]["pi_1"].as_f64(), Some(0.0));
+    assert!(fit["point_masses"]["accuracy_1"].is_null());
+    let table = success(&tce(&["fit", &birds(), "--point-mass", "aic"]));
+    assert!(table.contains("Point masses: none"), "{table}");
+}
+
+#[test]
+fn point_masses_refuse_the_pure_beta_views() {
+    for extra in [["--bootstrap", "2"], ["--svg", "x.svg"]] {
+        let output = tce(&["fit", &birds(), "--point-mass", "aic", extra[0], extra[1]]);
+        let stderr = failure(&output, 2);
+        assert!(
+            stderr.contains(extra[0]) && stderr.contains("--point-mass"),
+            "{stderr}"
+        );
+    }
+    let stderr = failure(&tce(&["fit", &birds(), "--point-mass", "both"]), 2);
+    assert!(stderr.contains("both"), "{stderr}");
+}
+
+#[test]
+fn table1_with_point_masses_changes_only_the_fits_of_files() {
+    let file = format!("{DATA}/resnet110_c10_test.csv");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "table1",
+            &file,
+            "--reps",
+            "2",
+            "--calibration",
+            "200",
+            "--test",
+            "200",
+        ];
+        args.extend_from_slice(extra);
+        markdown_rows(success(&tce(&args)).split("### ").nth(1).unwrap())
+    };
+    let plain = run(&[]);
+    let atoms = run(&["--point-mass", "aic"]);
+    // The paper's two simulator settings have no atoms: the same rows.
+    assert_eq!(plain[1..3], atoms[1..3]);
+    // The file's setting is the point-mass fit: its name says so, and its TCE before
+    // recalibration is that fit's.
+    let fit: Value = serde_json::from_str(&success(&tce(&[
+        "fit",
+        &file,
+        "--json",
+        "--point-mass",
+        "aic",
+    ])))
+    .unwrap();
+    assert_eq!(
+        atoms[3][0],
+        "fit of resnet110_c10_test (logit_logflip_b0_b1; pi_0 = 0.0000, pi_1 = 0.2885, atom accuracy fitted)"
+    );
+    assert_eq!(
+        atoms[3][2],
+        format!("{:.2}", 100.0 * fit["tce"]["l2"].as_f64().unwrap())
+    );
+    assert_ne!(atoms[3][2], plain[3][2]);
+}

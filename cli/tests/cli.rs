@@ -1,47 +1,12 @@
 //! The `tce` binary, end to end: published values on the bundled data, malformed input,
 //! stdin, the sweep options and the human table.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
 
 use serde_json::Value;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../data");
-
-fn tce(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tce"))
-        .args(args)
-        .output()
-        .expect("run tce")
-}
-
-fn tce_stdin(args: &[&str], input: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tce"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn tce");
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn stdout(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "tce failed ({}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-fn json(output: &Output) -> Value {
-    serde_json::from_str(&stdout(output)).expect("one JSON object")
-}
+mod common;
+use common::{json, refused, stdout, tce, tce_stdin, write, TempDir, DATA};
 
 /// The row of `estimator` over `binning`: (bins, value).
 fn row(report: &Value, estimator: &str, binning: &str) -> (u64, f64) {
@@ -51,33 +16,6 @@ fn row(report: &Value, estimator: &str, binning: &str) -> (u64, f64) {
         .find(|r| r["estimator"] == estimator && r["binning"] == binning)
         .unwrap_or_else(|| panic!("no {estimator}/{binning} row in {report}"));
     (r["bins"].as_u64().unwrap(), r["value"].as_f64().unwrap())
-}
-
-/// A temporary CSV, removed on drop.
-struct TempCsv(PathBuf);
-
-impl TempCsv {
-    fn new(contents: &str) -> Self {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let name = format!(
-            "tce-cli-test-{}-{}.csv",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let path = std::env::temp_dir().join(name);
-        std::fs::write(&path, contents).unwrap();
-        TempCsv(path)
-    }
-
-    fn path(&self) -> &str {
-        self.0.to_str().unwrap()
-    }
-}
-
-impl Drop for TempCsv {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
 }
 
 #[test]
@@ -129,11 +67,9 @@ fn bundled_data_reproduces_the_published_values() {
 /// Runs `tce estimate` on `contents` and checks exit code 2 and that stderr names
 /// `line` and contains `problem`.
 fn assert_rejected(contents: &str, line: u64, problem: &str) {
-    let file = TempCsv::new(contents);
-    let output = tce(&["estimate", file.path()]);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{contents:?}: {stderr}");
-    assert!(output.stdout.is_empty(), "{contents:?}");
+    let dir = TempDir::new("rejected");
+    let file = write(dir.path(), "input.csv", contents);
+    let stderr = refused(&tce(&["estimate", &file]), &format!("{contents:?}"));
     assert!(
         stderr.contains(&format!("line {line}: ")),
         "{contents:?}: expected line {line}: {stderr}"
@@ -171,14 +107,15 @@ fn malformed_input_names_the_line_and_exits_2() {
 
 #[test]
 fn invalid_options_exit_2() {
-    let file = TempCsv::new("confidence,correct\n0.9,1\n");
+    let dir = TempDir::new("options");
+    let file = write(dir.path(), "input.csv", "confidence,correct\n0.9,1\n");
     for args in [
         ["--bins", "0"],
         ["--norm", "0.5"],
         ["--max-bins", "0"],
         ["--closure", "middle"],
     ] {
-        let output = tce(&["estimate", file.path(), args[0], args[1]]);
+        let output = tce(&["estimate", &file, args[0], args[1]]);
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         assert!(!output.stderr.is_empty());
     }

@@ -4,80 +4,13 @@
 //! setting (enough to reproduce the run), pictures that draw every estimator, and the
 //! maps `tce recalibrate` fits.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::Command;
 
 use serde_json::Value;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../data");
-const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-fn birds() -> String {
-    format!("{DATA}/resnet50_birds_test.csv")
-}
-
-fn c10() -> String {
-    format!("{DATA}/resnet110_c10_test.csv")
-}
-
-fn tce(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tce"))
-        .args(args)
-        .output()
-        .expect("run tce")
-}
-
-fn tce_stdin(args: &[&str], input: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tce"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn tce");
-    // tce may stop reading early (a line over the limit): a broken pipe is expected.
-    let _ = child.stdin.take().unwrap().write_all(input);
-    child.wait_with_output().unwrap()
-}
-
-fn stdout(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "tce failed ({}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-fn json(output: &Output) -> Value {
-    serde_json::from_str(&stdout(output)).expect("one JSON object")
-}
-
-/// Asserts exit code `code`, and returns stderr.
-fn exits(output: &Output, code: i32, what: &str) -> String {
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(
-        output.status.code(),
-        Some(code),
-        "{what}: expected exit {code}; stderr: {stderr}"
-    );
-    stderr
-}
-
-/// A scratch directory of its own per test.
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tce-consistency-{}-{test}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn write(dir: &Path, name: &str, contents: &str) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, contents).unwrap();
-    path.to_str().unwrap().to_owned()
-}
+mod common;
+use common::{birds, c10, exits, json, scratch, stdout, tce, tce_stdin, write, DATA, VERSION};
 
 #[test]
 fn help_lists_the_exit_codes() {
@@ -567,6 +500,7 @@ fn every_other_json_carries_its_version_and_settings() {
         (Some(1e-9), Some(2), Some(4))
     );
     assert!(s["svg"].is_null());
+    assert_eq!(s["point_mass"], "none");
 }
 
 /// The text of every `<text>` element of an SVG.

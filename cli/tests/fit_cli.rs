@@ -4,57 +4,17 @@
 //! and `tce estimate`, and exit 2 on bad input.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use serde_json::Value;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../data");
-
-fn birds() -> String {
-    format!("{DATA}/resnet50_birds_test.csv")
-}
-
-fn tce(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tce"))
-        .args(args)
-        .output()
-        .expect("run tce")
-}
-
-fn success(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "tce failed ({}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-/// Asserts exit code `code` and returns stderr.
-fn failure(output: &Output, code: i32) -> String {
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(
-        output.status.code(),
-        Some(code),
-        "expected exit {code}; stderr: {stderr}; stdout: {}",
-        String::from_utf8_lossy(&output.stdout)
-    );
-    stderr
-}
-
-/// A directory of its own for each test, under the system's temporary directory.
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tce-fit-cli-{}-{test}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn path_str(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
+mod common;
+use common::{
+    birds, c10, csv_samples as samples, exits, json, path_str, scratch, stdout, tce, tce_command,
+    tce_stdin, DATA,
+};
 
 /// The rows of a CSV as fields (no quoting in these files), header first.
 fn csv_rows(text: &str) -> Vec<Vec<String>> {
@@ -62,17 +22,6 @@ fn csv_rows(text: &str) -> Vec<Vec<String>> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| l.split(',').map(|f| f.trim().to_string()).collect())
         .collect()
-}
-
-/// (confidences, labels) of a CSV with `confidence` and `correct` columns.
-fn samples(text: &str) -> (Vec<f64>, Vec<u8>) {
-    let rows = csv_rows(text);
-    let c = rows[0].iter().position(|h| h == "confidence").unwrap();
-    let y = rows[0].iter().position(|h| h == "correct").unwrap();
-    rows[1..]
-        .iter()
-        .map(|r| (r[c].parse::<f64>().unwrap(), r[y].parse::<u8>().unwrap()))
-        .unzip()
 }
 
 fn accuracy(labels: &[u8]) -> f64 {
@@ -87,8 +36,15 @@ fn logit(x: f64) -> f64 {
     (x / (1.0 - x)).ln()
 }
 
+/// `tce fit FILE --json` with `extra` options.
+fn fit_json_with(file: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["fit", file, "--json"];
+    args.extend_from_slice(extra);
+    json(&tce(&args))
+}
+
 fn fit_json(file: &str) -> Value {
-    serde_json::from_str(&success(&tce(&["fit", file, "--json"]))).expect("one JSON object")
+    fit_json_with(file, &[])
 }
 
 fn glm<'a>(fit: &'a Value, name: &str) -> &'a Value {
@@ -215,7 +171,7 @@ fn fit_json_has_twelve_glms_their_aic_and_the_best_usable_one() {
 fn fit_table_marks_the_best_model() {
     let fit = fit_json(&birds());
     let best = fit["best"].as_str().unwrap();
-    let table = success(&tce(&["fit", &birds()]));
+    let table = stdout(&tce(&["fit", &birds()]));
     assert!(table.starts_with("n = 2897\n"), "{table}");
     let marked: Vec<&str> = table.lines().filter(|l| l.starts_with('*')).collect();
     assert_eq!(marked.len(), 1, "{table}");
@@ -243,7 +199,7 @@ fn fit_svg_writes_a_nonempty_svg() {
     let dir = scratch("svg");
     let svg = dir.join("fit.svg");
     let _ = std::fs::remove_file(&svg);
-    let table = success(&tce(&["fit", &birds(), "--svg", path_str(&svg)]));
+    let table = stdout(&tce(&["fit", &birds(), "--svg", path_str(&svg)]));
     assert!(
         table.contains("marked *"),
         "the table is still printed: {table}"
@@ -261,21 +217,11 @@ fn fit_svg_writes_a_nonempty_svg() {
 
 #[test]
 fn fit_reads_stdin_like_the_file() {
-    let file = success(&tce(&["fit", &birds(), "--json"]));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tce"))
-        .args(["fit", "-", "--json"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(&std::fs::read(birds()).unwrap())
-        .unwrap();
-    let stdin = success(&child.wait_with_output().unwrap());
+    let file = stdout(&tce(&["fit", &birds(), "--json"]));
+    let stdin = stdout(&tce_stdin(
+        &["fit", "-", "--json"],
+        &std::fs::read(birds()).unwrap(),
+    ));
     // The same JSON but for the file setting.
     let (mut file, mut stdin): (Value, Value) = (
         serde_json::from_str(&file).unwrap(),
@@ -291,7 +237,7 @@ fn fit_reads_stdin_like_the_file() {
 #[test]
 fn fit_bootstrap_is_seeded_and_spreads_the_free_coefficients() {
     let run = |seed: &str| {
-        let out = success(&tce(&[
+        let out = stdout(&tce(&[
             "fit",
             &birds(),
             "--json",
@@ -367,7 +313,7 @@ fn split_birds(dir: &Path) -> (PathBuf, PathBuf) {
 /// pairs.
 fn recalibrate(method: &str, a: &Path, b: &Path, out: &Path) -> Vec<(f64, f64)> {
     let _ = std::fs::remove_file(out);
-    let stdout = success(&tce(&[
+    let stdout = stdout(&tce(&[
         "recalibrate",
         "--method",
         method,
@@ -543,7 +489,7 @@ fn recalibrate_writes_stdout_without_out() {
     let (a, b) = split_birds(&dir);
     let out = dir.join("out.csv");
     recalibrate("temperature", &a, &b, &out);
-    let stdout = success(&tce(&[
+    let stdout = stdout(&tce(&[
         "recalibrate",
         "--method",
         "temperature",
@@ -560,7 +506,7 @@ fn recalibrate_writes_stdout_without_out() {
 fn recalibrate_into_a_closed_pipe_is_not_an_error() {
     // 50 000 rows: far more than a pipe holds, so the writer meets the closed pipe.
     let imagenet = format!("{DATA}/torchvision_densenet161_imgnet_test.csv");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tce"))
+    let mut child = tce_command()
         .args([
             "recalibrate",
             "--method",
@@ -628,7 +574,7 @@ fn bad_input_exits_2_naming_the_problem() {
         (recal(&good, bad), bad),
     ];
     for (output, file) in &cases {
-        let stderr = failure(output, 2);
+        let stderr = exits(output, 2, file);
         for part in [*file, "line 3", "1.5", "out of range"] {
             assert!(stderr.contains(part), "{stderr} lacks {part}");
         }
@@ -641,7 +587,7 @@ fn bad_input_exits_2_naming_the_problem() {
         recal(missing, &good),
         recal(&good, missing),
     ] {
-        let stderr = failure(&output, 2);
+        let stderr = exits(&output, 2, missing);
         assert!(
             stderr.contains(missing) && stderr.contains("cannot open"),
             "{stderr}"
@@ -658,7 +604,7 @@ fn bad_input_exits_2_naming_the_problem() {
         "--apply",
         &good,
     ]);
-    let stderr = failure(&unknown, 2);
+    let stderr = exits(&unknown, 2, "--method bogus");
     assert!(
         stderr.contains("bogus") && stderr.contains("isotonic"),
         "{stderr}"
@@ -680,7 +626,7 @@ fn zero_repetitions_or_sizes_exit_2() {
         (vec!["table1", "--reps", "1", "--test", "0"], "test"),
     ] {
         let output = tce(&args);
-        let stderr = failure(&output, 2);
+        let stderr = exits(&output, 2, message);
         assert!(stderr.contains(message), "{args:?}: {stderr}");
         assert!(output.stdout.is_empty(), "{args:?}");
     }
@@ -691,7 +637,7 @@ fn a_file_that_cannot_be_fitted_is_bad_input_and_exits_2() {
     let dir = scratch("unfit");
     let same = dir.join("same.csv");
     std::fs::write(&same, "confidence,correct\n0.9,1\n0.8,1\n0.7,1\n").unwrap();
-    let stderr = failure(&tce(&["fit", path_str(&same)]), 2);
+    let stderr = exits(&tce(&["fit", path_str(&same)]), 2, "fit");
     assert!(stderr.contains("all labels are equal"), "{stderr}");
     let platt = tce(&[
         "recalibrate",
@@ -702,7 +648,7 @@ fn a_file_that_cannot_be_fitted_is_bad_input_and_exits_2() {
         "--apply",
         &birds(),
     ]);
-    let stderr = failure(&platt, 2);
+    let stderr = exits(&platt, 2, "platt");
     assert!(stderr.contains("all labels are equal"), "{stderr}");
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -731,10 +677,10 @@ fn cell(row: &[String], k: usize) -> f64 {
 
 #[test]
 fn fit_check_rows_agree_with_fit_and_estimate() {
-    let c10 = format!("{DATA}/resnet110_c10_test.csv");
+    let c10 = c10();
     let args = ["fit-check", &birds(), &c10, "--reps", "3", "--seed", "5"];
-    let table = success(&tce(&args));
-    assert_eq!(table, success(&tce(&args)), "seeded");
+    let table = stdout(&tce(&args));
+    assert_eq!(table, stdout(&tce(&args)), "seeded");
     let rows = markdown_rows(&table);
     assert_eq!(rows.len(), 3, "{table}");
     assert_eq!(rows[0][0], "file");
@@ -759,7 +705,7 @@ fn fit_check_rows_agree_with_fit_and_estimate() {
         );
         // The real ECE_bin is `tce estimate`'s equal-width, 15 bins, p = 2, in percent.
         let estimate: Value =
-            serde_json::from_str(&success(&tce(&["estimate", &file, "--json"]))).unwrap();
+            serde_json::from_str(&stdout(&tce(&["estimate", &file, "--json"]))).unwrap();
         let ece = estimate["estimates"]
             .as_array()
             .unwrap()
@@ -778,7 +724,7 @@ fn fit_check_rows_agree_with_fit_and_estimate() {
         let tolerance = 0.006 + (0.001 + 0.0005 * z_cells) / sd;
         assert!((z - z_cells).abs() < tolerance, "{row:?}");
     }
-    let other = success(&tce(&["fit-check", &birds(), "--reps", "3", "--seed", "6"]));
+    let other = stdout(&tce(&["fit-check", &birds(), "--reps", "3", "--seed", "6"]));
     assert_ne!(
         markdown_rows(&other)[1][7],
         rows[1][7],
@@ -791,7 +737,7 @@ fn fit_check_rows_agree_with_fit_and_estimate() {
 #[test]
 fn table1_paper_sizes_are_chosen_by_data_set() {
     let args = ["table1", &birds(), "--reps", "1", "--paper-sizes"];
-    let text = success(&tce(&args));
+    let text = stdout(&tce(&args));
     let rows = markdown_rows(text.split("### ").nth(1).unwrap());
     // Simulator settings and Birds get the CIFAR sizes.
     for row in &rows[1..] {
@@ -803,8 +749,8 @@ fn table1_paper_sizes_are_chosen_by_data_set() {
 
 #[test]
 fn fit_check_with_point_masses_reports_the_atom() {
-    let file = format!("{DATA}/resnet110_c10_test.csv");
-    let text = success(&tce(&[
+    let file = c10();
+    let text = stdout(&tce(&[
         "fit-check",
         &file,
         "--reps",
@@ -836,8 +782,8 @@ fn table1_runs_paper_and_file_settings() {
         "1",
     ];
     let output = tce(&args);
-    let text = success(&output);
-    assert_eq!(text, success(&tce(&args)), "seeded");
+    let text = stdout(&output);
+    assert_eq!(text, stdout(&tce(&args)), "seeded");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(stderr.matches(" done").count(), 3, "{stderr}");
 
@@ -1000,21 +946,14 @@ fn saturated(file: &str, at: f64) -> (usize, usize) {
 fn fit_with_point_masses_reports_the_atoms_and_their_tce() {
     // ResNet-110 / CIFAR-10: 2885 of 10000 confidences are exactly 1.0 (float32
     // softmax), none exactly 0.
-    let file = format!("{DATA}/resnet110_c10_test.csv");
+    let file = c10();
     let (ones, hits) = saturated(&file, 1.0);
     assert_eq!((ones, hits, saturated(&file, 0.0).0), (2885, 2882, 0));
     let plain = fit_json(&file);
     assert!(plain.get("point_masses").is_none(), "{plain}");
     assert_eq!(plain["settings"]["point_mass"], "none");
 
-    let fit: Value = serde_json::from_str(&success(&tce(&[
-        "fit",
-        &file,
-        "--json",
-        "--point-mass",
-        "aic",
-    ])))
-    .unwrap();
+    let fit: Value = fit_json_with(&file, &["--point-mass", "aic"]);
     assert_eq!(fit["settings"]["point_mass"], "aic");
     let atoms = &fit["point_masses"];
     assert_eq!(
@@ -1077,7 +1016,7 @@ fn fit_with_point_masses_reports_the_atoms_and_their_tce() {
     assert_ne!(fit["tce"], plain["tce"]);
 
     // The table says the same; fit-check's TCE_2 cell is this fit's.
-    let table = success(&tce(&["fit", &file, "--point-mass", "aic"]));
+    let table = stdout(&tce(&["fit", &file, "--point-mass", "aic"]));
     assert!(
         table.contains("2885 of exactly 1 (pi_1 = 0.288500)")
             && table.contains("fitted on the other 7115 scores")
@@ -1085,7 +1024,7 @@ fn fit_with_point_masses_reports_the_atoms_and_their_tce() {
             && table.contains("with its point masses): l1 = 0.082406, l2 = 0.135704"),
         "{table}"
     );
-    let check = success(&tce(&[
+    let check = stdout(&tce(&[
         "fit-check",
         &file,
         "--reps",
@@ -1101,14 +1040,7 @@ fn fit_with_point_masses_reports_the_atoms_and_their_tce() {
     );
 
     // Forced from the curve: the plain fit's GLMs and the curve's accuracy.
-    let forced: Value = serde_json::from_str(&success(&tce(&[
-        "fit",
-        &file,
-        "--json",
-        "--point-mass",
-        "curve",
-    ])))
-    .unwrap();
+    let forced: Value = fit_json_with(&file, &["--point-mass", "curve"]);
     assert_eq!(forced["point_masses"]["chosen"], "curve");
     assert_eq!(forced["best"], plain["best"]);
     assert_eq!(
@@ -1125,19 +1057,12 @@ fn fit_without_saturated_scores_is_the_plain_fit() {
         (0, 0)
     );
     let plain = fit_json(&birds());
-    let fit: Value = serde_json::from_str(&success(&tce(&[
-        "fit",
-        &birds(),
-        "--json",
-        "--point-mass",
-        "aic",
-    ])))
-    .unwrap();
+    let fit: Value = fit_json_with(&birds(), &["--point-mass", "aic"]);
     assert_eq!(fit["tce"], plain["tce"]);
     assert_eq!(fit["beta"], plain["beta"]);
     assert_eq!(fit["point_masses"]["pi_1"].as_f64(), Some(0.0));
     assert!(fit["point_masses"]["accuracy_1"].is_null());
-    let table = success(&tce(&["fit", &birds(), "--point-mass", "aic"]));
+    let table = stdout(&tce(&["fit", &birds(), "--point-mass", "aic"]));
     assert!(table.contains("Point masses: none"), "{table}");
 }
 
@@ -1145,19 +1070,19 @@ fn fit_without_saturated_scores_is_the_plain_fit() {
 fn point_masses_refuse_the_pure_beta_views() {
     for extra in [["--bootstrap", "2"], ["--svg", "x.svg"]] {
         let output = tce(&["fit", &birds(), "--point-mass", "aic", extra[0], extra[1]]);
-        let stderr = failure(&output, 2);
+        let stderr = exits(&output, 2, extra[0]);
         assert!(
             stderr.contains(extra[0]) && stderr.contains("--point-mass"),
             "{stderr}"
         );
     }
-    let stderr = failure(&tce(&["fit", &birds(), "--point-mass", "both"]), 2);
+    let stderr = exits(&tce(&["fit", &birds(), "--point-mass", "both"]), 2, "both");
     assert!(stderr.contains("both"), "{stderr}");
 }
 
 #[test]
 fn table1_with_point_masses_changes_only_the_fits_of_files() {
-    let file = format!("{DATA}/resnet110_c10_test.csv");
+    let file = c10();
     let run = |extra: &[&str]| {
         let mut args = vec![
             "table1",
@@ -1170,7 +1095,7 @@ fn table1_with_point_masses_changes_only_the_fits_of_files() {
             "200",
         ];
         args.extend_from_slice(extra);
-        markdown_rows(success(&tce(&args)).split("### ").nth(1).unwrap())
+        markdown_rows(stdout(&tce(&args)).split("### ").nth(1).unwrap())
     };
     let plain = run(&[]);
     let atoms = run(&["--point-mass", "aic"]);
@@ -1178,14 +1103,7 @@ fn table1_with_point_masses_changes_only_the_fits_of_files() {
     assert_eq!(plain[1..3], atoms[1..3]);
     // The file's setting is the point-mass fit: its name says so, and its TCE before
     // recalibration is that fit's.
-    let fit: Value = serde_json::from_str(&success(&tce(&[
-        "fit",
-        &file,
-        "--json",
-        "--point-mass",
-        "aic",
-    ])))
-    .unwrap();
+    let fit: Value = fit_json_with(&file, &["--point-mass", "aic"]);
     assert_eq!(
         atoms[3][0],
         "fit of resnet110_c10_test (logit_logflip_b0_b1; pi_0 = 0.0000, pi_1 = 0.2885, atom accuracy fitted)"

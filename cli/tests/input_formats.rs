@@ -5,60 +5,12 @@
 //! (confidence, correct) CSV that the reduction should produce; and every bad input,
 //! each refused with exit 2 and a message naming the line or index.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
 
 use serde_json::Value;
 
-fn tce(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tce"))
-        .args(args)
-        .output()
-        .expect("run tce")
-}
-
-fn tce_stdin(args: &[&str], input: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tce"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn tce");
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn json(output: &Output) -> Value {
-    assert!(
-        output.status.success(),
-        "tce failed ({}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("one JSON object")
-}
-
-/// The stderr of a run that must fail with exit 2 and print nothing on stdout.
-fn refused(output: &Output, what: &str) -> String {
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(2), "{what}: {stderr}");
-    assert!(output.stdout.is_empty(), "{what}: printed before failing");
-    stderr
-}
-
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tce-input-{}-{test}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path.to_str().unwrap().to_owned()
-}
+mod common;
+use common::{json, refused, scratch, tce, tce_stdin, write};
 
 /// A `.npy` file (format 1.0) of `data`, already in the byte order `descr` says.
 fn npy(descr: &str, shape: &[usize], fortran: bool, data: &[u8]) -> Vec<u8> {

@@ -3,75 +3,20 @@
 //! `tce estimate` over the raw data concatenated; kinds that do not mix, bad files named
 //! in an exit-2 error or skipped and reported under `--skip-bad`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Output;
 
 use serde_json::Value;
 use tce::{BinStats, Closure, Histogram, Reservoir, SlidingWindow, Slot, SortedBuffer};
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../data");
+mod common;
+use common::{exits, json, load, tce, TempDir, DATA};
+
 const C_FRAMES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../python/tests/c_frames");
 
-fn tce<P: AsRef<std::ffi::OsStr>>(args: &[P]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tce"))
-        .args(args)
-        .output()
-        .expect("run tce")
-}
-
-fn json(output: &Output) -> Value {
-    assert!(
-        output.status.success(),
-        "tce failed ({}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).expect("one JSON object")
-}
-
+/// The stderr of a merge refused as bad input (exit 2).
 fn failure(output: &Output) -> String {
-    assert_eq!(output.status.code(), Some(2), "{output:?}");
-    String::from_utf8(output.stderr.clone()).unwrap()
-}
-
-/// A directory of its own, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let dir =
-            std::env::temp_dir().join(format!("tce-merge-{name}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
-        let path = self.0.join(name);
-        std::fs::write(&path, bytes).unwrap();
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// (scores, labels) of a bundled CSV.
-fn load(name: &str) -> (Vec<f64>, Vec<u8>) {
-    let mut reader = csv::Reader::from_path(Path::new(DATA).join(name)).unwrap();
-    reader
-        .records()
-        .map(|r| {
-            let r = r.unwrap();
-            (r[0].parse::<f64>().unwrap(), r[1].parse::<u8>().unwrap())
-        })
-        .unzip()
+    exits(output, 2, "merge")
 }
 
 fn histogram_bytes(scores: &[f64], labels: &[u8], bins: usize) -> Vec<u8> {
@@ -302,7 +247,7 @@ fn bad_files_fail_naming_them_or_are_skipped_and_reported() {
     let b = dir.file("b.tce", &corrupted);
     let c = dir.file("c.tce", b"not a state at all");
     let d = dir.file("d.tce", &good[..good.len() - 1]);
-    let missing = dir.0.join("missing.tce");
+    let missing = dir.path().join("missing.tce");
     for (bad, why) in [
         (&b, "checksum"),
         (&c, "bad magic"),

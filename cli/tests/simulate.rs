@@ -1,35 +1,12 @@
 //! `tce simulate` and `tce paper`, end to end with few repetitions: output formats in
 //! percent, common random numbers across cells, files written, and exit 2 on bad options.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
-fn tce(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tce"))
-        // From the repository root, where `tce paper` finds data/ by default.
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-        .args(args)
-        .output()
-        .expect("run tce")
-}
-
-fn success(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "tce failed ({}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tce-simulate-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
+mod common;
+use common::{scratch, stdout, tce};
 
 const MODEL: [&str; 6] = ["simulate", "--alpha", "1.1", "--beta", "0.1", "--d"];
 
@@ -45,7 +22,7 @@ fn simulate(d: &str, rest: &[&str]) -> Output {
 
 #[test]
 fn json_reports_percent_and_every_cell() {
-    let out = success(&simulate(
+    let out = stdout(&simulate(
         "2",
         &[
             "--n",
@@ -85,7 +62,7 @@ fn json_reports_percent_and_every_cell() {
 fn calibrated_model_table_and_common_random_numbers() {
     // With one bin, equal width and equal mass are the same binning: identical cells only
     // if both saw the same data sets.
-    let out = success(&simulate(
+    let out = stdout(&simulate(
         "1",
         &[
             "--n",
@@ -105,7 +82,7 @@ fn calibrated_model_table_and_common_random_numbers() {
     for key in ["mean", "sd", "rmse"] {
         assert_eq!(cells[0][key], cells[1][key]);
     }
-    let table = success(&simulate("1", &["--n", "150", "--reps", "10"]));
+    let table = stdout(&simulate("1", &["--n", "150", "--reps", "10"]));
     assert!(table.contains("TCE = 0.0000 %"), "{table}");
     assert!(
         table.contains("mean %") && table.contains("bias %"),
@@ -120,7 +97,7 @@ fn calibrated_model_table_and_common_random_numbers() {
 #[test]
 fn same_seed_same_numbers_other_seed_other_numbers() {
     let run = |seed: &str| {
-        success(&simulate(
+        stdout(&simulate(
             "2",
             &["--n", "80", "--reps", "8", "--json", "--seed", seed],
         ))
@@ -131,12 +108,13 @@ fn same_seed_same_numbers_other_seed_other_numbers() {
 
 #[test]
 fn csv_and_svg_files() {
+    let dir = scratch("files");
     let (csv, svg, curves) = (
-        scratch("cells.csv"),
-        scratch("heat.svg"),
-        scratch("curves.svg"),
+        dir.join("cells.csv"),
+        dir.join("heat.svg"),
+        dir.join("curves.svg"),
     );
-    success(&simulate(
+    stdout(&simulate(
         "2",
         &[
             "--n",
@@ -162,7 +140,7 @@ fn csv_and_svg_files() {
     assert_eq!(lines.count(), 8);
     let heat = std::fs::read_to_string(&svg).unwrap();
     assert!(heat.starts_with("<svg") && heat.contains("ece_bin:equal_mass bias"));
-    success(&simulate(
+    stdout(&simulate(
         "2",
         &[
             "--n",

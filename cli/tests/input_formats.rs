@@ -310,14 +310,14 @@ fn npy_arrays_reduce_like_the_top_label_csv() {
     let labels = write(
         &dir,
         "labels.npy",
-        &npy("<i8", &[n], false, &int_bytes(&t.labels, 8, false)),
+        npy("<i8", &[n], false, &int_bytes(&t.labels, 8, false)),
     );
     // float64, C order, both byte orders.
     for (descr, big) in [("<f8", false), (">f8", true)] {
         let probs = write(
             &dir,
             "probs.npy",
-            &npy(descr, &[n, 3], false, &f64_bytes(&t.probs, big)),
+            npy(descr, &[n, 3], false, &f64_bytes(&t.probs, big)),
         );
         let report = json(&tce(&["estimate", &probs, "--labels", &labels, "--json"]));
         assert_same(&report, &reference, 0.0, descr);
@@ -337,7 +337,7 @@ fn npy_arrays_reduce_like_the_top_label_csv() {
     let probs = write(
         &dir,
         "fortran.npy",
-        &npy("<f8", &[n, 3], true, &f64_bytes(&transposed, false)),
+        npy("<f8", &[n, 3], true, &f64_bytes(&transposed, false)),
     );
     assert_same(
         &json(&tce(&["estimate", &probs, "--labels", &labels, "--json"])),
@@ -349,7 +349,7 @@ fn npy_arrays_reduce_like_the_top_label_csv() {
     let probs = write(
         &dir,
         "probs.npy",
-        &npy("<f8", &[n, 3], false, &f64_bytes(&t.probs, false)),
+        npy("<f8", &[n, 3], false, &f64_bytes(&t.probs, false)),
     );
     for (descr, size, big) in [
         ("|i1", 1, false),
@@ -365,7 +365,7 @@ fn npy_arrays_reduce_like_the_top_label_csv() {
         let labels = write(
             &dir,
             "l.npy",
-            &npy(descr, &[n], false, &int_bytes(&t.labels, size, big)),
+            npy(descr, &[n], false, &int_bytes(&t.labels, size, big)),
         );
         let report = json(&tce(&["estimate", &probs, "--labels", &labels, "--json"]));
         assert_same(&report, &reference, 0.0, descr);
@@ -383,7 +383,7 @@ fn npy_arrays_reduce_like_the_top_label_csv() {
     let probs = write(
         &dir,
         "probs32.npy",
-        &npy("<f4", &[n, 3], false, &f32_bytes(&narrow)),
+        npy("<f4", &[n, 3], false, &f32_bytes(&narrow)),
     );
     assert_same(
         &json(&tce(&["estimate", &probs, "--labels", &labels, "--json"])),
@@ -397,7 +397,7 @@ fn npy_arrays_reduce_like_the_top_label_csv() {
     let logits = write(
         &dir,
         "logits.npy",
-        &npy("<f8", &[n, 3], false, &f64_bytes(&t.logits, false)),
+        npy("<f8", &[n, 3], false, &f64_bytes(&t.logits, false)),
     );
     assert_same(
         &json(&tce(&[
@@ -418,13 +418,13 @@ fn npy_arrays_reduce_like_the_top_label_csv() {
     let confidences = write(
         &dir,
         "conf.npy",
-        &npy("<f8", &[n], false, &f64_bytes(&scores, false)),
+        npy("<f8", &[n], false, &f64_bytes(&scores, false)),
     );
     for descr in ["|u1", "|b1"] {
         let correct = write(
             &dir,
             "correct.npy",
-            &npy(descr, &[n], false, &int_bytes(&correct, 1, false)),
+            npy(descr, &[n], false, &int_bytes(&correct, 1, false)),
         );
         let report = json(&tce(&[
             "estimate",
@@ -502,12 +502,12 @@ fn classwise_is_every_class_one_vs_rest_and_their_lp_mean() {
     let probs = write(
         &dir,
         "p.npy",
-        &npy("<f8", &[n, 3], false, &f64_bytes(&t.probs, false)),
+        npy("<f8", &[n, 3], false, &f64_bytes(&t.probs, false)),
     );
     let labels = write(
         &dir,
         "l.npy",
-        &npy("<i4", &[n], false, &int_bytes(&t.labels, 4, false)),
+        npy("<i4", &[n], false, &int_bytes(&t.labels, 4, false)),
     );
     let from_npy = json(&tce(&[
         "estimate",
@@ -636,12 +636,12 @@ fn bad_npy_input_names_the_index() {
     let good = write(
         &dir,
         "p.npy",
-        &npy("<f8", &[3, 2], false, &f64_bytes(&probs, false)),
+        npy("<f8", &[3, 2], false, &f64_bytes(&probs, false)),
     );
     let labels = write(
         &dir,
         "l.npy",
-        &npy("<i8", &[3], false, &int_bytes(&[1, 0, 1], 8, false)),
+        npy("<i8", &[3], false, &int_bytes(&[1, 0, 1], 8, false)),
     );
     assert_eq!(
         json(&tce(&["estimate", &good, "--labels", &labels, "--json"]))["n"],
@@ -708,9 +708,9 @@ fn bad_npy_input_names_the_index() {
     let conf = write(
         &dir,
         "c.npy",
-        &npy("<f8", &[3], false, &f64_bytes(&[0.5, 0.5, 0.2], false)),
+        npy("<f8", &[3], false, &f64_bytes(&[0.5, 0.5, 0.2], false)),
     );
-    let c_labels = write(&dir, "cl.npy", &npy("|u1", &[3], false, &[1, 0, 1]));
+    let c_labels = write(&dir, "cl.npy", npy("|u1", &[3], false, &[1, 0, 1]));
     let csv = write(&dir, "c.csv", b"confidence,correct\n0.5,1\n");
     let option_cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["estimate", &good], "needs --labels FILE"),

@@ -68,7 +68,7 @@ fn split_files(
             let (a, b) = (cuts[i], cuts[i + 1]);
             dir.file(
                 &format!("{prefix}{i}.tce"),
-                &encode(&scores[a..b], &labels[a..b], i),
+                encode(&scores[a..b], &labels[a..b], i),
             )
         })
         .collect()
@@ -191,11 +191,11 @@ fn kinds_and_shapes_that_do_not_merge_are_named() {
     let dir = TempDir::new("mixed");
     let (scores, labels) = load("resnet50_birds_test.csv");
     let (s, l) = (&scores[..100], &labels[..100]);
-    let h15 = dir.file("h15.tce", &histogram_bytes(s, l, 15));
-    let h10 = dir.file("h10.tce", &histogram_bytes(s, l, 10));
-    let r = dir.file("r.tce", &reservoir_bytes(s, l, 50, 1));
-    let r2 = dir.file("r2.tce", &reservoir_bytes(s, l, 60, 1));
-    let w = dir.file("w.tce", &window_bytes(s, l, 40));
+    let h15 = dir.file("h15.tce", histogram_bytes(s, l, 15));
+    let h10 = dir.file("h10.tce", histogram_bytes(s, l, 10));
+    let r = dir.file("r.tce", reservoir_bytes(s, l, 50, 1));
+    let r2 = dir.file("r2.tce", reservoir_bytes(s, l, 60, 1));
+    let w = dir.file("w.tce", window_bytes(s, l, 40));
     let error = failure(&tce(&["merge".as_ref(), h15.as_os_str(), r.as_os_str()]));
     assert!(
         error.contains(&format!(

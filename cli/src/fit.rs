@@ -214,11 +214,12 @@ fn variant_json(variant: &AtomVariant) -> AtomVariantJson {
 
 fn point_masses_json(saturation: &SaturationFit) -> PointMassesJson {
     let masses = &saturation.point_masses;
+    let [pi_0, pi_1] = masses.weights();
     PointMassesJson {
         count_0: saturation.counts[0],
         count_1: saturation.counts[1],
-        pi_0: masses.zero().map_or(0.0, |a| a.mass()),
-        pi_1: masses.one().map_or(0.0, |a| a.mass()),
+        pi_0,
+        pi_1,
         accuracy_0: masses.zero().map(|a| a.accuracy()),
         accuracy_1: masses.one().map(|a| a.accuracy()),
         chosen: chosen_name(saturation),
@@ -333,49 +334,40 @@ fn point_mass_lines(out: &mut String, saturation: &SaturationFit, n: usize) {
         );
         return;
     }
+    let [pi_0, pi_1] = masses.weights();
     let _ = writeln!(
         out,
-        "Point masses: {} scores of exactly 0 (pi_0 = {:.6}), {} of exactly 1 (pi_1 = {:.6}); \
-         the Beta density is fitted on the other {} scores",
+        "Point masses: {} scores of exactly 0 (pi_0 = {pi_0:.6}), {} of exactly 1 \
+         (pi_1 = {pi_1:.6}); the Beta density is fitted on the other {} scores",
         saturation.counts[0],
-        masses.zero().map_or(0.0, |a| a.mass()),
         saturation.counts[1],
-        masses.one().map_or(0.0, |a| a.mass()),
         n - saturation.counts[0] - saturation.counts[1]
     );
-    let mark = |fitted: bool| {
-        if (saturation.chosen == AtomAccuracy::Fitted) == fitted {
-            "*"
-        } else {
-            " "
-        }
-    };
-    let v = &saturation.from_curve;
-    let _ = writeln!(
-        out,
-        "{} atom accuracy from the curve (GLMs on all rows):  {}, best GLM {}, AIC {:.3}",
-        mark(false),
-        accuracies(&v.accuracy),
-        v.best.name(),
-        v.aic
-    );
-    match &saturation.fitted {
-        Some(v) => {
-            let _ = writeln!(
+    // One line per variant, the chosen one marked *.
+    let fitted_chosen = saturation.chosen == AtomAccuracy::Fitted;
+    for (variant, chosen, how) in [
+        (
+            Some(&saturation.from_curve),
+            !fitted_chosen,
+            "from the curve (GLMs on all rows)",
+        ),
+        (
+            saturation.fitted.as_ref(),
+            fitted_chosen,
+            "fitted separately (GLMs on the other rows)",
+        ),
+    ] {
+        let mark = if chosen { "*" } else { " " };
+        let _ = match variant {
+            Some(v) => writeln!(
                 out,
-                "{} atom accuracy fitted separately (GLMs on the other rows):  {}, best GLM {}, AIC {:.3}",
-                mark(true),
+                "{mark} atom accuracy {how}:  {}, best GLM {}, AIC {:.3}",
                 accuracies(&v.accuracy),
                 v.best.name(),
                 v.aic
-            );
-        }
-        None => {
-            let _ = writeln!(
-                out,
-                "  atom accuracy fitted separately: the other rows admit no usable GLM"
-            );
-        }
+            ),
+            None => writeln!(out, "  atom accuracy {how}: no usable GLM"),
+        };
     }
     let _ = writeln!(
         out,
@@ -564,7 +556,7 @@ pub fn run_check(args: &FitCheckArgs) -> Result<(), Failure> {
                 let one = saturation.point_masses.one();
                 format!(
                     " {:.4} | {} | {} |",
-                    one.map_or(0.0, |a| a.mass()),
+                    saturation.point_masses.weights()[1],
                     one.map_or_else(|| "–".into(), |a| format!("{:.5}", a.accuracy())),
                     chosen_name(saturation)
                 )

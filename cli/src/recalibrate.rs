@@ -537,11 +537,9 @@ pub fn table1_markdown(args: &Table1Args) -> Result<String, Failure> {
             .saturation
             .as_ref()
             .map_or_else(String::new, |saturation| {
-                let masses = &saturation.point_masses;
+                let [pi_0, pi_1] = saturation.point_masses.weights();
                 format!(
-                    "; pi_0 = {:.4}, pi_1 = {:.4}, atom accuracy {}",
-                    masses.zero().map_or(0.0, |a| a.mass()),
-                    masses.one().map_or(0.0, |a| a.mass()),
+                    "; pi_0 = {pi_0:.4}, pi_1 = {pi_1:.4}, atom accuracy {}",
                     chosen_name(saturation)
                 )
             });

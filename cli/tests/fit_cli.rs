@@ -763,6 +763,13 @@ fn fit_check_with_point_masses_reports_the_atom() {
     // 29 % of ResNet-110's CIFAR-10 confidences are exactly 1.0.
     assert_eq!(rows[1][5], "0.2885");
     assert_eq!(rows[1][7], "fitted");
+    // The TCE_2 cell is that of `tce fit --point-mass aic`.
+    let fit = fit_json_with(&file, &["--point-mass", "aic"]);
+    let tce_cell = rows[0].iter().position(|h| h == "TCE_2 %").unwrap();
+    assert_eq!(
+        rows[1][tce_cell],
+        format!("{:.3}", 100.0 * fit["tce"]["l2"].as_f64().unwrap())
+    );
 }
 
 #[test]
@@ -997,25 +1004,18 @@ fn fit_with_point_masses_reports_the_atoms_and_their_tce() {
     // Pinned: the Beta on the 7115 other scores and the exact TCE of the model with its
     // atom (the pure-Beta fit's is another number).
     assert_eq!(fit["best"], "logit_logflip_b0_b1");
-    assert!(
-        (fit["beta"]["alpha"].as_f64().unwrap() - 4.413690).abs() < 5e-7,
-        "{fit}"
-    );
-    assert!(
-        (fit["beta"]["beta"].as_f64().unwrap() - 0.114965).abs() < 5e-7,
-        "{fit}"
-    );
-    assert!(
-        (fit["tce"]["l1"].as_f64().unwrap() - 0.082406).abs() < 5e-7,
-        "{fit}"
-    );
-    assert!(
-        (fit["tce"]["l2"].as_f64().unwrap() - 0.135704).abs() < 5e-7,
-        "{fit}"
-    );
+    for (part, key, pinned) in [
+        ("beta", "alpha", 4.413690),
+        ("beta", "beta", 0.114965),
+        ("tce", "l1", 0.082406),
+        ("tce", "l2", 0.135704),
+    ] {
+        let value = fit[part][key].as_f64().unwrap();
+        assert!((value - pinned).abs() < 5e-7, "{part}.{key} = {value}");
+    }
     assert_ne!(fit["tce"], plain["tce"]);
 
-    // The table says the same; fit-check's TCE_2 cell is this fit's.
+    // The table says the same.
     let table = stdout(&tce(&["fit", &file, "--point-mass", "aic"]));
     assert!(
         table.contains("2885 of exactly 1 (pi_1 = 0.288500)")
@@ -1023,20 +1023,6 @@ fn fit_with_point_masses_reports_the_atoms_and_their_tce() {
             && table.contains("atom accuracy used (marked *): fitted")
             && table.contains("with its point masses): l1 = 0.082406, l2 = 0.135704"),
         "{table}"
-    );
-    let check = stdout(&tce(&[
-        "fit-check",
-        &file,
-        "--reps",
-        "2",
-        "--point-mass",
-        "aic",
-    ]));
-    let rows = markdown_rows(&check);
-    let tce_cell = rows[0].iter().position(|h| h == "TCE_2 %").unwrap();
-    assert_eq!(
-        rows[1][tce_cell],
-        format!("{:.3}", 100.0 * fit["tce"]["l2"].as_f64().unwrap())
     );
 
     // Forced from the curve: the plain fit's GLMs and the curve's accuracy.

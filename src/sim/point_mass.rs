@@ -121,9 +121,15 @@ impl PointMasses {
         self.zero.is_none() && self.one.is_none()
     }
 
+    /// [π₀, π₁], 0 where there is no atom.
+    pub fn weights(&self) -> [f64; 2] {
+        [self.zero, self.one].map(|atom| atom.map_or(0.0, |a| a.mass))
+    }
+
     /// 1 − π₀ − π₁: the probability of the Beta part (positive by construction).
     pub fn continuous_mass(&self) -> f64 {
-        1.0 - self.zero.map_or(0.0, |a| a.mass) - self.one.map_or(0.0, |a| a.mass)
+        let [zero, one] = self.weights();
+        1.0 - zero - one
     }
 
     /// The present atoms as (score, atom): (0.0, a₀) then (1.0, a₁).
@@ -175,6 +181,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(masses.continuous_mass(), 0.625);
+        assert_eq!(masses.weights(), [0.125, 0.25]);
+        assert_eq!(PointMasses::NONE.weights(), [0.0, 0.0]);
+        let one = PointMasses::at_one(PointMass::new(0.375, 1.0).unwrap());
+        assert_eq!(
+            (one.weights(), one.continuous_mass()),
+            ([0.0, 0.375], 0.625)
+        );
         // 0.125·0.25² + 0.25·0.5² = 0.0078125 + 0.0625.
         assert_eq!(masses.tce_contribution(2.0), 0.0703125);
         assert_eq!(masses.tce_contribution(1.0), 0.125 * 0.25 + 0.25 * 0.5);

@@ -72,12 +72,12 @@ static void test_version_and_status(void) {
     snprintf(expected, sizeof expected, "%d.%d.%d", TCE_VERSION_MAJOR, TCE_VERSION_MINOR, TCE_VERSION_PATCH);
     CHECK(strcmp(tce_version(), expected) == 0);
     CHECK(strcmp(tce_version(), TCE_VERSION_STRING) == 0);
-    for (uint32_t s = 0; s <= TCE_STATUS_DEGENERATE_WEIGHTS; s++) {
+    for (uint32_t s = 0; s <= TCE_STATUS_HALF_LIFE_MISMATCH; s++) {
         const char *m = tce_status_str(s);
         CHECK(m != NULL && strlen(m) > 0 && strcmp(m, "unknown status") != 0);
     }
     CHECK(strcmp(tce_status_str(TCE_STATUS_OK), "ok") == 0);
-    CHECK(strcmp(tce_status_str(TCE_STATUS_DEGENERATE_WEIGHTS + 1), "unknown status") == 0);
+    CHECK(strcmp(tce_status_str(TCE_STATUS_HALF_LIFE_MISMATCH + 1), "unknown status") == 0);
     CHECK(strcmp(tce_status_str(0xffffffffu), "unknown status") == 0);
     seen[TCE_STATUS_PANIC] = 1;            /* see the file comment */
     seen[TCE_STATUS_STORAGE_MISMATCH] = 1; /* likewise */
@@ -1892,8 +1892,9 @@ int main(void) {
     /* Every status up to INCONSISTENT, and those appended after it that C can raise
      * (FRAME_TOO_LARGE needs a 4 GiB state and DEGENERATE_WEIGHTS a state no push or
      * valid frame makes). */
-    for (uint32_t s = 0; s <= TCE_STATUS_DEGENERATE_WEIGHTS; s++) {
-        int raised = s <= TCE_STATUS_INCONSISTENT || s == TCE_STATUS_COUNT_OVERFLOW || s == TCE_STATUS_TOO_MANY_BINS;
+    for (uint32_t s = 0; s <= TCE_STATUS_HALF_LIFE_MISMATCH; s++) {
+        int raised = s <= TCE_STATUS_INCONSISTENT || s == TCE_STATUS_COUNT_OVERFLOW || s == TCE_STATUS_TOO_MANY_BINS
+                     || s == TCE_STATUS_HALF_LIFE_MISMATCH;
         if (raised && !seen[s]) {
             fprintf(stderr, "status %u (%s) never returned by the test\n", (unsigned)s, tce_status_str(s));
             failed++;

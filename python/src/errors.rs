@@ -164,7 +164,8 @@ impl Failure {
                     MergeError::CountOverflow => "CountOverflow",
                     MergeError::BinCountMismatch { .. }
                     | MergeError::ClosureMismatch
-                    | MergeError::CapacityMismatch { .. } => "MergeMismatch",
+                    | MergeError::CapacityMismatch { .. }
+                    | MergeError::HalfLifeMismatch => "MergeMismatch",
                 },
                 e.to_string(),
             ),

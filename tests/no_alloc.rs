@@ -132,7 +132,9 @@ fn core_operations_do_not_allocate() {
         decaying.push_batch(&scores, &labels).unwrap();
         let mut other_decaying =
             DecayingHistogram::<[DecayedBin; 15]>::new(Closure::Left, 500.0).unwrap();
-        other_decaying.push_batch(&scores[..50], &labels[..50]).unwrap();
+        other_decaying
+            .push_batch(&scores[..50], &labels[..50])
+            .unwrap();
         decaying.merge(&other_decaying).unwrap();
         decaying.ece_debias(Norm::L2).unwrap();
         let shared = ConcurrentHistogram::<[[AtomicBin; 15]; 4]>::new(Closure::Left);

@@ -363,10 +363,11 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
             return Ok(());
         }
         let capacity = self.capacity() as u64;
-        let keep_from = total.saturating_sub(capacity); // the oldest arrival that stays
-                                                        // `other`'s held samples are its last `incoming` arrivals; the j-th oldest of
-                                                        // them becomes this window's arrival `arrivals + j`, and stays if that is at
-                                                        // least `keep_from`.
+        // The oldest arrival that stays.
+        let keep_from = total.saturating_sub(capacity);
+        // `other`'s held samples are its last `incoming` arrivals; the j-th oldest of
+        // them becomes this window's arrival `arrivals + j`, and stays if that is at
+        // least `keep_from`.
         let (arrivals, theirs_oldest) =
             (self.arrivals, other.arrivals.wrapping_sub(incoming as u64));
         let first_staying = keep_from.saturating_sub(arrivals);

@@ -72,12 +72,12 @@ static void test_version_and_status(void) {
     snprintf(expected, sizeof expected, "%d.%d.%d", TCE_VERSION_MAJOR, TCE_VERSION_MINOR, TCE_VERSION_PATCH);
     CHECK(strcmp(tce_version(), expected) == 0);
     CHECK(strcmp(tce_version(), TCE_VERSION_STRING) == 0);
-    for (uint32_t s = 0; s <= TCE_STATUS_DEGENERATE_WEIGHTS; s++) {
+    for (uint32_t s = 0; s <= TCE_STATUS_HALF_LIFE_MISMATCH; s++) {
         const char *m = tce_status_str(s);
         CHECK(m != NULL && strlen(m) > 0 && strcmp(m, "unknown status") != 0);
     }
     CHECK(strcmp(tce_status_str(TCE_STATUS_OK), "ok") == 0);
-    CHECK(strcmp(tce_status_str(TCE_STATUS_DEGENERATE_WEIGHTS + 1), "unknown status") == 0);
+    CHECK(strcmp(tce_status_str(TCE_STATUS_HALF_LIFE_MISMATCH + 1), "unknown status") == 0);
     CHECK(strcmp(tce_status_str(0xffffffffu), "unknown status") == 0);
     seen[TCE_STATUS_PANIC] = 1;            /* see the file comment */
     seen[TCE_STATUS_STORAGE_MISMATCH] = 1; /* likewise */
@@ -1198,6 +1198,99 @@ static void test_count_bound(void) {
     tce_decaying_histogram_free(d);
 }
 
+/* Merges of windows and decaying histograms: a window merge equals pushing the other's
+ * held samples oldest first (compared by the encoded bytes, which list the samples in
+ * arrival order, and by the estimates); a decaying merge is commutative bit for bit and
+ * refuses other bins, closures and half-lives; refused merges change nothing. */
+static void test_window_and_decaying_merge(void) {
+    size_t encoded = 0, before_len = 0, len = 0;
+    uint64_t count = 0;
+    tce_window *a = NULL, *b = NULL, *pushed = NULL;
+    OK(tce_window_new(8, &a));
+    OK(tce_window_new(5, &b));
+    OK(tce_window_new(8, &pushed));
+    OK(tce_window_push_batch(a, F, 6, Y, 6));
+    OK(tce_window_push_batch(b, F + 6, 14, Y + 6, 14)); /* b holds F[15..20] */
+    OK(tce_window_merge(a, b));
+    OK(tce_window_push_batch(pushed, F, 6, Y, 6));
+    OK(tce_window_push_batch(pushed, F + 15, 5, Y + 15, 5));
+    OK(tce_window_len(a, &len));
+    OK(tce_window_seen(a, &count));
+    CHECK(len == 8 && count == 11);
+    ENCODE(tce_window_encode, a, frame);
+    before_len = encoded;
+    ENCODE(tce_window_encode, pushed, frame2);
+    CHECK(encoded == before_len && memcmp(frame, frame2, encoded) == 0);
+    tce_options o = tce_options_default();
+    tce_estimate e, expected;
+    for (uint32_t binning = 0; binning < 2; binning++) {
+        o.binning = binning;
+        OK(tce_window_ece_bin(a, &o, &e));
+        OK(tce_window_ece_bin(pushed, &o, &expected));
+        CHECK(same_estimate(&e, &expected));
+        OK(tce_window_ece_sweep(a, &o, &e));
+        OK(tce_window_ece_sweep(pushed, &o, &expected));
+        CHECK(same_estimate(&e, &expected));
+    }
+    OK(tce_window_len(b, &len));
+    OK(tce_window_seen(b, &count));
+    CHECK(len == 5 && count == 14); /* the other is not changed */
+    EXPECT(tce_window_merge(a, a), TCE_STATUS_SAME_STATE);
+    EXPECT(tce_window_merge(NULL, b), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_window_merge(a, NULL), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_window_merge(a, (const tce_window *)(const void *)garbage), TCE_STATUS_WRONG_STATE);
+    /* At seen = TCE_MAX_COUNT - 4, b's 5 samples would pass the bound: refused whole. */
+    ENCODE(tce_window_encode, a, frame);
+    write_u64(frame + 12 + 4, TCE_MAX_COUNT - 4);
+    resign(frame, encoded);
+    OK(tce_window_decode(a, frame, encoded));
+    EXPECT(tce_window_merge(a, b), TCE_STATUS_COUNT_OVERFLOW);
+    ENCODE(tce_window_encode, a, frame2);
+    CHECK(memcmp(frame, frame2, encoded) == 0);
+    tce_window_free(a);
+    tce_window_free(b);
+    tce_window_free(pushed);
+
+    tce_decaying_histogram *x = NULL, *y = NULL, *x2 = NULL, *other = NULL;
+    OK(tce_decaying_histogram_new(10, TCE_CLOSURE_LEFT, 7.0, &x));
+    OK(tce_decaying_histogram_new(10, TCE_CLOSURE_LEFT, 7.0, &y));
+    OK(tce_decaying_histogram_new(10, TCE_CLOSURE_LEFT, 7.0, &x2));
+    OK(tce_decaying_histogram_push_batch(x, F, 20, Y, 20));
+    OK(tce_decaying_histogram_push_batch(x2, F, 20, Y, 20));
+    OK(tce_decaying_histogram_push_batch(y, F, 5, Y, 5));
+    ENCODE(tce_decaying_histogram_encode, y, frame);
+    OK(tce_decaying_histogram_merge(x, y)); /* x + y */
+    OK(tce_decaying_histogram_merge(y, x2)); /* y + x */
+    OK(tce_decaying_histogram_samples(x, &count));
+    CHECK(count == 25);
+    tce_decayed_bin_stats xs[10], ys[10];
+    OK(tce_decaying_histogram_bin_stats(x, xs, 10));
+    OK(tce_decaying_histogram_bin_stats(y, ys, 10));
+    CHECK(memcmp(xs, ys, sizeof xs) == 0);
+    OK(tce_decaying_histogram_ece_bin(x, 2.0, &e));
+    CHECK(e.samples == 25 && e.value > 0.0);
+    OK(tce_decaying_histogram_decode(y, frame, encoded)); /* y again */
+    OK(tce_decaying_histogram_new(11, TCE_CLOSURE_LEFT, 7.0, &other));
+    EXPECT(tce_decaying_histogram_merge(x, other), TCE_STATUS_BIN_COUNT_MISMATCH);
+    tce_decaying_histogram_free(other);
+    OK(tce_decaying_histogram_new(10, TCE_CLOSURE_RIGHT, 7.0, &other));
+    EXPECT(tce_decaying_histogram_merge(x, other), TCE_STATUS_CLOSURE_MISMATCH);
+    tce_decaying_histogram_free(other);
+    OK(tce_decaying_histogram_new(10, TCE_CLOSURE_LEFT, 7.5, &other));
+    EXPECT(tce_decaying_histogram_merge(x, other), TCE_STATUS_HALF_LIFE_MISMATCH);
+    EXPECT(tce_decaying_histogram_merge(x, x), TCE_STATUS_SAME_STATE);
+    EXPECT(tce_decaying_histogram_merge(NULL, y), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_decaying_histogram_merge(x, NULL), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_decaying_histogram_merge(x, (const tce_decaying_histogram *)(const void *)garbage),
+           TCE_STATUS_WRONG_STATE);
+    OK(tce_decaying_histogram_bin_stats(x, ys, 10));
+    CHECK(memcmp(xs, ys, sizeof xs) == 0); /* the refused merges changed nothing */
+    tce_decaying_histogram_free(other);
+    tce_decaying_histogram_free(x);
+    tce_decaying_histogram_free(y);
+    tce_decaying_histogram_free(x2);
+}
+
 static void test_portable(void) {
     /* Histogram: encode, decode elsewhere, equal bit for bit. */
     tce_ew_histogram *h = NULL, *copy = NULL, *five = NULL;
@@ -1889,11 +1982,13 @@ int main(void) {
     test_failed_calls_leave_memory_unchanged();
     test_null_with_length_zero_is_an_empty_array();
     test_count_bound();
+    test_window_and_decaying_merge();
     /* Every status up to INCONSISTENT, and those appended after it that C can raise
      * (FRAME_TOO_LARGE needs a 4 GiB state and DEGENERATE_WEIGHTS a state no push or
      * valid frame makes). */
-    for (uint32_t s = 0; s <= TCE_STATUS_DEGENERATE_WEIGHTS; s++) {
-        int raised = s <= TCE_STATUS_INCONSISTENT || s == TCE_STATUS_COUNT_OVERFLOW || s == TCE_STATUS_TOO_MANY_BINS;
+    for (uint32_t s = 0; s <= TCE_STATUS_HALF_LIFE_MISMATCH; s++) {
+        int raised = s <= TCE_STATUS_INCONSISTENT || s == TCE_STATUS_COUNT_OVERFLOW || s == TCE_STATUS_TOO_MANY_BINS
+                     || s == TCE_STATUS_HALF_LIFE_MISMATCH;
         if (raised && !seen[s]) {
             fprintf(stderr, "status %u (%s) never returned by the test\n", (unsigned)s, tce_status_str(s));
             failed++;

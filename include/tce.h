@@ -225,6 +225,10 @@ enum tce_status
    * A decaying histogram's weights are too small or too large for a finite estimate.
    */
   TCE_STATUS_DEGENERATE_WEIGHTS = 39,
+  /**
+   * Merged decaying histograms decay at different rates (different half-lives).
+   */
+  TCE_STATUS_HALF_LIFE_MISMATCH = 40,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -382,8 +386,8 @@ typedef struct tce_concurrent_histogram tce_concurrent_histogram;
 
 /**
  * An equal-width histogram with exponential forgetting: a sample's weight halves every
- * `half_life` samples pushed after it. Not exact (weights are doubles) and not
- * mergeable. Opaque; lives in caller memory (`tce_decaying_histogram_layout`,
+ * `half_life` samples pushed after it. Not exact (weights are doubles); two merge as if
+ * their streams had ended at the same moment (`tce_decaying_histogram_merge`). Opaque; lives in caller memory (`tce_decaying_histogram_layout`,
  * `tce_decaying_histogram_init`) or on the heap (`tce_decaying_histogram_new`, with
  * `std`).
  */
@@ -1041,6 +1045,21 @@ tce_status tce_window_push_batch(struct tce_window *w,
                                  size_t labels_len);
 
 /**
+ * Merges `other` into `w`: afterwards `w` is exactly as if `other`'s held samples had
+ * been pushed into it, oldest first (so it holds the most recent N of `w`'s samples
+ * followed by `other`'s, with N `w`'s size, and its `seen` grows by `other`'s length;
+ * what `other` had already evicted is not merged). The sizes may differ. `other` is not
+ * changed. O(N + M), no allocation.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `SAME_STATE` (`w == other`), `COUNT_OVERFLOW`
+ * (`seen` would pass `TCE_MAX_COUNT`); nothing changes then.
+ *
+ * # Safety
+ * `w` and `other` NULL or valid handles of states that do not overlap.
+ */
+tce_status tce_window_merge(struct tce_window *w, const struct tce_window *other);
+
+/**
  * Forgets every sample; the capacity stays.
  *
  * Errors: `NULL_POINTER`, `WRONG_STATE`.
@@ -1433,6 +1452,23 @@ tce_status tce_decaying_histogram_push_batch(struct tce_decaying_histogram *h,
                                              size_t scores_len,
                                              const uint8_t *labels,
                                              size_t labels_len);
+
+/**
+ * Merges `other` into `h` as if both streams had ended at the same moment: every sample
+ * keeps its weight relative to its own stream's next sample, and the bins' weights and
+ * counts add (the side stored on the smaller scale is rescaled once, rounded; the merge
+ * is commutative bit for bit). `h` keeps its half-life. `other` is not changed.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `BIN_COUNT_MISMATCH`, `CLOSURE_MISMATCH`,
+ * `HALF_LIFE_MISMATCH` (a different decay per push 2^(−1/half_life)), `SAME_STATE`
+ * (`h == other`), `COUNT_OVERFLOW` (the two together count more than `TCE_MAX_COUNT`
+ * samples); nothing changes then.
+ *
+ * # Safety
+ * `h` and `other` NULL or valid handles of states that do not overlap.
+ */
+tce_status tce_decaying_histogram_merge(struct tce_decaying_histogram *h,
+                                        const struct tce_decaying_histogram *other);
 
 /**
  * Forgets every sample; bins, closure and half-life stay.

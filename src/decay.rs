@@ -6,8 +6,10 @@
 //! by 1/λ per push (λ = 2^(−1/half_life)), which leaves the ratios between samples the
 //! same; when that weight passes 2^200 every bin is scaled down once (O(B)). Weights are
 //! `f64`, so unlike the plain histogram this one is not exact: each push rounds the
-//! weighted sums (relative error ~2^-53 each), and it is not mergeable (two streams have
-//! no common clock). ECE_debias uses Kish's effective sample size (Σw)²/Σw² per bin.
+//! weighted sums (relative error ~2^-53 each). Two histograms merge as if their streams
+//! had ended at the same moment ([`DecayingHistogram::merge`]: two streams have no
+//! common clock, so that is the one choice that needs none). ECE_debias uses Kish's
+//! effective sample size (Σw)²/Σw² per bin.
 //!
 //! # Which half-lives are accepted
 //!
@@ -32,7 +34,7 @@
 //! samples may underflow to weight 0, which only means they no longer count.
 
 use crate::binning::{equal_width_edges, Closure};
-use crate::error::{ConfigError, EstimateError, PushError};
+use crate::error::{ConfigError, EstimateError, MergeError, PushError};
 use crate::estimate::{self, BinSummary, Estimate};
 use crate::limits::{add_counts, batch_count};
 use crate::norm::Norm;
@@ -259,6 +261,68 @@ impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S>
             bins.iter_mut().for_each(|bin| bin.scale(factor));
             self.next_weight = 1.0;
         }
+    }
+
+    /// Merges `other` into this histogram as if both streams had ended at the same
+    /// moment: each sample keeps the weight it has relative to its own stream's next
+    /// sample, so the newest samples of both streams weigh the same, and the next push
+    /// weighs what it would after either. The merged bins are the plain sums of both
+    /// sides' decayed weights (and counts), so the estimates are those of one histogram
+    /// holding both streams' samples with those weights.
+    ///
+    /// The two histograms must have the same bin count
+    /// ([`MergeError::BinCountMismatch`]), closure ([`MergeError::ClosureMismatch`]) and
+    /// decay per push λ ([`MergeError::HalfLifeMismatch`]; λ, not the half-life as
+    /// given, is what decays: a histogram decoded from a frame reports −1/log2 λ and still
+    /// merges with one configured with the encoder's half-life; this histogram keeps its
+    /// own). The merged count must stay within [`crate::MAX_COUNT`]
+    /// ([`MergeError::CountOverflow`]). On error nothing changes.
+    ///
+    /// Each side stores its weights on its own scale (its next sample's weight, between
+    /// 1 and 2^200): the side with the smaller scale is brought to the larger by one
+    /// factor, rounded once (so each of its weights gains a relative rounding error of
+    /// at most 2^−52; the other side's are not touched), and the sums round once more.
+    /// Scaling up keeps every weight within the bounds the module docs state. The merge
+    /// is commutative bit for bit (`a.merge(&b)` and `b.merge(&a)` hold the same bins),
+    /// and associative up to that rounding. O(B), no allocation.
+    pub fn merge<T: AsRef<[DecayedBin]> + ?Sized>(
+        &mut self,
+        other: &DecayingHistogram<T>,
+    ) -> Result<(), MergeError> {
+        let (left, right) = (self.bin_count(), other.bin_count());
+        if left != right {
+            return Err(MergeError::BinCountMismatch { left, right });
+        }
+        if self.closure != other.closure {
+            return Err(MergeError::ClosureMismatch);
+        }
+        if self.retain != other.retain {
+            return Err(MergeError::HalfLifeMismatch);
+        }
+        let samples = add_counts(self.samples, other.samples)?;
+        // The common scale is the larger next weight; exactly one factor is 1 (both when
+        // the scales agree), so the two orders of a merge compute the same products.
+        let scale = self.next_weight.max(other.next_weight);
+        let (mine_by, theirs_by) = (scale / self.next_weight, scale / other.next_weight);
+        for (mine, theirs) in self.bins.as_mut().iter_mut().zip(other.bins.as_ref()) {
+            let mut theirs = *theirs;
+            if mine_by != 1.0 {
+                mine.scale(mine_by);
+            }
+            if theirs_by != 1.0 {
+                theirs.scale(theirs_by);
+            }
+            // Cannot wrap: each bin's merged count is at most the merged total, checked
+            // above.
+            mine.count = mine.count.wrapping_add(theirs.count);
+            mine.weight += theirs.weight;
+            mine.hit_weight += theirs.hit_weight;
+            mine.score_weight += theirs.score_weight;
+            mine.weight_squared += theirs.weight_squared;
+        }
+        self.next_weight = scale;
+        self.samples = samples;
+        Ok(())
     }
 
     /// Forgets every sample; bins, closure and half-life stay.

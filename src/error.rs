@@ -84,6 +84,9 @@ pub enum MergeError {
     ClosureMismatch,
     /// Reservoirs merge only with reservoirs of the same capacity.
     CapacityMismatch { left: usize, right: usize },
+    /// Decaying histograms merge only with decaying histograms of the same decay per
+    /// push λ (the same half-life).
+    HalfLifeMismatch,
     /// The receiving buffer cannot hold the other's samples.
     Full {
         capacity: usize,
@@ -197,6 +200,9 @@ impl fmt::Display for MergeError {
             }
             Self::ClosureMismatch => {
                 f.write_str("cannot merge histograms with different bin closures")
+            }
+            Self::HalfLifeMismatch => {
+                f.write_str("cannot merge decaying histograms with different half-lives")
             }
             Self::Full {
                 capacity,

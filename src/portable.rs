@@ -479,32 +479,64 @@ pub enum FrameShape {
 }
 
 /// The shape of the state in `bytes`, after checking the frame (magic, version, length,
-/// checksum, known kind, a payload long enough for its shape fields). The payload itself
-/// is checked only by the decoder of that kind.
+/// checksum, known kind) and that the payload's length is the one its shape implies.
+/// The rest of the payload is checked only by the decoder of that kind.
+///
+/// The length check is for hosts that allocate the shape before decoding into it (the
+/// Python package's `from_bytes`, `tce merge`): the sizes reported here are backed by
+/// the frame's own bytes, so a forged frame of a few bytes cannot claim 2^24 bins or
+/// 2^31 samples and have them allocated before its decoder refuses it. A histogram's or
+/// decaying histogram's bin count and a buffer's sample count are implied exactly (each
+/// bin or sample has its bytes); a reservoir's capacity and a window's size are implied
+/// once they are full: they hold min(N, seen) samples, checked here, so only a state
+/// that has seen fewer than N samples (all of which it holds) reports an N above what
+/// its frame holds. Such a frame is legitimate: a host should allocate its storage
+/// lazily (the Python package takes it zero-filled from the allocator, committed only
+/// as it is written) or bound N itself. Otherwise [`DecodeError::Inconsistent`].
 pub fn frame_shape(bytes: &[u8]) -> Result<FrameShape, DecodeError> {
     let kind = match bytes.get(6..8) {
         Some(&[k0, k1]) => u16::from_le_bytes([k0, k1]),
         _ => return Err(DecodeError::Truncated),
     };
-    let mut payload = Reader(read_frame(bytes, kind)?);
+    let payload = read_frame(bytes, kind)?;
+    let mut fields = Reader(payload);
+    let implied = |backed: bool| backed.then_some(()).ok_or(DecodeError::Inconsistent);
+    // A reservoir or window: the held samples' count after the `head` bytes, which must
+    // be min(capacity, seen) and fill the rest of the payload.
+    let holds_last = |fields: &mut Reader<'_>, head: usize, capacity: usize, seen: u64| {
+        let held = fields.len()?;
+        implied(
+            holds(payload, head + 4, SAMPLE_BYTES, held)
+                && held as u64 == seen.min(capacity as u64),
+        )
+    };
     match kind {
-        KIND_HISTOGRAM => Ok(FrameShape::Histogram {
-            closure: payload.closure()?,
-            bins: payload.len()?,
-        }),
-        KIND_BUFFER => Ok(FrameShape::Buffer {
-            samples: payload.len()?,
-        }),
-        KIND_RESERVOIR => Ok(FrameShape::Reservoir {
-            capacity: payload.len()?,
-        }),
-        KIND_WINDOW => Ok(FrameShape::Window {
-            size: payload.len()?,
-        }),
-        KIND_DECAYING => Ok(FrameShape::Decaying {
-            closure: payload.closure()?,
-            bins: payload.len()?,
-        }),
+        KIND_HISTOGRAM => {
+            let (closure, bins) = (fields.closure()?, fields.len()?);
+            implied(holds(payload, 8, BIN_BYTES, bins))?;
+            Ok(FrameShape::Histogram { closure, bins })
+        }
+        KIND_BUFFER => {
+            let samples = fields.len()?;
+            implied(holds(payload, 4, SAMPLE_BYTES, samples))?;
+            Ok(FrameShape::Buffer { samples })
+        }
+        KIND_RESERVOIR => {
+            let (capacity, seen) = (fields.len()?, fields.u64()?);
+            fields.array::<32>()?; // the generator's state
+            holds_last(&mut fields, RESERVOIR_HEADER, capacity, seen)?;
+            Ok(FrameShape::Reservoir { capacity })
+        }
+        KIND_WINDOW => {
+            let (size, seen) = (fields.len()?, fields.u64()?);
+            holds_last(&mut fields, WINDOW_HEADER, size, seen)?;
+            Ok(FrameShape::Window { size })
+        }
+        KIND_DECAYING => {
+            let (closure, bins) = (fields.closure()?, fields.len()?);
+            implied(holds(payload, DECAYING_HEADER, DECAYED_BIN_BYTES, bins))?;
+            Ok(FrameShape::Decaying { closure, bins })
+        }
         found => Err(DecodeError::WrongKind { found }),
     }
 }

@@ -14,7 +14,7 @@ use crate::buffer::{
     held_prefix_mut, record_running_hits, sort_by_arrival, sort_by_score_then_arrival, Slot,
     SortedSamples, MAX_CAPACITY,
 };
-use crate::error::{ConfigError, PushError};
+use crate::error::{ConfigError, MergeError, PushError};
 use crate::limits::{add_counts, batch_count};
 use crate::sample;
 
@@ -265,28 +265,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
         let capacity = self.capacity() as u64;
         let total = self.arrivals.wrapping_add(scores.len() as u64);
         let keep_from = total.saturating_sub(capacity); // the oldest arrival that stays
-        let mut kept = 0usize;
-        let mut hits = 0u64;
-        let base = self.base;
-        let held = held_prefix_mut(self.slots.as_mut(), self.len);
-        for i in 0..held.len() {
-            let slot = held[i];
-            let arrival = base.wrapping_add(u64::from(slot.order >> 1));
-            if arrival >= keep_from {
-                // Renumber from the new oldest; the sorted order of survivors stays.
-                let relative = (arrival - keep_from) as u32;
-                // kept ≤ i: the survivors move down, never past where they were read.
-                if let Some(to) = held.get_mut(kept) {
-                    *to = Slot {
-                        order: relative << 1 | (slot.order & 1),
-                        ..slot
-                    };
-                }
-                hits = hits.wrapping_add(u64::from(slot.label()));
-                kept = kept.wrapping_add(1);
-            }
-        }
-        self.base = keep_from;
+        let (mut kept, mut hits) = self.drop_before(keep_from);
         // The batch's samples that stay: those from arrival `keep_from` on, at most
         // `capacity` of them (the index is below the batch's length, a `usize`).
         let first = keep_from.saturating_sub(self.arrivals) as usize;
@@ -325,6 +304,119 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
         self.hits = hits;
         self.unsorted = true;
         self.stale = true;
+    }
+
+    /// Drops the held samples that arrived before `keep_from` (at least the oldest
+    /// held's arrival, at most `arrivals`), moves the survivors to the front in their
+    /// order, renumbers them from `keep_from` (which becomes `base`), and returns how many
+    /// stay and their hits. `len` and `hits` are the caller's to set once it has added
+    /// what follows the survivors. O(len).
+    ///
+    /// The survivors arrived in [keep_from, arrivals), so their new relative arrival
+    /// numbers are below arrivals − keep_from; every caller keeps that at most the
+    /// capacity (< 2^30), so they fit the 31 bits of a slot.
+    fn drop_before(&mut self, keep_from: u64) -> (usize, u64) {
+        let mut kept = 0usize;
+        let mut hits = 0u64;
+        let base = self.base;
+        let held = held_prefix_mut(self.slots.as_mut(), self.len);
+        for i in 0..held.len() {
+            let slot = held[i];
+            let arrival = base.wrapping_add(u64::from(slot.order >> 1));
+            if arrival >= keep_from {
+                // Renumber from the new oldest; the sorted order of survivors stays.
+                let relative = (arrival - keep_from) as u32;
+                // kept ≤ i: the survivors move down, never past where they were read.
+                if let Some(to) = held.get_mut(kept) {
+                    *to = Slot {
+                        order: relative << 1 | (slot.order & 1),
+                        ..slot
+                    };
+                }
+                hits = hits.wrapping_add(u64::from(slot.label()));
+                kept = kept.wrapping_add(1);
+            }
+        }
+        self.base = keep_from;
+        (kept, hits)
+    }
+
+    /// Merges `other` into this window: the result is exactly this window after pushing
+    /// the samples `other` holds, oldest first. So with this window's size N it holds the
+    /// N most recent samples of this window's stream followed by `other`'s held samples
+    /// (the samples `other` has already evicted are gone: they cannot be merged), and
+    /// `seen` grows by `other.len()`. The sizes may differ (the result has this window's
+    /// size), and the order matters: `a.merge(&b)` puts `b`'s samples after `a`'s.
+    /// Merges are associative in the samples they hold when all sizes are equal.
+    ///
+    /// Error: [`MergeError::CountOverflow`] when `seen` would pass [`crate::MAX_COUNT`];
+    /// nothing changes then. O(N + M) for sizes N and M, no allocation; the next estimate
+    /// sorts once.
+    pub fn merge<S2: AsRef<[Slot]>, R2>(
+        &mut self,
+        other: &SlidingWindow<S2, R2>,
+    ) -> Result<(), MergeError> {
+        let incoming = other.len;
+        // len ≤ capacity < 2^30: the cast is lossless.
+        let total = add_counts(self.arrivals, incoming as u64)?;
+        if incoming == 0 {
+            return Ok(());
+        }
+        let capacity = self.capacity() as u64;
+        // The oldest arrival that stays.
+        let keep_from = total.saturating_sub(capacity);
+        // `other`'s held samples are its last `incoming` arrivals; the j-th oldest of
+        // them becomes this window's arrival `arrivals + j`, and stays if that is at
+        // least `keep_from`.
+        let (arrivals, theirs_oldest) =
+            (self.arrivals, other.arrivals.wrapping_sub(incoming as u64));
+        let first_staying = keep_from.saturating_sub(arrivals);
+        let (mut kept, mut hits) = self.drop_before(keep_from);
+        // `other`'s invariants (those of `insert`): its held slots are `slots[..len]`,
+        // and each one's arrival, base + its relative number, is in
+        // [theirs_oldest, other.arrivals). Their order in the slots does not matter: each
+        // carries its arrival number, and each writes its own ring cell.
+        let staying = other
+            .slots
+            .as_ref()
+            .get(..incoming)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|slot| {
+                let theirs = other.base.wrapping_add(u64::from(slot.order >> 1));
+                let j = theirs.wrapping_sub(theirs_oldest);
+                (j >= first_staying).then_some((arrivals.wrapping_add(j), slot))
+            });
+        // As in `replace_oldest`: the survivors and the staying samples are the arrivals
+        // in [keep_from, total), at most `capacity` of them, so each has a free slot; the
+        // zip makes every write land in the storage even if that were wrong.
+        let free = self
+            .slots
+            .as_mut()
+            .get_mut(kept..)
+            .unwrap_or_default()
+            .iter_mut();
+        let ring = self.ring.as_mut();
+        for (to, (arrival, slot)) in free.zip(staying) {
+            // < capacity ≤ MAX_WINDOW: fits the 31 bits of a slot's arrival number.
+            let relative = arrival.wrapping_sub(keep_from) as u32;
+            *to = Slot {
+                order: relative << 1 | (slot.order & 1),
+                ..*slot
+            };
+            let cell = arrival.checked_rem(capacity).unwrap_or(0) as usize;
+            if let Some(cell) = ring.get_mut(cell) {
+                *cell = slot.score;
+            }
+            hits = hits.wrapping_add(u64::from(slot.label()));
+            kept = kept.wrapping_add(1);
+        }
+        self.len = kept;
+        self.arrivals = total;
+        self.hits = hits;
+        self.unsorted = true;
+        self.stale = true;
+        Ok(())
     }
 
     fn ensure_sorted(&mut self) {

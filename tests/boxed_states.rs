@@ -184,6 +184,106 @@ fn frame_shape_reads_every_kind() {
     );
 }
 
+/// Rewrites a frame's CRC after editing it, as a forger would.
+fn resign(frame: &mut [u8]) {
+    let n = frame.len() - 4;
+    let crc = tce::portable::crc32(&frame[..n]);
+    frame[n..].copy_from_slice(&crc.to_le_bytes());
+}
+
+#[test]
+fn frame_shape_reports_only_sizes_the_frame_backs() {
+    // A size field is at payload offset 4 (histograms, after the closure) or 0.
+    let edit = |frame: &[u8], at: usize, value: u32| {
+        let mut forged = frame.to_vec();
+        forged[12 + at..12 + at + 4].copy_from_slice(&value.to_le_bytes());
+        resign(&mut forged);
+        forged
+    };
+    let (s, y) = data(3);
+    let mut h = InlineHistogram::<7>::new(Closure::Left);
+    h.push_batch(&s, &y).unwrap();
+    let mut frame = vec![0; h.encoded_len()];
+    h.encode(&mut frame).unwrap();
+    for bins in [8, 6, 1 << 24] {
+        let forged = edit(&frame, 4, bins);
+        assert_eq!(
+            frame_shape(&forged),
+            Err(DecodeError::Inconsistent),
+            "{bins} bins"
+        );
+    }
+    let d = DecayingHistogram::<[DecayedBin; 5]>::new(Closure::Left, 10.0).unwrap();
+    let mut frame = vec![0; d.encoded_len()];
+    d.encode(&mut frame).unwrap();
+    assert_eq!(
+        frame_shape(&edit(&frame, 4, 1 << 24)),
+        Err(DecodeError::Inconsistent)
+    );
+    let mut b = InlineBuffer::<8>::new();
+    b.push_batch(&s, &y).unwrap();
+    let mut frame = vec![0; b.encoded_len()];
+    b.encode(&mut frame).unwrap();
+    assert_eq!(
+        frame_shape(&edit(&frame, 0, (1 << 31) - 1)),
+        Err(DecodeError::Inconsistent)
+    );
+
+    // A window that has seen 3 samples may have any size: its frame holds all 3.
+    let mut w = tce::InlineWindow::<4>::new();
+    w.push_batch(&s, &y).unwrap();
+    let mut frame = vec![0; w.encoded_len()];
+    w.encode(&mut frame).unwrap();
+    let huge: u32 = (1 << 30) - 1;
+    assert_eq!(
+        frame_shape(&edit(&frame, 0, huge)),
+        Ok(FrameShape::Window {
+            size: huge as usize
+        })
+    );
+    // A full one's size is its sample count: claiming more than it holds is refused.
+    let (s9, y9) = data(9);
+    w.push_batch(&s9, &y9).unwrap();
+    let mut frame = vec![0; w.encoded_len()];
+    w.encode(&mut frame).unwrap();
+    assert_eq!(
+        frame_shape(&edit(&frame, 0, huge)),
+        Err(DecodeError::Inconsistent)
+    );
+    assert_eq!(
+        frame_shape(&edit(&frame, 0, 3)),
+        Err(DecodeError::Inconsistent)
+    );
+    // Likewise a reservoir (capacity first, then seen, the generator, the samples).
+    let mut r = tce::InlineReservoir::<16>::new(1);
+    r.push_batch(&s, &y).unwrap();
+    let mut frame = vec![0; r.encoded_len()];
+    r.encode(&mut frame).unwrap();
+    let most: u32 = (1 << 31) - 1;
+    assert_eq!(
+        frame_shape(&edit(&frame, 0, most)),
+        Ok(FrameShape::Reservoir {
+            capacity: most as usize
+        })
+    );
+    let (s40, y40) = data(40);
+    r.push_batch(&s40, &y40).unwrap();
+    let mut frame = vec![0; r.encoded_len()];
+    r.encode(&mut frame).unwrap();
+    assert_eq!(
+        frame_shape(&edit(&frame, 0, most)),
+        Err(DecodeError::Inconsistent)
+    );
+    // The sample count must fill the payload.
+    let mut short = frame.clone();
+    short.truncate(short.len() - 4 - 9);
+    let payload = (short.len() - 12) as u32;
+    short[8..12].copy_from_slice(&payload.to_le_bytes());
+    short.extend_from_slice(&[0; 4]);
+    resign(&mut short);
+    assert_eq!(frame_shape(&short), Err(DecodeError::Inconsistent));
+}
+
 #[test]
 fn score_ranges_are_each_bins_first_and_last_score() {
     let (s, y) = data(37);

@@ -1,5 +1,5 @@
 //! The core never allocates: a counting global allocator sees zero allocations across
-//! push, merge, sorting and every estimate.
+//! push, merge (of every mergeable state), sorting and every estimate.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -112,6 +112,9 @@ fn core_operations_do_not_allocate() {
 
         let mut window = InlineWindow::<256>::new();
         window.push_batch(&scores, &labels).unwrap();
+        let mut other_window = InlineWindow::<100>::new();
+        other_window.push_batch(&scores, &labels).unwrap();
+        window.merge(&other_window).unwrap();
         window
             .samples()
             .ece_sweep(Binning::EQUAL_MASS, Norm::L2, SweepOptions::default())
@@ -127,6 +130,12 @@ fn core_operations_do_not_allocate() {
         let mut decaying =
             DecayingHistogram::<[DecayedBin; 15]>::new(Closure::Left, 500.0).unwrap();
         decaying.push_batch(&scores, &labels).unwrap();
+        let mut other_decaying =
+            DecayingHistogram::<[DecayedBin; 15]>::new(Closure::Left, 500.0).unwrap();
+        other_decaying
+            .push_batch(&scores[..50], &labels[..50])
+            .unwrap();
+        decaying.merge(&other_decaying).unwrap();
         decaying.ece_debias(Norm::L2).unwrap();
         let shared = ConcurrentHistogram::<[[AtomicBin; 15]; 4]>::new(Closure::Left);
         shared.push_batch_to(3, &scores, &labels).unwrap();

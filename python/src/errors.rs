@@ -164,7 +164,8 @@ impl Failure {
                     MergeError::CountOverflow => "CountOverflow",
                     MergeError::BinCountMismatch { .. }
                     | MergeError::ClosureMismatch
-                    | MergeError::CapacityMismatch { .. } => "MergeMismatch",
+                    | MergeError::CapacityMismatch { .. }
+                    | MergeError::HalfLifeMismatch => "MergeMismatch",
                 },
                 e.to_string(),
             ),
@@ -280,5 +281,21 @@ pub(crate) fn guard<T>(py: Python<'_>, f: impl FnOnce() -> PyResult<T>) -> PyRes
             "InternalError",
             format!("internal error in tce (a bug, please report it): {what}"),
         ))
+    })
+}
+
+/// For the tests only: panics inside [`guard`], with the GIL released as in every state
+/// method, so that python/tests/test_errors.py can show that a panic becomes
+/// `tce.InternalError`, prints nothing, and leaves the interpreter working. Not part of
+/// the API: `tce._tce._panic_for_test`, underscored, absent from the stubs and from
+/// `tce`'s namespace.
+#[pyfunction]
+#[pyo3(name = "_panic_for_test")]
+pub(crate) fn panic_for_test(py: Python<'_>) -> PyResult<()> {
+    guard(py, || {
+        py.detach(|| -> Result<(), Failure> {
+            panic!("deliberate panic (tce._tce._panic_for_test)")
+        })
+        .map_err(crate::functions::raise(py))
     })
 }

@@ -41,5 +41,10 @@ fn _tce(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<states::DecayingHistogram>()?;
     m.add_class::<states::ConcurrentHistogram>()?;
     simulation::register(m)?;
+    // Not `add_function`: that would list it in `__all__`, and so in `tce`'s namespace.
+    m.setattr(
+        "_panic_for_test",
+        wrap_pyfunction!(errors::panic_for_test, m)?,
+    )?;
     Ok(())
 }

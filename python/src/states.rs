@@ -26,7 +26,7 @@ use crate::errors::{guard, Failure};
 use crate::estimates::{self, Estimate, Reliability, Which};
 use crate::functions::{count, histogram_reliability, raise};
 use crate::input::with_samples;
-use crate::options::{self, boxed};
+use crate::options::{self, boxed, zeroed};
 
 /// Runs `f` on the state without the GIL; panics become `tce.InternalError`.
 fn locked<T: Send, R: Send>(
@@ -50,7 +50,10 @@ fn lock<T>(state: &Mutex<T>) -> Result<std::sync::MutexGuard<'_, T>, Failure> {
 
 /// What every portable state provides to the shared methods below.
 trait Portable: Send + Clone + Sized {
-    /// The sample counts of a frame's shape, checked and allocated, then decoded.
+    /// A state of the frame's shape, allocated, then decoded into. `frame_shape` has
+    /// checked that the shape's sizes are backed by the frame's bytes, except the size of
+    /// a window or reservoir that has seen fewer samples than its size: its storage is
+    /// zero-filled by the allocator, so it costs the memory of the samples it holds.
     fn decode_new(
         bytes: &[u8],
         shape: FrameShape,
@@ -165,19 +168,21 @@ fn new_histogram(bins: usize, closure: Closure) -> Result<BoxedHistogram, Failur
     )?)
 }
 
+// Sample storage is zero-filled by the allocator (`zeroed`): a buffer, reservoir or
+// window costs the memory of the samples it holds until it fills, whatever its capacity
+// (a frame may claim a capacity far above what it holds: see `Portable::decode_new`).
+
 fn new_buffer(capacity: usize) -> Result<BoxedBuffer, Failure> {
     tce::buffer::check_capacity(capacity)?;
-    Ok(CoreBuffer::with_boxed_storage(boxed(
-        Slot::EMPTY,
-        capacity,
-        "samples",
+    Ok(CoreBuffer::with_boxed_storage(zeroed::<Slot>(
+        capacity, "samples",
     )?)?)
 }
 
 fn new_reservoir(capacity: usize, seed: u64) -> Result<BoxedReservoir, Failure> {
     tce::buffer::check_capacity(capacity)?;
     Ok(CoreReservoir::with_boxed_storage(
-        boxed(Slot::EMPTY, capacity, "samples")?,
+        zeroed::<Slot>(capacity, "samples")?,
         seed,
     )?)
 }
@@ -185,8 +190,8 @@ fn new_reservoir(capacity: usize, seed: u64) -> Result<BoxedReservoir, Failure> 
 fn new_window(size: usize) -> Result<BoxedWindow, Failure> {
     tce::window::check_size(size)?;
     Ok(CoreWindow::with_boxed_storage(
-        boxed(Slot::EMPTY, size, "samples")?,
-        boxed(0.0, size, "samples")?,
+        zeroed::<Slot>(size, "samples")?,
+        zeroed::<f64>(size, "samples")?,
     )?)
 }
 
@@ -227,13 +232,25 @@ fn new_concurrent(
     )?)
 }
 
+/// The state's portable bytes.
+fn encoded<T: Portable>(s: &mut T) -> Result<Vec<u8>, Failure> {
+    let mut out = boxed(0u8, s.encoded_len(), "the encoding")?;
+    let written = s.encode(&mut out)?;
+    Ok(out[..written].to_vec())
+}
+
 fn to_bytes<T: Portable>(py: Python<'_>, state: &Mutex<T>) -> PyResult<Py<PyBytes>> {
-    let bytes = locked(py, state, |s| {
-        let mut out = boxed(0u8, s.encoded_len(), "the encoding")?;
-        let written = s.encode(&mut out)?;
-        Ok(out[..written].to_vec())
-    })?;
+    let bytes = locked(py, state, encoded)?;
     Ok(PyBytes::new(py, &bytes).unbind())
+}
+
+/// A copy of a window or reservoir through its portable bytes, for `copy` and merges:
+/// exact (a decoded window or reservoir goes on as the original would, generator
+/// included), and it writes only the held samples into storage the allocator zero-fills,
+/// where a `clone` would write the whole capacity.
+fn copied_through_bytes<T: Portable>(py: Python<'_>, state: &Mutex<T>) -> PyResult<T> {
+    let bytes = locked(py, state, encoded)?;
+    from_bytes(py, &bytes, None)
 }
 
 fn from_bytes<T: Portable>(py: Python<'_>, data: &[u8], capacity: Option<usize>) -> PyResult<T> {
@@ -748,6 +765,15 @@ impl SlidingWindow {
         })
     }
 
+    /// Pushes the samples ``other`` holds into this window, oldest first (``other`` may
+    /// have another size, and is not changed): the window then holds the last ``size``
+    /// samples of its own stream followed by ``other``'s, and ``seen`` grows by
+    /// ``len(other)`` (what ``other`` has already evicted cannot be merged).
+    fn merge(&self, py: Python<'_>, other: &Bound<'_, SlidingWindow>) -> PyResult<()> {
+        let other = copied_through_bytes(py, &other.get().state)?;
+        locked(py, &self.state, |w| Ok(w.merge(&other)?))
+    }
+
     /// ECE_bin of the window; arguments as :func:`tce.ece_bin`.
     #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
     fn ece_bin(
@@ -894,7 +920,7 @@ impl SlidingWindow {
     }
 
     fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
-        Ok(Self::wrap(cloned(py, &self.state)?))
+        Ok(Self::wrap(copied_through_bytes(py, &self.state)?))
     }
 
     fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
@@ -956,7 +982,7 @@ impl Reservoir {
 
     /// Merges a reservoir of the same capacity: a uniform sample of both streams.
     fn merge(&self, py: Python<'_>, other: &Bound<'_, Reservoir>) -> PyResult<()> {
-        let other = cloned(py, &other.get().state)?;
+        let other = copied_through_bytes(py, &other.get().state)?;
         locked(py, &self.state, |r| Ok(r.merge(&other)?))
     }
 
@@ -1107,7 +1133,7 @@ impl Reservoir {
     }
 
     fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
-        Ok(Self::wrap(cloned(py, &self.state)?))
+        Ok(Self::wrap(copied_through_bytes(py, &self.state)?))
     }
 
     fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
@@ -1166,6 +1192,17 @@ impl DecayingHistogram {
         update(&self.state, scores, labels, logits, |d, s, l| {
             d.push_batch(s, l)
         })
+    }
+
+    /// Adds another decaying histogram's samples as if both streams had ended at the
+    /// same moment: each sample keeps its weight relative to its own stream's next
+    /// sample, and the bins' weights and counts add. Both need the same bins, closure and
+    /// half-life (:class:`tce.MergeMismatch`; the decay per push is compared, so a
+    /// histogram read back by ``from_bytes`` merges with its original); this one keeps
+    /// its half-life. Commutative; exact up to one rounding of the rescaled side.
+    fn merge(&self, py: Python<'_>, other: &Bound<'_, DecayingHistogram>) -> PyResult<()> {
+        let other = cloned(py, &other.get().state)?;
+        locked(py, &self.state, |d| Ok(d.merge(&other)?))
     }
 
     /// ECE_bin with decayed weights.

@@ -83,7 +83,7 @@ class InvalidOption(Error):
 
 
 class MergeMismatch(Error):
-    """The states cannot be merged: different bin counts, closures or capacities."""
+    """The states cannot be merged: different bin counts, closures, capacities or half-lives."""
 
 
 class DegenerateWeights(Error):

@@ -12,8 +12,8 @@ use crate::decay::DecayingHistogram;
 use crate::estimate::BinSummary;
 
 /// An equal-width histogram with exponential forgetting: a sample's weight halves every
-/// `half_life` samples pushed after it. Not exact (weights are doubles) and not
-/// mergeable. Opaque; lives in caller memory (`tce_decaying_histogram_layout`,
+/// `half_life` samples pushed after it. Not exact (weights are doubles); two merge as if
+/// their streams had ended at the same moment (`tce_decaying_histogram_merge`). Opaque; lives in caller memory (`tce_decaying_histogram_layout`,
 /// `tce_decaying_histogram_init`) or on the heap (`tce_decaying_histogram_new`, with
 /// `std`).
 pub struct tce_decaying_histogram {
@@ -216,6 +216,35 @@ pub unsafe extern "C" fn tce_decaying_histogram_push_batch(
         // SAFETY: the caller's contract.
         let (scores, labels) = unsafe { (array(scores, scores_len)?, array(labels, labels_len)?) };
         Ok(h.push_batch(scores, labels)?)
+    })
+}
+
+/// Merges `other` into `h` as if both streams had ended at the same moment: every sample
+/// keeps its weight relative to its own stream's next sample, and the bins' weights and
+/// counts add (the side stored on the smaller scale is rescaled once, rounded; the merge
+/// is commutative bit for bit). `h` keeps its half-life. `other` is not changed.
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `BIN_COUNT_MISMATCH`, `CLOSURE_MISMATCH`,
+/// `HALF_LIFE_MISMATCH` (a different decay per push 2^(−1/half_life)), `SAME_STATE`
+/// (`h == other`), `COUNT_OVERFLOW` (the two together count more than `TCE_MAX_COUNT`
+/// samples); nothing changes then.
+///
+/// # Safety
+/// `h` and `other` NULL or valid handles of states that do not overlap.
+#[no_mangle]
+pub unsafe extern "C" fn tce_decaying_histogram_merge(
+    h: *mut tce_decaying_histogram,
+    other: *const tce_decaying_histogram,
+) -> tce_status {
+    ffi_boundary!({
+        if !h.is_null() && core::ptr::eq(h, other) {
+            // SAFETY: the caller's contract (checks the kind for a precise status).
+            unsafe { get(other)? };
+            return Err(tce_status::SameState);
+        }
+        // SAFETY: the caller's contract; distinct, non-overlapping states.
+        let (h, other) = unsafe { (get_mut(h)?, get(other)?) };
+        Ok(h.merge(other)?)
     })
 }
 

@@ -4,8 +4,7 @@
 //! little-endian frame with a CRC-32; see `src/portable.rs`), so states move between
 //! devices, languages and library builds of the same format version. Decoding replaces
 //! the contents of an existing, initialised state of the same shape; to combine a fleet's
-//! states, decode each into a scratch state and merge it (`tce_*_merge`; windows and
-//! decaying histograms do not merge: decoding moves or restores one).
+//! states, decode each into a scratch state and merge it (`tce_*_merge`).
 
 use super::boundary::ffi_boundary;
 use super::buffer::{self, tce_sorted_buffer};

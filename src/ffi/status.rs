@@ -105,11 +105,13 @@ pub enum tce_status {
     FrameTooLarge = 38,
     /// A decaying histogram's weights are too small or too large for a finite estimate.
     DegenerateWeights = 39,
+    /// Merged decaying histograms decay at different rates (different half-lives).
+    HalfLifeMismatch = 40,
 }
 
 impl tce_status {
     /// Every status, in value order.
-    pub(crate) const ALL: [tce_status; 40] = [
+    pub(crate) const ALL: [tce_status; 41] = [
         Self::Ok,
         Self::NullPointer,
         Self::NonFiniteScore,
@@ -150,6 +152,7 @@ impl tce_status {
         Self::TooManyBins,
         Self::FrameTooLarge,
         Self::DegenerateWeights,
+        Self::HalfLifeMismatch,
     ];
 
     /// The static NUL-terminated message of the status.
@@ -198,6 +201,9 @@ impl tce_status {
             Self::FrameTooLarge => "the state is too large for the portable format\0",
             Self::DegenerateWeights => {
                 "decayed weights too small or too large for a finite estimate\0"
+            }
+            Self::HalfLifeMismatch => {
+                "cannot merge decaying histograms with different half-lives\0"
             }
         }
     }
@@ -271,6 +277,7 @@ impl From<MergeError> for tce_status {
             MergeError::ClosureMismatch => Self::ClosureMismatch,
             MergeError::Full { .. } => Self::BufferFull,
             MergeError::CapacityMismatch { .. } => Self::CapacityMismatch,
+            MergeError::HalfLifeMismatch => Self::HalfLifeMismatch,
             MergeError::CountOverflow => Self::CountOverflow,
         }
     }

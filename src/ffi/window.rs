@@ -260,6 +260,37 @@ pub unsafe extern "C" fn tce_window_push_batch(
     })
 }
 
+/// Merges `other` into `w`: afterwards `w` is exactly as if `other`'s held samples had
+/// been pushed into it, oldest first (so it holds the most recent N of `w`'s samples
+/// followed by `other`'s, with N `w`'s size, and its `seen` grows by `other`'s length;
+/// what `other` had already evicted is not merged). The sizes may differ. `other` is not
+/// changed. O(N + M), no allocation.
+///
+/// Errors: `NULL_POINTER`, `WRONG_STATE`, `SAME_STATE` (`w == other`), `COUNT_OVERFLOW`
+/// (`seen` would pass `TCE_MAX_COUNT`); nothing changes then.
+///
+/// # Safety
+/// `w` and `other` NULL or valid handles of states that do not overlap.
+#[no_mangle]
+pub unsafe extern "C" fn tce_window_merge(
+    w: *mut tce_window,
+    other: *const tce_window,
+) -> tce_status {
+    ffi_boundary!({
+        if !w.is_null() && core::ptr::eq(w, other) {
+            // SAFETY: the caller's contract (checks the kind for a precise status).
+            unsafe { with_ref(other, |_| ())? };
+            return Err(tce_status::SameState);
+        }
+        // SAFETY: the caller's contract; distinct, non-overlapping states.
+        unsafe {
+            with_ref(other, |other| {
+                with_mut(w, |window| Ok(window.merge(other)?))
+            })?
+        }
+    })
+}
+
 /// Forgets every sample; the capacity stays.
 ///
 /// Errors: `NULL_POINTER`, `WRONG_STATE`.

@@ -60,6 +60,8 @@ pub mod sample;
 pub mod sim;
 pub mod smece;
 pub mod stats;
+#[cfg(feature = "std")]
+pub mod storage;
 pub mod sweep;
 pub mod toplabel;
 pub mod window;

@@ -4,9 +4,10 @@
 //!
 //! Kinds merge with their own kind only: histograms with histograms of the same bins and
 //! closure (exact), reservoirs with reservoirs of the same capacity (a uniform sample of
-//! every stream), sorted buffers by appending their samples. Sliding windows and decaying
-//! histograms have no merge in the core (the last N samples of two streams, or their
-//! decayed weights, depend on how the streams interleave), so only one of them is taken.
+//! every stream), sorted buffers by appending their samples, sliding windows as if each
+//! later file's held samples were pushed, oldest first, after the earlier ones (the window
+//! keeps the first file's size; the order of the files matters), decaying histograms of
+//! the same bins, closure and half-life as if every stream ended at the same moment.
 //!
 //! A file that cannot be read or decoded is bad input (exit 2, naming it), or with
 //! `--skip-bad` left out and listed; files that decode but do not fit together (another
@@ -87,11 +88,13 @@ impl State {
 /// `vec![value; len]` boxed, with a failed allocation (a crafted frame claiming 2^31
 /// samples of capacity) as an error rather than an abort.
 fn storage<T: Clone>(value: T, len: usize) -> Result<Box<[T]>, String> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| format!("cannot allocate storage for {len} entries"))?;
-    v.resize(len, value);
-    Ok(v.into_boxed_slice())
+    tce::storage::filled(value, len).map_err(|e| e.to_string())
+}
+
+/// Storage the operating system commits only as samples are written: a window or
+/// reservoir frame of a few bytes may claim a large size (one not yet full).
+fn zeroed<T: tce::storage::ZeroIsEmpty>(len: usize) -> Result<Box<[T]>, String> {
+    tce::storage::zeroed(len).map_err(|e| e.to_string())
 }
 
 fn samples_of(sorted: SortedSamples<'_>) -> (Vec<f64>, Vec<u8>) {
@@ -120,15 +123,15 @@ fn decode(bytes: &[u8]) -> Result<State, String> {
         }
         FrameShape::Reservoir { capacity } => {
             tce::buffer::check_capacity(capacity).map_err(config)?;
-            let mut r = Reservoir::with_boxed_storage(storage(Slot::EMPTY, capacity)?, 0)
-                .map_err(config)?;
+            let mut r =
+                Reservoir::with_boxed_storage(zeroed::<Slot>(capacity)?, 0).map_err(config)?;
             r.decode(bytes).map_err(text)?;
             State::Reservoir(r)
         }
         FrameShape::Window { size } => {
             tce::window::check_size(size).map_err(config)?;
             let mut w =
-                SlidingWindow::with_boxed_storage(storage(Slot::EMPTY, size)?, storage(0.0, size)?)
+                SlidingWindow::with_boxed_storage(zeroed::<Slot>(size)?, zeroed::<f64>(size)?)
                     .map_err(config)?;
             w.decode(bytes).map_err(text)?;
             State::Window(w)
@@ -163,16 +166,8 @@ fn merge(into: &mut State, next: State, file: &str, first: &str) -> Result<(), S
         (State::Reservoir(a), State::Reservoir(b)) => {
             a.merge(&b).or_else(|e| refuse(e.to_string()))
         }
-        (State::Window(_), State::Window(_)) => refuse(
-            "sliding windows have no merge (the last N samples of two streams depend on how \
-             they interleave)"
-                .into(),
-        ),
-        (State::Decaying(_), State::Decaying(_)) => refuse(
-            "decaying histograms have no merge (decayed weights depend on how the streams \
-             interleave)"
-                .into(),
-        ),
+        (State::Window(a), State::Window(b)) => a.merge(&b).or_else(|e| refuse(e.to_string())),
+        (State::Decaying(a), State::Decaying(b)) => a.merge(&b).or_else(|e| refuse(e.to_string())),
         (into, next) => refuse(format!(
             "a {} state, and {first} holds a {} state: states of different kinds do not merge",
             next.kind(),

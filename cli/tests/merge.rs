@@ -7,7 +7,10 @@ use std::path::PathBuf;
 use std::process::Output;
 
 use serde_json::Value;
-use tce::{BinStats, Closure, Histogram, Reservoir, SlidingWindow, Slot, SortedBuffer};
+use tce::{
+    BinStats, Closure, DecayedBin, DecayingHistogram, Histogram, Reservoir, SlidingWindow, Slot,
+    SortedBuffer,
+};
 
 mod common;
 use common::{exits, json, load, tce, TempDir, DATA};
@@ -224,15 +227,142 @@ fn kinds_and_shapes_that_do_not_merge_are_named() {
         r.as_os_str(),
     ]));
     assert!(error.contains("do not merge"), "{error}");
-    // One window is estimated; two have no merge.
+    // One window is estimated alone.
     let one = json(&tce(&["merge".as_ref(), "--json".as_ref(), w.as_os_str()]));
     assert_eq!(
         (one["kind"].as_str(), one["n"].as_u64()),
         (Some("window"), Some(40))
     );
     assert_eq!(one["seen"], 100);
-    let error = failure(&tce(&["merge".as_ref(), w.as_os_str(), w.as_os_str()]));
-    assert!(error.contains("sliding windows have no merge"), "{error}");
+    // Decaying histograms of other half-lives do not merge.
+    let d1 = dir.file("d1.tce", decaying_bytes(s, l, 50.0));
+    let d2 = dir.file("d2.tce", decaying_bytes(s, l, 80.0));
+    let error = failure(&tce(&["merge".as_ref(), d1.as_os_str(), d2.as_os_str()]));
+    assert!(
+        error.contains(&d2.display().to_string()) && error.contains("different half-lives"),
+        "{error}"
+    );
+}
+
+fn decaying_bytes(scores: &[f64], labels: &[u8], half_life: f64) -> Vec<u8> {
+    let mut d = decaying(half_life);
+    d.push_batch(scores, labels).unwrap();
+    let mut out = vec![0; d.encoded_len()];
+    d.encode(&mut out).unwrap();
+    out
+}
+
+fn decaying(half_life: f64) -> tce::BoxedDecayingHistogram {
+    DecayingHistogram::with_boxed_storage(
+        vec![DecayedBin::EMPTY; 15].into(),
+        Closure::Left,
+        half_life,
+    )
+    .unwrap()
+}
+
+/// The merged JSON without what names the inputs (the files and how many there were).
+fn estimates_of(mut merged: Value) -> Value {
+    let object = merged.as_object_mut().unwrap();
+    object.remove("settings");
+    object.remove("states");
+    merged
+}
+
+#[test]
+fn windows_merge_as_the_later_files_pushed_after_the_earlier() {
+    let dir = TempDir::new("windows");
+    let (scores, labels) = load("resnet50_birds_test.csv");
+    // The first window holds samples 30..70, the second 70..90 (not full): merged, the
+    // window of 40 holds 50..90, as one window that saw 0..90.
+    let first = dir.file("a.tce", window_bytes(&scores[..70], &labels[..70], 40));
+    let second = dir.file("b.tce", window_bytes(&scores[70..90], &labels[70..90], 40));
+    let whole = dir.file("all.tce", window_bytes(&scores[..90], &labels[..90], 40));
+    let merged = json(&tce(&[
+        "merge".as_ref(),
+        "--json".as_ref(),
+        first.as_os_str(),
+        second.as_os_str(),
+    ]));
+    let alone = json(&tce(&[
+        "merge".as_ref(),
+        "--json".as_ref(),
+        whole.as_os_str(),
+    ]));
+    assert_eq!(
+        (merged["n"].as_u64(), merged["seen"].as_u64()),
+        (Some(40), Some(90))
+    );
+    assert_eq!(estimates_of(merged), estimates_of(alone));
+    // The order of the files matters: the other way round, the window holds 10 of the
+    // second file's samples and the first file's 30 after them.
+    let reversed = json(&tce(&[
+        "merge".as_ref(),
+        "--json".as_ref(),
+        second.as_os_str(),
+        first.as_os_str(),
+    ]));
+    let mut expected =
+        SlidingWindow::with_boxed_storage(vec![Slot::EMPTY; 40].into(), vec![0.0; 40].into())
+            .unwrap();
+    expected
+        .push_batch(&scores[70..90], &labels[70..90])
+        .unwrap();
+    expected
+        .push_batch(&scores[30..70], &labels[30..70])
+        .unwrap();
+    let mut bytes = vec![0; expected.encoded_len()];
+    expected.encode(&mut bytes).unwrap();
+    let expected = dir.file("expected.tce", bytes);
+    let expected = json(&tce(&[
+        "merge".as_ref(),
+        "--json".as_ref(),
+        expected.as_os_str(),
+    ]));
+    assert_eq!(estimates_of(reversed), estimates_of(expected));
+}
+
+#[test]
+fn decaying_histograms_merge_as_the_core_merges_them() {
+    let dir = TempDir::new("decaying");
+    let (scores, labels) = load("resnet50_birds_test.csv");
+    let (a, b) = (&scores[..300], &scores[300..500]);
+    let (la, lb) = (&labels[..300], &labels[300..500]);
+    let first = dir.file("a.tce", decaying_bytes(a, la, 100.0));
+    let second = dir.file("b.tce", decaying_bytes(b, lb, 100.0));
+    let merged = json(&tce(&[
+        "merge".as_ref(),
+        "--json".as_ref(),
+        first.as_os_str(),
+        second.as_os_str(),
+    ]));
+    // The core's merge, encoded: the CLI computes nothing of its own.
+    let mut expected = decaying(100.0);
+    expected.push_batch(a, la).unwrap();
+    let mut other = decaying(100.0);
+    other.push_batch(b, lb).unwrap();
+    expected.merge(&other).unwrap();
+    let mut bytes = vec![0; expected.encoded_len()];
+    expected.encode(&mut bytes).unwrap();
+    let expected = dir.file("expected.tce", bytes);
+    let expected = json(&tce(&[
+        "merge".as_ref(),
+        "--json".as_ref(),
+        expected.as_os_str(),
+    ]));
+    assert_eq!(merged["kind"], "decaying_histogram");
+    assert_eq!(estimates_of(merged.clone()), estimates_of(expected));
+    // Commutative: the same estimates either way round.
+    let swapped = json(&tce(&[
+        "merge".as_ref(),
+        "--json".as_ref(),
+        second.as_os_str(),
+        first.as_os_str(),
+    ]));
+    assert_eq!(
+        estimates_of(swapped)["estimates"],
+        estimates_of(merged)["estimates"]
+    );
 }
 
 #[test]

@@ -175,9 +175,11 @@ class _Merged:
         if mine != theirs:
             self.refuse(count, f"a {theirs} state does not merge into the group's {mine} states")
             return
-        if mine in ("window", "decaying_histogram"):
-            self.refuse(count, f"{mine} states have no merge (they depend on how the streams "
-                               "interleave): only the group's first is taken")
+        if mine == "window":
+            # A window merge pushes the other's samples after its own: it depends on an
+            # order, and a Spark group has none.
+            self.refuse(count, "window states merge in push order, and a group has no order: "
+                               "only the group's first is taken")
             return
         try:
             if mine == "buffer":
@@ -577,8 +579,9 @@ def calibration_from_states(
 ) -> DataFrame:
     """Calibration estimates per group of a column of encoded states (binary, tce's
     portable format, any kind). Each group's states are merged with the core's merges
-    (histograms exactly; reservoirs into a uniform sample; buffers by appending; windows
-    and decaying histograms have no merge, so a group takes its first). Invalid bytes,
+    (histograms exactly; reservoirs into a uniform sample; buffers by appending; decaying
+    histograms as if every stream ended together; windows merge in an order a group does
+    not have, so a group takes its first). Invalid bytes,
     nulls and states that do not merge with the group's are counted in ``invalid`` with
     the first message in ``first_error``. `bins`, `closure`: the binning of sample states
     (a histogram's own bins are used for it); the other options are the estimators'.

@@ -254,6 +254,16 @@ def test_encoded_states_merge_by_group_and_invalid_bytes_are_reported(
         r = tce.Reservoir(64, seed=i)
         r.update(p, y)
         add("r", r.to_bytes(), p, y)
+    # Model "d": 20 devices with decaying histograms of one half-life.
+    decaying = []
+    for i in range(20):
+        n = int(rng.integers(5, 80))
+        p = rng.beta(3.0, 1.0, n)
+        y = (rng.random(n) < p).astype(np.uint8)
+        d = tce.DecayingHistogram(half_life=50.0)
+        d.update(p, y)
+        decaying.append(d)
+        add("d", d.to_bytes())
     # Bad ones in "h": corrupted, truncated, not a state, null, another kind, other bins.
     good = bytearray(rows[0][2])
     corrupted = bytearray(good)
@@ -276,7 +286,18 @@ def test_encoded_states_merge_by_group_and_invalid_bytes_are_reported(
 
     df = spark.sparkContext.parallelize(rows, 3).toDF("model string, device long, state binary")
     result = {r.model: r.asDict() for r in ts.calibration_from_states(df, ["model"]).collect()}
-    assert set(result) == {"h", "r", "x"}
+    assert set(result) == {"h", "r", "x", "d"}
+
+    # Decaying histograms: as the core merges them, in any order up to the weights' last
+    # bits.
+    whole = tce.DecayingHistogram(half_life=50.0)
+    for state in decaying:
+        whole.merge(state)
+    d = result["d"]
+    assert (d["kind"], d["states"], d["invalid"], d["ew_source"]) == (
+        "decaying_histogram", 20, 0, "decaying_histogram")
+    assert d["ece_bin"] == pytest.approx(whole.ece_bin().value, rel=1e-12)
+    assert d["mce"] == pytest.approx(whole.mce().value, rel=1e-12)
 
     # Histograms: exact, so equal to one histogram over every device's raw samples, and
     # to the CLI's estimate over them concatenated.

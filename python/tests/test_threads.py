@@ -61,16 +61,26 @@ def test_threads_estimating_and_merging_at_once_do_not_deadlock():
     a.update(SCORES[:100], LABELS[:100])
     b.update(SCORES[100:200], LABELS[100:200])
 
+    errors = []
+
     def cross(x, y):
-        for _ in range(200):
-            x.merge(y)
-            x.ece_bin()
+        # 40 rounds: the counts at most double per merge, so they stay far below
+        # tce.MAX_COUNT (200 rounds of cross merging overflowed it, as they should).
+        try:
+            for _ in range(40):
+                x.merge(y)
+                x.ece_bin()
+        except Exception as e:  # reported below: a thread's exception is otherwise lost
+            errors.append(e)
 
     t1 = threading.Thread(target=cross, args=(a, b))
     t2 = threading.Thread(target=cross, args=(b, a))
     t1.start(), t2.start()
     t1.join(30), t2.join(30)
     assert not t1.is_alive() and not t2.is_alive()
+    assert errors == []
+    # Each of the 40 merges added at least the other's first 100 samples.
+    assert a.samples >= 100 + 40 * 100 and b.samples >= 100 + 40 * 100
 
 
 def test_the_gil_is_released_while_the_core_works():

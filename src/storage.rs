@@ -1,0 +1,117 @@
+//! Heap storage for the boxed states (`std` only): allocation that fails with an error
+//! instead of aborting, and zero-filled storage whose pages the operating system commits
+//! only as samples arrive.
+//!
+//! Both matter for states decoded from bytes: a frame of a few bytes can legitimately
+//! claim a large window or reservoir (one that has seen fewer samples than its size, see
+//! [`crate::portable::frame_shape`]). [`zeroed`] storage then costs the memory of the
+//! samples held, and a size the address space cannot hold is an [`AllocError`], never an
+//! abort. The CLI and the Python package take their storage from here.
+
+use core::fmt;
+
+use crate::buffer::Slot;
+
+/// The allocator could not provide storage for `len` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllocError {
+    /// How many values were asked for.
+    pub len: usize,
+}
+
+impl fmt::Display for AllocError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot allocate storage for {} values", self.len)
+    }
+}
+
+impl std::error::Error for AllocError {}
+
+/// `len` copies of `value` on the heap, or an [`AllocError`].
+pub fn filled<T: Clone>(value: T, len: usize) -> Result<Box<[T]>, AllocError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| AllocError { len })?;
+    v.resize(len, value);
+    Ok(v.into_boxed_slice())
+}
+
+/// Values whose all-zero bytes are a valid value, equal to the empty one their storage
+/// starts with, so that storage can come zero-filled from the allocator ([`zeroed`]).
+///
+/// # Safety
+/// All-zero bytes must be a valid value of the type, equal to [`ZeroIsEmpty::EMPTY`],
+/// and the type must not be zero-sized.
+pub unsafe trait ZeroIsEmpty: Sized {
+    /// The value all-zero bytes are.
+    const EMPTY: Self;
+}
+
+// SAFETY: every bit pattern is a valid f64; zero bytes are +0.0, a ring's empty cell.
+unsafe impl ZeroIsEmpty for f64 {
+    const EMPTY: Self = 0.0;
+}
+
+// SAFETY: `Slot` is `#[repr(C)]` of an f64 and two u32 (src/buffer.rs) with no padding:
+// every bit pattern of those is valid, and zero bytes are `Slot::EMPTY` (0.0, 0, 0),
+// which the tests below check.
+unsafe impl ZeroIsEmpty for Slot {
+    const EMPTY: Self = Slot::EMPTY;
+}
+
+/// `len` empty values of `T` on the heap, zero-filled by the allocator, or an
+/// [`AllocError`].
+///
+/// Why not [`filled`]: it writes every value, so a window of size 2^30 commits its
+/// 24 GiB at once. Zero-filled allocations (`calloc`) of that size are fresh pages that
+/// the operating system commits only when they are first written.
+pub fn zeroed<T: ZeroIsEmpty>(len: usize) -> Result<Box<[T]>, AllocError> {
+    if len == 0 {
+        return Ok(Box::default());
+    }
+    let layout = std::alloc::Layout::array::<T>(len).map_err(|_| AllocError { len })?;
+    // SAFETY: `layout` has a non-zero size: len ≥ 1 and `T` is not zero-sized (the
+    // trait's contract).
+    let memory = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+    if memory.is_null() {
+        return Err(AllocError { len });
+    }
+    // SAFETY: `memory` was allocated by the global allocator with the layout of `len`
+    // values of `T` (the one `Box<[T]>` frees with), and holds `len` valid values: zero
+    // bytes are a valid `T` (the trait's contract).
+    Ok(unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(memory, len)) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zeroed_storage_holds_empty_values() {
+        let slots = zeroed::<Slot>(1000).unwrap();
+        assert_eq!(slots.len(), 1000);
+        assert!(slots.iter().all(|s| *s == Slot::EMPTY));
+        let ring = zeroed::<f64>(3).unwrap();
+        assert_eq!(
+            ring.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            [0, 0, 0]
+        );
+        assert!(zeroed::<Slot>(0).unwrap().is_empty());
+    }
+
+    #[test]
+    fn storage_too_large_for_the_address_space_is_an_error() {
+        assert_eq!(
+            zeroed::<Slot>(usize::MAX / 8).unwrap_err(),
+            AllocError {
+                len: usize::MAX / 8
+            }
+        );
+        assert_eq!(
+            filled(0u64, usize::MAX / 4).unwrap_err(),
+            AllocError {
+                len: usize::MAX / 4
+            }
+        );
+        assert_eq!(&*filled(7u8, 3).unwrap(), &[7, 7, 7]);
+    }
+}

@@ -6,12 +6,19 @@
 //!   bootstrap resample needs no sort.
 //! - [`bootstrap`]: resamples, percentile and BCa intervals, the distribution of b*.
 //! - [`normal`]: Φ and Φ⁻¹ for BCa.
+//! - [`text`]: the words, and the terminal summary.
+//! - [`json`], [`html`] (feature `render`): the JSON object and the self-contained page.
 //!
-//! [`report`] computes everything; renderers (the CLI's table, JSON and HTML page) only
-//! format its [`Report`]. Values are fractions, as in the core.
+//! [`report`] computes everything; the renderers only format its [`Report`], so the CLI
+//! and the Python package print the same. Values are fractions, as in the core.
 
 pub mod bootstrap;
+#[cfg(feature = "render")]
+pub mod html;
+#[cfg(feature = "render")]
+pub mod json;
 pub mod normal;
+pub mod text;
 pub(crate) mod weighted;
 
 use core::fmt;

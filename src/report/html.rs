@@ -1,4 +1,4 @@
-//! The page of `tce report --html`: one self-contained HTML file, its figures inline SVG
+//! The page of `tce report --html` (and Python's `Report.html`): one self-contained HTML file, its figures inline SVG
 //! (plotters' SVG backend, and hand-written SVG for the bias chart), no scripts, no
 //! network. Figures (each a `<figure id=…>`):
 //!
@@ -10,15 +10,16 @@
 //! - `curve`: the fitted calibration curve alone, with the TCE it implies;
 //! - `bias`: each estimator's bias and RMSE at the data's n, as a chart.
 
+pub mod scores;
+
 use std::fmt::Write as _;
 
+use super::text::{display_name, pct, recommendation_words};
+use super::{Reliability, Report};
+use crate::sim::Curve;
+use crate::Binning;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use tce::report::{Reliability, Report};
-use tce::sim::Curve;
-use tce::Binning;
-
-use crate::report::{display_name, pct, recommendation_words};
 
 const FONT: &str = "sans-serif";
 const BLUE: RGBColor = RGBColor(0, 114, 178);
@@ -117,8 +118,7 @@ fn scores_svg(scores: &[f64], report: &Report) -> Result<Option<String>, String>
     {
         let root = SVGBackend::with_string(&mut svg, (600, 480)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
-        crate::fit_svg::draw_log_odds_density(&root, scores, &p.fit.model.density)
-            .map_err(|e| e.to_string())?;
+        scores::draw_log_odds_density(&root, scores, &p.fit.model).map_err(|e| e.to_string())?;
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(Some(svg))
@@ -299,7 +299,7 @@ pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
         report.settings.norm.p(),
         report.settings.resamples,
         report.settings.seed,
-        crate::VERSION
+        super::json::VERSION
     );
     let words = recommendation_words(report);
     let _ = write!(out, "<section id=\"recommendation\"><h2>In short</h2>");
@@ -359,7 +359,7 @@ pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
     );
     for (i, e) in report.estimators.iter().enumerate() {
         let boot = e.bootstrap.as_ref().and_then(|b| b.as_ref().ok());
-        let iv = |i: &tce::report::Interval| format!("{}–{}", pct(i.lower), pct(i.upper));
+        let iv = |i: &super::Interval| format!("{}–{}", pct(i.lower), pct(i.upper));
         let bias = report
             .parametric
             .as_ref()
@@ -394,7 +394,7 @@ pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
                     escape(&display_name(&c.target)),
                     pct(c.real),
                     pct(c.simulated_mean),
-                    100.0 * tce::report::FIT_CHECK_LEVEL,
+                    100.0 * super::FIT_CHECK_LEVEL,
                     pct(c.interval.lower),
                     pct(c.interval.upper),
                     if c.reproduces { "reproduced" } else { "not reproduced" }

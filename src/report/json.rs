@@ -1,0 +1,308 @@
+//! The report as JSON (`tce report --json`, Python's `Report.to_json`): one object, its
+//! keys fixed here (docs/report.md). Fractions, not percentages.
+
+use serde::Serialize;
+
+use super::text::{bias_of, distribution, recommendation_words, BinsDistribution};
+use super::{
+    Basis, EstimatorResult, Interval, IntervalKind, Report, FIT_CHECK_LEVEL, JACKKNIFE_GROUPS,
+};
+use crate::{Closure, SweepLimit, Ties};
+
+/// The version every output carries (`tce_version`): the workspace's one version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[derive(Serialize)]
+struct IntervalJson {
+    lower: f64,
+    upper: f64,
+}
+
+impl From<&Interval> for IntervalJson {
+    fn from(i: &Interval) -> Self {
+        IntervalJson {
+            lower: i.lower,
+            upper: i.upper,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct BootstrapJson {
+    se: f64,
+    percentile: IntervalJson,
+    bca: Option<IntervalJson>,
+    z0: Option<f64>,
+    acceleration: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sweep_bins: Option<BinsDistribution>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sweep_bins_per_resample: Option<Vec<usize>>,
+    replicates: Vec<f64>,
+}
+
+#[derive(Serialize)]
+struct BiasJson {
+    mean: f64,
+    bias: f64,
+    sd: f64,
+    rmse: f64,
+    se: f64,
+}
+
+#[derive(Serialize)]
+struct EstimatorJson {
+    name: String,
+    estimator: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    binning: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bins: Option<usize>,
+    value: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bootstrap: Option<BootstrapJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bootstrap_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bias: Option<BiasJson>,
+}
+
+#[derive(Serialize)]
+struct BinJson {
+    count: u64,
+    hits: u64,
+    mean_score: Option<f64>,
+    accuracy: Option<f64>,
+    interval: Option<IntervalJson>,
+}
+
+#[derive(Serialize)]
+struct ReliabilityJson {
+    binning: &'static str,
+    bins: Vec<BinJson>,
+}
+
+#[derive(Serialize)]
+struct CheckJson {
+    estimator: String,
+    real: f64,
+    simulated_mean: f64,
+    interval: IntervalJson,
+    reproduces: bool,
+}
+
+#[derive(Serialize)]
+struct FitJson {
+    alpha: f64,
+    beta: f64,
+    glm: String,
+    b0: f64,
+    b1: f64,
+    aic: f64,
+    tce: f64,
+    tce_l1: f64,
+    tce_l2: f64,
+    simulations: usize,
+    check_level: f64,
+    checks: Vec<CheckJson>,
+    reproduces: bool,
+}
+
+#[derive(Serialize)]
+struct RecommendationJson {
+    estimator: String,
+    value: f64,
+    interval: Option<IntervalJson>,
+    interval_kind: Option<&'static str>,
+    basis: &'static str,
+    words: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct SettingsJson<'a, I> {
+    file: String,
+    input: &'a I,
+    bins: usize,
+    norm: f64,
+    closure: &'static str,
+    ties: &'static str,
+    max_bins: Option<usize>,
+    paper_limit: bool,
+    resamples: usize,
+    simulations: usize,
+    level: f64,
+    seed: u64,
+    kde: bool,
+    epsilon: f64,
+    jackknife_groups: usize,
+}
+
+#[derive(Serialize)]
+struct ReportJson<'a, I> {
+    tce_version: &'static str,
+    command: &'static str,
+    settings: SettingsJson<'a, I>,
+    n: usize,
+    hits: u64,
+    recommendation: RecommendationJson,
+    estimators: Vec<EstimatorJson>,
+    reliability: Vec<ReliabilityJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fit: Option<FitJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fit_error: Option<String>,
+}
+
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+fn estimator_json(r: &Report, e: &EstimatorResult) -> EstimatorJson {
+    let (bootstrap, bootstrap_error) = match &e.bootstrap {
+        None => (None, None),
+        Some(Err(err)) => (None, Some(err.to_string())),
+        Some(Ok(b)) => (
+            Some(BootstrapJson {
+                se: b.se,
+                percentile: (&b.percentile).into(),
+                bca: b.bca.as_ref().map(Into::into),
+                z0: finite(b.z0),
+                acceleration: finite(b.acceleration),
+                sweep_bins: b.sweep_bins.as_deref().map(distribution),
+                sweep_bins_per_resample: b.sweep_bins.clone(),
+                replicates: b.replicates.clone(),
+            }),
+            None,
+        ),
+    };
+    EstimatorJson {
+        name: e.target.spec.to_string(),
+        estimator: e.target.spec.kind().name(),
+        binning: e.target.spec.binning_name(),
+        bins: e.sweep_bins.or(e.target.bins),
+        value: e.estimate,
+        bootstrap,
+        bootstrap_error,
+        bias: bias_of(r, &e.target).map(|b| BiasJson {
+            mean: b.summary.mean,
+            bias: b.summary.bias,
+            sd: b.summary.sd,
+            rmse: b.summary.rmse,
+            se: b.summary.se,
+        }),
+    }
+}
+
+/// Where the samples came from, as the JSON's `settings.file` and `settings.input` say.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Source<I> {
+    /// The file (`-` for stdin), or what the caller names its arrays.
+    pub file: String,
+    /// What was read (the CLI's input provenance: format, values, reduction, rows, …),
+    /// serialized as it is.
+    pub input: I,
+}
+
+/// The report as one line of JSON (docs/report.md, "Reading the output"): every number,
+/// every setting, the version and the seed; keys in a fixed order, non-finite numbers as
+/// `null`.
+pub fn json<I: Serialize>(source: &Source<I>, r: &Report) -> String {
+    serde_json::to_string(&document(source, r)).expect("a report serializes")
+}
+
+fn document<'a, I: Serialize>(source: &'a Source<I>, r: &Report) -> ReportJson<'a, I> {
+    let chosen = &r.estimators[r.recommendation.estimator];
+    let interval = chosen.interval();
+    ReportJson {
+        tce_version: VERSION,
+        command: "report",
+        settings: SettingsJson {
+            file: source.file.clone(),
+            input: &source.input,
+            bins: r.settings.bins,
+            norm: r.settings.norm.p(),
+            closure: match r.settings.closure {
+                Closure::Left => "left",
+                Closure::Right => "right",
+            },
+            ties: match r.settings.ties {
+                Ties::Split => "split",
+                Ties::Keep => "keep",
+            },
+            max_bins: r.settings.sweep.max_bins,
+            paper_limit: r.settings.sweep.limit == SweepLimit::PaperCode,
+            resamples: r.settings.resamples,
+            simulations: r.settings.simulations.unwrap_or(0),
+            level: r.settings.level,
+            seed: r.settings.seed,
+            kde: r.settings.kde,
+            epsilon: r.settings.endpoint.epsilon(),
+            jackknife_groups: JACKKNIFE_GROUPS.min(r.n),
+        },
+        n: r.n,
+        hits: r.hits,
+        recommendation: RecommendationJson {
+            estimator: chosen.target.spec.to_string(),
+            value: chosen.estimate,
+            interval: interval.as_ref().map(|(i, _)| i.into()),
+            interval_kind: interval.map(|(_, k)| match k {
+                IntervalKind::Bca => "bca",
+                IntervalKind::Percentile => "percentile",
+            }),
+            basis: match r.recommendation.basis {
+                Basis::LowestRmse => "lowest_rmse",
+                Basis::LowestRmsePoorFit => "lowest_rmse_poor_fit",
+                Basis::NoFit => "no_fit",
+            },
+            words: recommendation_words(r),
+        },
+        estimators: r.estimators.iter().map(|e| estimator_json(r, e)).collect(),
+        reliability: r
+            .reliability
+            .iter()
+            .map(|rel| ReliabilityJson {
+                binning: crate::sim::estimator::binning_name(rel.binning),
+                bins: rel
+                    .bins
+                    .iter()
+                    .map(|b| BinJson {
+                        count: b.count,
+                        hits: b.hits,
+                        mean_score: b.mean_score,
+                        accuracy: b.accuracy,
+                        interval: b.interval.as_ref().map(Into::into),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        fit: r.parametric.as_ref().ok().map(|p| {
+            let best = p.fit.best_glm();
+            FitJson {
+                alpha: p.fit.model.density.alpha(),
+                beta: p.fit.model.density.beta(),
+                glm: best.spec.name(),
+                b0: best.b0,
+                b1: best.b1,
+                aic: best.aic,
+                tce: p.tce,
+                tce_l1: p.fit.tce_l1,
+                tce_l2: p.fit.tce_l2,
+                simulations: p.simulations,
+                check_level: FIT_CHECK_LEVEL,
+                checks: p
+                    .checks
+                    .iter()
+                    .map(|c| CheckJson {
+                        estimator: c.target.spec.to_string(),
+                        real: c.real,
+                        simulated_mean: c.simulated_mean,
+                        interval: (&c.interval).into(),
+                        reproduces: c.reproduces,
+                    })
+                    .collect(),
+                reproduces: p.reproduces,
+            }
+        }),
+        fit_error: r.parametric.as_ref().err().map(ToString::to_string),
+    }
+}

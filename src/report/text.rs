@@ -1,0 +1,263 @@
+//! The words of a report: estimator names, percentages, the recommendation in plain
+//! words and the terminal summary (`tce report` prints it; the JSON and the page quote
+//! the same words).
+
+use std::fmt::Write as _;
+
+use super::bootstrap::Interval;
+use super::{Basis, BiasRow, IntervalKind, Report, Target, FIT_CHECK_LEVEL};
+use crate::Binning;
+
+/// A human name: "ECE_sweep, equal-mass".
+pub fn display_name(target: &Target) -> String {
+    use crate::sim::EstimatorKind as K;
+    let kind = match target.spec.kind() {
+        K::EceBin => "ECE_bin",
+        K::EceSweep => "ECE_sweep",
+        K::EceDebias => "ECE_debias",
+        K::Mce => "MCE",
+        K::Kde => "KDE",
+        K::SmoothEce => "smooth ECE",
+    };
+    match target.spec.binning() {
+        Some(Binning::EqualWidth(_)) => format!("{kind}, equal-width"),
+        Some(Binning::EqualMass(_)) => format!("{kind}, equal-mass"),
+        None => kind.to_owned(),
+    }
+}
+
+/// A fraction in percent with 2 decimals.
+pub fn pct(x: f64) -> String {
+    format!("{:.2}%", 100.0 * x)
+}
+
+/// An interval in percent: "1.23–4.56%".
+pub fn interval_text(i: &Interval) -> String {
+    format!("{:.2}–{:.2}%", 100.0 * i.lower, 100.0 * i.upper)
+}
+
+/// The recommendation in plain words, as the summary and the page give it.
+pub fn recommendation_words(r: &Report) -> Vec<String> {
+    let rec = &r.recommendation;
+    let chosen = &r.estimators[rec.estimator];
+    let level = format!("{:.0}%", 100.0 * r.settings.level);
+    let mut lines = Vec::new();
+    let interval = match chosen.interval() {
+        Some((i, kind)) => format!(
+            " ({level} {} interval {})",
+            match kind {
+                IntervalKind::Bca => "BCa",
+                IntervalKind::Percentile => "percentile",
+            },
+            interval_text(&i)
+        ),
+        None => String::new(),
+    };
+    lines.push(format!(
+        "Calibration error (TCE_{}): {}{interval}, by {}.",
+        r.settings.norm.p(),
+        pct(chosen.estimate),
+        display_name(&chosen.target)
+    ));
+    match (&r.parametric, rec.basis) {
+        (Ok(p), basis) => {
+            let row = &p.bias[rec.bias_row.unwrap_or(0)];
+            lines.push(format!(
+                "Why this estimator: on {} data sets of your size (n = {}) simulated from a model fitted to your data, it was off by {:.2} points on average (RMSE), the least of all estimators; its bias there was {:+.2} points.",
+                p.simulations,
+                r.n,
+                100.0 * row.summary.rmse,
+                100.0 * row.summary.bias
+            ));
+            if let Some(u) = rec.usual_row {
+                let usual = &p.bias[u];
+                let value = r
+                    .estimators
+                    .iter()
+                    .find(|e| e.target == usual.target)
+                    .map_or(f64::NAN, |e| e.estimate);
+                lines.push(format!(
+                    "The usual {}-bin equal-width ECE_bin is {} on your data; at this n it is expected to be off by {:+.2} points (bias), {:.2} points typically (RMSE).",
+                    r.settings.bins,
+                    pct(value),
+                    100.0 * usual.summary.bias,
+                    100.0 * usual.summary.rmse
+                ));
+            }
+            if basis == Basis::LowestRmsePoorFit {
+                lines.push(format!(
+                    "Caveat: the fitted model does not reproduce your data (a real value falls outside the central {:.0}% of the simulated ones, see the fit check), so the bias figures, and the choice they make, are less certain.",
+                    100.0 * FIT_CHECK_LEVEL
+                ));
+            }
+        }
+        (Err(e), _) => lines.push(format!(
+            "No parametric model could be fitted ({e}); this is the paper's default estimator, without a bias check at your n."
+        )),
+    }
+    lines
+}
+
+pub(crate) fn bias_of<'a>(r: &'a Report, target: &Target) -> Option<&'a BiasRow> {
+    r.parametric
+        .as_ref()
+        .ok()?
+        .bias
+        .iter()
+        .find(|b| b.target == *target)
+}
+
+/// The terminal summary: the recommendation first, then the table.
+pub fn summary(file: &str, r: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "tce report: {file}: n = {}, accuracy {}, p = {}, seed {}",
+        r.n,
+        pct(r.hits as f64 / r.n as f64),
+        r.settings.norm.p(),
+        r.settings.seed
+    );
+    out.push('\n');
+    for line in recommendation_words(r) {
+        let _ = writeln!(out, "{line}");
+    }
+    out.push('\n');
+    let level = format!("{:.0}%", 100.0 * r.settings.level);
+    let _ = writeln!(
+        out,
+        "{:<24} {:>5} {:>8} {:>17} {:>17} {:>8} {:>7} {:>7}",
+        "estimator",
+        "bins",
+        "estimate",
+        format!("percentile {level}"),
+        format!("BCa {level}"),
+        "bias",
+        "sd",
+        "RMSE"
+    );
+    for e in &r.estimators {
+        let boot = e.bootstrap.as_ref().and_then(|b| b.as_ref().ok());
+        let bins = e
+            .sweep_bins
+            .or(e.target.bins)
+            .map_or("-".into(), |b| b.to_string());
+        let percentile = boot.map_or("-".into(), |b| interval_text(&b.percentile));
+        let bca = boot
+            .and_then(|b| b.bca.as_ref())
+            .map_or("-".into(), interval_text);
+        let (bias, sd, rmse) =
+            bias_of(r, &e.target).map_or(("-".into(), "-".into(), "-".into()), |b| {
+                (
+                    format!("{:+.2}", 100.0 * b.summary.bias),
+                    format!("{:.2}", 100.0 * b.summary.sd),
+                    format!("{:.2}", 100.0 * b.summary.rmse),
+                )
+            });
+        let mark = if std::ptr::eq(e, &r.estimators[r.recommendation.estimator]) {
+            "*"
+        } else {
+            " "
+        };
+        let _ = writeln!(
+            out,
+            "{mark}{:<23} {bins:>5} {:>8} {percentile:>17} {bca:>17} {bias:>8} {sd:>7} {rmse:>7}",
+            display_name(&e.target),
+            pct(e.estimate)
+        );
+        if let Some(Err(err)) = &e.bootstrap {
+            let _ = writeln!(out, "  (no interval: {err})");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "bias, sd, RMSE: percentage points against the fitted model's TCE; MCE estimates the largest gap, not TCE."
+    );
+    for e in &r.estimators {
+        if let Some(Ok(b)) = &e.bootstrap {
+            if let Some(bins) = &b.sweep_bins {
+                let d = distribution(bins);
+                let _ = writeln!(
+                    out,
+                    "b* of {}: {} on the data; over the resamples median {}, 2.5–97.5% {}–{}, range {}–{}",
+                    display_name(&e.target),
+                    e.sweep_bins.unwrap_or(0),
+                    d.median,
+                    d.p025,
+                    d.p975,
+                    d.min,
+                    d.max
+                );
+            }
+        }
+    }
+    match &r.parametric {
+        Ok(p) => {
+            let best = p.fit.best_glm();
+            let _ = writeln!(
+                out,
+                "\nfit: Beta({:.4}, {:.4}) scores, curve {} (lowest AIC of 12 GLMs: b0 = {:.4}, b1 = {:.4}); TCE_{} of the fit {}",
+                p.fit.model.density.alpha(),
+                p.fit.model.density.beta(),
+                best.spec.name(),
+                best.b0,
+                best.b1,
+                r.settings.norm.p(),
+                pct(p.tce)
+            );
+            for c in &p.checks {
+                let _ = writeln!(
+                    out,
+                    "fit check, {}: real {}, simulated mean {}, central {:.0}% {} → {}",
+                    display_name(&c.target),
+                    pct(c.real),
+                    pct(c.simulated_mean),
+                    100.0 * FIT_CHECK_LEVEL,
+                    interval_text(&c.interval),
+                    if c.reproduces {
+                        "reproduced"
+                    } else {
+                        "NOT reproduced"
+                    }
+                );
+            }
+        }
+        Err(e) => {
+            let _ = writeln!(out, "\nno fit: {e}");
+        }
+    }
+    out
+}
+
+/// Summary statistics of the resamples' b* (nearest-rank order statistics).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "render", derive(serde::Serialize))]
+pub struct BinsDistribution {
+    /// The smallest b*.
+    pub min: usize,
+    /// The 2.5% order statistic.
+    pub p025: usize,
+    /// The median.
+    pub median: usize,
+    /// The 97.5% order statistic.
+    pub p975: usize,
+    /// The largest b*.
+    pub max: usize,
+    /// The mean.
+    pub mean: f64,
+}
+
+/// The order statistics of b* (nearest rank).
+pub fn distribution(bins: &[usize]) -> BinsDistribution {
+    let mut s = bins.to_vec();
+    s.sort_unstable();
+    let at = |q: f64| s[((q * (s.len() - 1) as f64).round() as usize).min(s.len() - 1)];
+    BinsDistribution {
+        min: s[0],
+        p025: at(0.025),
+        median: at(0.5),
+        p975: at(0.975),
+        max: s[s.len() - 1],
+        mean: s.iter().sum::<usize>() as f64 / s.len() as f64,
+    }
+}

@@ -334,7 +334,7 @@ pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
         }
     }
     match scores_svg(scores, report) {
-        Ok(Some(svg)) => figure(&mut out, "scores", &svg, "Scores on a log-odds axis (log counts), so that the confident end is visible; scores of exactly 0 or 1 have bars of their own at the ends. The line is the fitted Beta density."),
+        Ok(Some(svg)) => figure(&mut out, "scores", &svg, "Scores on a log-odds axis (log counts), so that the confident end is visible; scores of exactly 0 or 1 have bars of their own at the ends. The line is what the fitted model expects: its Beta density, and, when it has point masses at 0 or 1, their share of rows in the end bars."),
         Ok(None) => {}
         Err(e) => {
             let _ = write!(out, "<p>score histogram failed: {}</p>", escape(&e));
@@ -386,7 +386,15 @@ pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
     out.push_str("</table><p>Bias, sd and RMSE in percentage points against the fitted model's TCE. MCE estimates the largest bin gap, not TCE, and has no bias row.</p>\n");
     match &report.parametric {
         Ok(p) => {
-            out.push_str("<h2>Does the fitted model reproduce the data?</h2><ul>");
+            out.push_str("<h2>Does the fitted model reproduce the data?</h2>");
+            let _ = write!(
+                out,
+                "<p>The fitted model: Beta({:.4}, {:.4}) scores{}, calibration curve {} (the lowest AIC of twelve GLMs).</p><ul>",
+                p.fit.model.density.alpha(),
+                p.fit.model.density.beta(),
+                escape(&super::text::point_masses_text(&p.fit)),
+                escape(&p.fit.best_glm().spec.name())
+            );
             for c in &p.checks {
                 let _ = write!(
                     out,

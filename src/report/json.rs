@@ -7,6 +7,7 @@ use super::text::{bias_of, distribution, recommendation_words, BinsDistribution}
 use super::{
     Basis, EstimatorResult, Interval, IntervalKind, Report, FIT_CHECK_LEVEL, JACKKNIFE_GROUPS,
 };
+use crate::fit::{AtomAccuracy, FittedModel};
 use crate::{Closure, SweepLimit, Ties};
 
 /// The version every output carries (`tce_version`): the workspace's one version.
@@ -99,6 +100,8 @@ struct FitJson {
     b0: f64,
     b1: f64,
     aic: f64,
+    /// Atoms at 0 and 1 (`null`: a pure Beta fit, no score of exactly 0 or 1).
+    point_masses: Option<PointMassesJson>,
     tce: f64,
     tce_l1: f64,
     tce_l2: f64,
@@ -106,6 +109,44 @@ struct FitJson {
     check_level: f64,
     checks: Vec<CheckJson>,
     reproduces: bool,
+}
+
+#[derive(Serialize)]
+struct AtomJson {
+    rows: usize,
+    mass: f64,
+    accuracy: f64,
+}
+
+#[derive(Serialize)]
+struct PointMassesJson {
+    zero: Option<AtomJson>,
+    one: Option<AtomJson>,
+    /// `curve` or `fitted`: where the atoms' accuracies come from (the lower AIC).
+    accuracy_from: &'static str,
+    aic_curve: f64,
+    aic_fitted: Option<f64>,
+}
+
+fn point_masses_json(fit: &FittedModel) -> Option<PointMassesJson> {
+    let s = fit.saturation.as_ref()?;
+    let atom = |k: usize, a: Option<crate::sim::PointMass>| {
+        a.map(|a| AtomJson {
+            rows: s.counts[k],
+            mass: a.mass(),
+            accuracy: a.accuracy(),
+        })
+    };
+    Some(PointMassesJson {
+        zero: atom(0, s.point_masses.zero()),
+        one: atom(1, s.point_masses.one()),
+        accuracy_from: match s.chosen {
+            AtomAccuracy::Fitted => "fitted",
+            _ => "curve",
+        },
+        aic_curve: s.from_curve.aic,
+        aic_fitted: s.fitted.as_ref().map(|v| v.aic),
+    })
 }
 
 #[derive(Serialize)]
@@ -284,6 +325,7 @@ fn document<'a, I: Serialize>(source: &'a Source<I>, r: &Report) -> ReportJson<'
                 b0: best.b0,
                 b1: best.b1,
                 aic: best.aic,
+                point_masses: point_masses_json(&p.fit),
                 tce: p.tce,
                 tce_l1: p.fit.tce_l1,
                 tce_l2: p.fit.tce_l2,

@@ -28,7 +28,9 @@ pub use bootstrap::{Bootstrap, BootstrapError, Interval, Resampling, Target, JAC
 use crate::binning::{Binning, Closure, Ties};
 use crate::buffer::{Slot, SortedBuffer};
 use crate::error::PushError;
-use crate::fit::{fit_model, EndpointRule, FitError, FittedModel};
+use crate::fit::{
+    fit_model, fit_model_with_point_masses, AtomAccuracy, EndpointRule, FitError, FittedModel,
+};
 use crate::norm::Norm;
 use crate::sim::estimator::{DataView, EstimatorKind, EvaluateError, EvaluationSettings};
 use crate::sim::runner::Summary;
@@ -226,7 +228,8 @@ pub struct BiasRow {
 /// The parametric part: the fit, its check, and the bias table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Parametric {
-    /// The fit (Beta density and AIC-best GLM).
+    /// The fit ([`fit`]: Beta density, point masses at 0 and 1 when the data has exact 0s
+    /// or 1s, and the AIC-best GLM).
     pub fit: FittedModel,
     /// The fit's exact TCE_p (fraction).
     pub tce: f64,
@@ -481,6 +484,20 @@ pub fn report(
     })
 }
 
+/// The report's parametric model of (scores, labels): with scores of exactly 0 or 1
+/// (float32 softmax saturates: 29% of ResNet-110's CIFAR-10 scores are 1.0), point masses
+/// there ([`fit_model_with_point_masses`], the atoms' accuracies from the curve or fitted,
+/// whichever has the lower AIC, as `tce fit-check --point-mass aic`), since a Beta
+/// density cannot hold them; otherwise the paper's Beta density ([`fit_model`]). Either
+/// way the calibration curve is the best of the twelve GLMs by AIC.
+pub fn fit(scores: &[f64], labels: &[u8], rule: &EndpointRule) -> Result<FittedModel, FitError> {
+    if scores.iter().any(|&s| s == 0.0 || s == 1.0) {
+        fit_model_with_point_masses(scores, labels, rule, AtomAccuracy::ByAic)
+    } else {
+        fit_model(scores, labels, rule)
+    }
+}
+
 fn parametric(
     scores: &[f64],
     labels: &[u8],
@@ -489,7 +506,7 @@ fn parametric(
     estimators: &[EstimatorResult],
     progress: &(dyn Fn(Phase) + Sync),
 ) -> Result<Parametric, ParametricError> {
-    let fit = fit_model(scores, labels, &settings.endpoint).map_err(ParametricError::Fit)?;
+    let fit = fit(scores, labels, &settings.endpoint).map_err(ParametricError::Fit)?;
     let tce_targets: Vec<Target> = targets.iter().copied().filter(estimates_tce).collect();
     let grid = Grid {
         sizes: vec![scores.len()],

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use tce::report::classwise::{classwise_report, ClassColumn};
 use tce::report::json::Source;
 use tce::report::{report, Phase, ReportSettings};
 use tce::{Closure, SweepLimit, SweepOptions, Ties};
@@ -131,48 +132,82 @@ impl Bars {
     }
 }
 
-pub fn run(args: &ReportArgs) -> Result<(), Failure> {
-    if args.input.classwise {
-        return Err(Failure::input(
-            "tce report reads top-label samples; --classwise is not supported by report (use tce estimate --classwise)",
-        ));
-    }
-    let settings = args.settings()?;
-    let loaded = args.input.load()?;
-    let (scores, labels) = match &loaded.data {
-        input::Data::TopLabel { scores, labels } => (scores, labels),
-        input::Data::Classwise(_) => unreachable!("refused above"),
-    };
-    let simulations = settings
-        .simulations
-        .unwrap_or_else(|| tce::report::default_simulations(scores.len()));
-    let bars = Bars::new(settings.resamples, simulations, args.quiet);
-    let result = report(scores, labels, &settings, &|phase| match phase {
-        Phase::Bootstrap => bars.bootstrap.inc(1),
-        Phase::Simulation => bars.simulation.inc(1),
-    })
-    .map_err(|e| match e {
+fn report_failure(e: tce::report::ReportError) -> Failure {
+    match e {
         tce::report::ReportError::InvalidLevel(_) | tce::report::ReportError::NoSamples => {
             Failure::input(e.to_string())
         }
         other => Failure::internal(other.to_string()),
-    })?;
-    bars.bootstrap.finish_and_clear();
-    bars.simulation.finish_and_clear();
-    let file = args.input.file.display().to_string();
-    if let Some(path) = &args.html {
-        let page = tce::report::html::page(&file, scores, &result);
-        std::fs::write(path, page)
-            .map_err(|e| Failure::internal(format!("{}: cannot write: {e}", path.display())))?;
     }
-    let text = if args.json {
-        let source = Source {
-            file,
-            input: &loaded.provenance,
-        };
-        tce::report::json::json(&source, &result) + "\n"
-    } else {
-        tce::report::text::summary(&file, &result)
+}
+
+pub fn run(args: &ReportArgs) -> Result<(), Failure> {
+    let settings = args.settings()?;
+    let loaded = args.input.load()?;
+    let file = args.input.file.display().to_string();
+    let source = Source {
+        file: file.clone(),
+        input: &loaded.provenance,
     };
-    crate::write_stdout(&text)
+    match &loaded.data {
+        input::Data::TopLabel { scores, labels } => {
+            let simulations = settings
+                .simulations
+                .unwrap_or_else(|| tce::report::default_simulations(scores.len()));
+            let bars = Bars::new(settings.resamples, simulations, args.quiet);
+            let result = report(scores, labels, &settings, &|phase| match phase {
+                Phase::Bootstrap => bars.bootstrap.inc(1),
+                Phase::Simulation => bars.simulation.inc(1),
+            })
+            .map_err(report_failure)?;
+            bars.bootstrap.finish_and_clear();
+            bars.simulation.finish_and_clear();
+            if let Some(path) = &args.html {
+                write_page(path, &tce::report::html::page(&file, scores, &result))?;
+            }
+            crate::write_stdout(&if args.json {
+                tce::report::json::json(&source, &result) + "\n"
+            } else {
+                tce::report::text::summary(&file, &result)
+            })
+        }
+        input::Data::Classwise(columns) => {
+            let n = columns.first().map_or(0, |c| c.scores.len());
+            let k = columns.len();
+            let simulations = settings
+                .simulations
+                .unwrap_or_else(|| tce::report::default_simulations(n));
+            // Each class's bootstrap and simulations, then the joint resamples.
+            let bars = Bars::new(settings.resamples * (k + 1), simulations * k, args.quiet);
+            let views: Vec<ClassColumn<'_>> = columns
+                .iter()
+                .map(|c| ClassColumn {
+                    class: c.class,
+                    name: &c.name,
+                    scores: &c.scores,
+                    labels: &c.labels,
+                })
+                .collect();
+            let result = classwise_report(&views, &settings, &|phase| match phase {
+                Phase::Bootstrap => bars.bootstrap.inc(1),
+                Phase::Simulation => bars.simulation.inc(1),
+            })
+            .map_err(report_failure)?;
+            bars.bootstrap.finish_and_clear();
+            bars.simulation.finish_and_clear();
+            if let Some(path) = &args.html {
+                write_page(path, &tce::report::html::classwise_page(&file, &result))?;
+            }
+            crate::write_stdout(&if args.json {
+                tce::report::json::classwise_json(&source, &result) + "\n"
+            } else {
+                tce::report::text::classwise_summary(&file, &result)
+            })
+        }
+    }
+}
+
+fn write_page(path: &std::path::Path, page: &str) -> Result<(), Failure> {
+    std::fs::write(path, page)
+        .map_err(|e| Failure::internal(format!("{}: cannot write: {e}", path.display())))
 }

@@ -3,9 +3,11 @@
 
 use serde::Serialize;
 
+use super::classwise::{ClasswiseReport, MarginalResult};
 use super::text::{bias_of, distribution, recommendation_words, BinsDistribution};
 use super::{
-    Basis, EstimatorResult, Interval, IntervalKind, Report, FIT_CHECK_LEVEL, JACKKNIFE_GROUPS,
+    Basis, EstimatorResult, Interval, IntervalKind, Report, ReportSettings, FIT_CHECK_LEVEL,
+    JACKKNIFE_GROUPS,
 };
 use crate::fit::{AtomAccuracy, FittedModel};
 use crate::{Closure, SweepLimit, Ties};
@@ -183,6 +185,13 @@ struct ReportJson<'a, I> {
     tce_version: &'static str,
     command: &'static str,
     settings: SettingsJson<'a, I>,
+    #[serde(flatten)]
+    body: BodyJson,
+}
+
+/// The numbers of one report (of the data, or of one class in a classwise report).
+#[derive(Serialize)]
+struct BodyJson {
     n: usize,
     hits: u64,
     recommendation: RecommendationJson,
@@ -251,50 +260,72 @@ pub fn json<I: Serialize>(source: &Source<I>, r: &Report) -> String {
     serde_json::to_string(&document(source, r)).expect("a report serializes")
 }
 
+fn settings_json<'a, I>(
+    source: &'a Source<I>,
+    settings: &ReportSettings,
+    n: usize,
+) -> SettingsJson<'a, I> {
+    SettingsJson {
+        file: source.file.clone(),
+        input: &source.input,
+        bins: settings.bins,
+        norm: settings.norm.p(),
+        closure: match settings.closure {
+            Closure::Left => "left",
+            Closure::Right => "right",
+        },
+        ties: match settings.ties {
+            Ties::Split => "split",
+            Ties::Keep => "keep",
+        },
+        max_bins: settings.sweep.max_bins,
+        paper_limit: settings.sweep.limit == SweepLimit::PaperCode,
+        resamples: settings.resamples,
+        simulations: settings.simulations.unwrap_or(0),
+        level: settings.level,
+        seed: settings.seed,
+        kde: settings.kde,
+        epsilon: settings.endpoint.epsilon(),
+        jackknife_groups: JACKKNIFE_GROUPS.min(n),
+    }
+}
+
+fn interval_kind(kind: IntervalKind) -> &'static str {
+    match kind {
+        IntervalKind::Bca => "bca",
+        IntervalKind::Percentile => "percentile",
+    }
+}
+
+fn basis_name(basis: Basis) -> &'static str {
+    match basis {
+        Basis::LowestRmse => "lowest_rmse",
+        Basis::LowestRmsePoorFit => "lowest_rmse_poor_fit",
+        Basis::NoFit => "no_fit",
+    }
+}
+
 fn document<'a, I: Serialize>(source: &'a Source<I>, r: &Report) -> ReportJson<'a, I> {
-    let chosen = &r.estimators[r.recommendation.estimator];
-    let interval = chosen.interval();
     ReportJson {
         tce_version: VERSION,
         command: "report",
-        settings: SettingsJson {
-            file: source.file.clone(),
-            input: &source.input,
-            bins: r.settings.bins,
-            norm: r.settings.norm.p(),
-            closure: match r.settings.closure {
-                Closure::Left => "left",
-                Closure::Right => "right",
-            },
-            ties: match r.settings.ties {
-                Ties::Split => "split",
-                Ties::Keep => "keep",
-            },
-            max_bins: r.settings.sweep.max_bins,
-            paper_limit: r.settings.sweep.limit == SweepLimit::PaperCode,
-            resamples: r.settings.resamples,
-            simulations: r.settings.simulations.unwrap_or(0),
-            level: r.settings.level,
-            seed: r.settings.seed,
-            kde: r.settings.kde,
-            epsilon: r.settings.endpoint.epsilon(),
-            jackknife_groups: JACKKNIFE_GROUPS.min(r.n),
-        },
+        settings: settings_json(source, &r.settings, r.n),
+        body: body(r),
+    }
+}
+
+fn body(r: &Report) -> BodyJson {
+    let chosen = &r.estimators[r.recommendation.estimator];
+    let interval = chosen.interval();
+    BodyJson {
         n: r.n,
         hits: r.hits,
         recommendation: RecommendationJson {
             estimator: chosen.target.spec.to_string(),
             value: chosen.estimate,
             interval: interval.as_ref().map(|(i, _)| i.into()),
-            interval_kind: interval.map(|(_, k)| match k {
-                IntervalKind::Bca => "bca",
-                IntervalKind::Percentile => "percentile",
-            }),
-            basis: match r.recommendation.basis {
-                Basis::LowestRmse => "lowest_rmse",
-                Basis::LowestRmsePoorFit => "lowest_rmse_poor_fit",
-                Basis::NoFit => "no_fit",
-            },
+            interval_kind: interval.map(|(_, k)| interval_kind(k)),
+            basis: basis_name(r.recommendation.basis),
             words: recommendation_words(r),
         },
         estimators: r.estimators.iter().map(|e| estimator_json(r, e)).collect(),
@@ -347,4 +378,119 @@ fn document<'a, I: Serialize>(source: &'a Source<I>, r: &Report) -> ReportJson<'
         }),
         fit_error: r.parametric.as_ref().err().map(ToString::to_string),
     }
+}
+
+#[derive(Serialize)]
+struct MarginalJson {
+    name: String,
+    estimator: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    binning: Option<&'static str>,
+    /// The classes' common bin count; `null` for the sweep (each class has its own b*).
+    bins: Option<usize>,
+    value: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bootstrap: Option<BootstrapJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bootstrap_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bias: Option<BiasJson>,
+}
+
+#[derive(Serialize)]
+struct ClassJson {
+    class: usize,
+    name: String,
+    #[serde(flatten)]
+    body: BodyJson,
+}
+
+#[derive(Serialize)]
+struct ClasswiseJson<'a, I> {
+    tce_version: &'static str,
+    command: &'static str,
+    classwise: bool,
+    settings: SettingsJson<'a, I>,
+    n: usize,
+    classes_count: usize,
+    recommendation: RecommendationJson,
+    /// The l_p mean of the classes' fitted TCEs (`null` unless every class has a fit).
+    tce: Option<f64>,
+    flagged: usize,
+    unfitted: usize,
+    marginal: Vec<MarginalJson>,
+    classes: Vec<ClassJson>,
+}
+
+fn marginal_json(m: &MarginalResult) -> MarginalJson {
+    let (bootstrap, bootstrap_error) = match &m.bootstrap {
+        None => (None, None),
+        Some(Err(err)) => (None, Some(err.to_string())),
+        Some(Ok(b)) => (
+            Some(BootstrapJson {
+                se: b.se,
+                percentile: (&b.percentile).into(),
+                bca: b.bca.as_ref().map(Into::into),
+                z0: finite(b.z0),
+                acceleration: finite(b.acceleration),
+                sweep_bins: None,
+                sweep_bins_per_resample: None,
+                replicates: b.replicates.clone(),
+            }),
+            None,
+        ),
+    };
+    MarginalJson {
+        name: m.target.spec.to_string(),
+        estimator: m.target.spec.kind().name(),
+        binning: m.target.spec.binning_name(),
+        bins: m.target.bins,
+        value: m.value,
+        bootstrap,
+        bootstrap_error,
+        bias: m.bias.map(|b| BiasJson {
+            mean: b.mean,
+            bias: b.bias,
+            sd: b.sd,
+            rmse: b.rmse,
+            se: b.se,
+        }),
+    }
+}
+
+/// The classwise report as one line of JSON: the settings, the marginal estimators with
+/// their intervals and bias, and every class's report with the keys of a top-label one.
+pub fn classwise_json<I: Serialize>(source: &Source<I>, r: &ClasswiseReport) -> String {
+    let chosen = &r.marginal[r.recommendation.estimator];
+    let interval = chosen.interval();
+    let value = ClasswiseJson {
+        tce_version: VERSION,
+        command: "report",
+        classwise: true,
+        settings: settings_json(source, &r.settings, r.n),
+        n: r.n,
+        classes_count: r.classes.len(),
+        recommendation: RecommendationJson {
+            estimator: chosen.target.spec.to_string(),
+            value: chosen.value,
+            interval: interval.as_ref().map(|(i, _)| i.into()),
+            interval_kind: interval.map(|(_, k)| interval_kind(k)),
+            basis: basis_name(r.recommendation.basis),
+            words: super::text::classwise_words(r),
+        },
+        tce: r.tce,
+        flagged: r.flagged,
+        unfitted: r.unfitted,
+        marginal: r.marginal.iter().map(marginal_json).collect(),
+        classes: r
+            .classes
+            .iter()
+            .map(|c| ClassJson {
+                class: c.class,
+                name: c.name.clone(),
+                body: body(&c.report),
+            })
+            .collect(),
+    };
+    serde_json::to_string(&value).expect("a report serializes")
 }

@@ -6,6 +6,8 @@
 //!   bootstrap resample needs no sort.
 //! - [`bootstrap`]: resamples, percentile and BCa intervals, the distribution of b*.
 //! - [`normal`]: Φ and Φ⁻¹ for BCa.
+//! - [`classwise`]: the report of every class one-vs-rest, and the marginal calibration
+//!   error over the classes with its bootstrap (rows resampled jointly).
 //! - [`text`]: the words, and the terminal summary.
 //! - [`json`], [`html`] (feature `render`): the JSON object and the self-contained page.
 //!
@@ -13,6 +15,7 @@
 //! and the Python package print the same. Values are fractions, as in the core.
 
 pub mod bootstrap;
+pub mod classwise;
 #[cfg(feature = "render")]
 pub mod html;
 #[cfg(feature = "render")]
@@ -242,6 +245,9 @@ pub struct Parametric {
     pub reproduces: bool,
     /// Bias, sd and RMSE of every TCE estimator, in the report's estimator order.
     pub bias: Vec<BiasRow>,
+    /// Each bias row's estimates on the simulated data sets (fractions, in simulation
+    /// order): what a classwise report combines across classes.
+    pub simulated: Vec<Vec<f64>>,
 }
 
 /// Why the parametric part is missing.
@@ -527,14 +533,16 @@ fn parametric(
             .cell(scores.len(), t.bins, t.spec)
             .expect("every TCE target is a cell of the grid")
     };
+    let simulated: Vec<Vec<f64>> = tce_targets
+        .iter()
+        .map(|t| cell_of(t).estimates.iter().map(|v| v / 100.0).collect())
+        .collect();
     let bias: Vec<BiasRow> = tce_targets
         .iter()
-        .map(|t| {
-            let values: Vec<f64> = cell_of(t).estimates.iter().map(|v| v / 100.0).collect();
-            BiasRow {
-                target: *t,
-                summary: Summary::of(&values, tce),
-            }
+        .zip(&simulated)
+        .map(|(t, values)| BiasRow {
+            target: *t,
+            summary: Summary::of(values, tce),
         })
         .collect();
     let checked = [
@@ -573,6 +581,7 @@ fn parametric(
         simulations: simulation.repetitions,
         checks,
         bias,
+        simulated,
         fit,
     })
 }

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use super::bootstrap::Interval;
+use super::classwise::ClasswiseReport;
 use super::{Basis, BiasRow, IntervalKind, Report, Target, FIT_CHECK_LEVEL};
 use crate::fit::{AtomAccuracy, FittedModel};
 use crate::Binning;
@@ -286,4 +287,167 @@ pub fn distribution(bins: &[usize]) -> BinsDistribution {
         max: s[s.len() - 1],
         mean: s.iter().sum::<usize>() as f64 / s.len() as f64,
     }
+}
+
+fn interval_words(interval: Option<(Interval, IntervalKind)>, level: f64) -> String {
+    match interval {
+        Some((i, kind)) => format!(
+            " ({:.0}% {} interval {})",
+            100.0 * level,
+            match kind {
+                IntervalKind::Bca => "BCa",
+                IntervalKind::Percentile => "percentile",
+            },
+            interval_text(&i)
+        ),
+        None => String::new(),
+    }
+}
+
+/// The classwise recommendation in plain words.
+pub fn classwise_words(r: &ClasswiseReport) -> Vec<String> {
+    let rec = &r.recommendation;
+    let chosen = &r.marginal[rec.estimator];
+    let k = r.classes.len();
+    let mut lines = vec![format!(
+        "Marginal calibration error over {k} classes (each one-vs-rest, TCE_{} averaged as Kumar et al.): {}{}, by {}.",
+        r.settings.norm.p(),
+        pct(chosen.value),
+        interval_words(chosen.interval(), r.settings.level),
+        display_name(&chosen.target)
+    )];
+    match (rec.basis, chosen.bias) {
+        (Basis::NoFit, _) | (_, None) => lines.push(format!(
+            "No parametric model could be fitted for {} of the {k} classes; this is the paper's default estimator, without a bias check at your n.",
+            r.unfitted
+        )),
+        (basis, Some(b)) => {
+            let sims = r.classes[0]
+                .report
+                .parametric
+                .as_ref()
+                .map_or(0, |p| p.simulations);
+            lines.push(format!(
+                "Why this estimator: {sims} data sets of your size were simulated from each class's fitted model and combined over the classes; it was off by {:.2} points on average (RMSE), the least of all estimators; its bias there was {:+.2} points. (The classes were simulated independently.)",
+                100.0 * b.rmse,
+                100.0 * b.bias
+            ));
+            if let Some(u) = rec.usual.and_then(|u| r.marginal.get(u)) {
+                if let Some(ub) = u.bias {
+                    lines.push(format!(
+                        "The usual {}-bin equal-width ECE_bin over the classes is {}; at this n it is expected to be off by {:+.2} points (bias), {:.2} points typically (RMSE).",
+                        r.settings.bins,
+                        pct(u.value),
+                        100.0 * ub.bias,
+                        100.0 * ub.rmse
+                    ));
+                }
+            }
+            if basis == Basis::LowestRmsePoorFit {
+                lines.push(format!(
+                    "Caveat: the fitted model of {} of the {k} classes does not reproduce that class's data (see the per-class fit checks), so the bias figures, and the choice they make, are less certain.",
+                    r.flagged
+                ));
+            }
+        }
+    }
+    lines
+}
+
+/// The classwise terminal summary: the marginal recommendation, the marginal table, then
+/// one line per class (its own recommendation and fit check).
+pub fn classwise_summary(file: &str, r: &ClasswiseReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "tce report --classwise: {file}: n = {}, {} classes, p = {}, seed {}",
+        r.n,
+        r.classes.len(),
+        r.settings.norm.p(),
+        r.settings.seed
+    );
+    out.push('\n');
+    for line in classwise_words(r) {
+        let _ = writeln!(out, "{line}");
+    }
+    out.push('\n');
+    let level = format!("{:.0}%", 100.0 * r.settings.level);
+    let _ = writeln!(out, "over the classes (l_p mean; MCE: maximum):");
+    let _ = writeln!(
+        out,
+        "{:<24} {:>8} {:>17} {:>17} {:>8} {:>7} {:>7}",
+        "estimator",
+        "value",
+        format!("percentile {level}"),
+        format!("BCa {level}"),
+        "bias",
+        "sd",
+        "RMSE"
+    );
+    for (i, m) in r.marginal.iter().enumerate() {
+        let boot = m.bootstrap.as_ref().and_then(|b| b.as_ref().ok());
+        let percentile = boot.map_or("-".into(), |b| interval_text(&b.percentile));
+        let bca = boot
+            .and_then(|b| b.bca.as_ref())
+            .map_or("-".into(), interval_text);
+        let (bias, sd, rmse) = m.bias.map_or(("-".into(), "-".into(), "-".into()), |b| {
+            (
+                format!("{:+.2}", 100.0 * b.bias),
+                format!("{:.2}", 100.0 * b.sd),
+                format!("{:.2}", 100.0 * b.rmse),
+            )
+        });
+        let mark = if i == r.recommendation.estimator {
+            "*"
+        } else {
+            " "
+        };
+        let _ = writeln!(
+            out,
+            "{mark}{:<23} {:>8} {percentile:>17} {bca:>17} {bias:>8} {sd:>7} {rmse:>7}",
+            display_name(&m.target),
+            pct(m.value)
+        );
+        if let Some(Err(err)) = &m.bootstrap {
+            let _ = writeln!(out, "  (no interval: {err})");
+        }
+    }
+    if let Some(tce) = r.tce {
+        let _ = writeln!(
+            out,
+            "bias, sd, RMSE: percentage points against the l_p mean of the classes' fitted TCEs, {}.",
+            pct(tce)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nper class (one-vs-rest; each as `tce report` on that class alone):"
+    );
+    let _ = writeln!(
+        out,
+        "{:>5}  {:<14} {:>9}  {:<24} {:>8} {:>17}  fit check",
+        "class", "name", "frequency", "recommended", "value", "interval"
+    );
+    for c in &r.classes {
+        let rep = &c.report;
+        let chosen = &rep.estimators[rep.recommendation.estimator];
+        let name: String = c.name.chars().take(14).collect();
+        let _ = writeln!(
+            out,
+            "{:>5}  {name:<14} {:>9}  {:<24} {:>8} {:>17}  {}",
+            c.class,
+            pct(rep.hits as f64 / rep.n as f64),
+            display_name(&chosen.target),
+            pct(chosen.estimate),
+            chosen
+                .interval()
+                .map_or("-".into(), |(i, _)| interval_text(&i)),
+            match &rep.parametric {
+                Ok(p) if p.reproduces => "reproduced".to_owned(),
+                Ok(_) => "NOT reproduced".to_owned(),
+                Err(e) => format!("no fit: {e}"),
+            }
+        );
+    }
+    out
 }

@@ -510,6 +510,10 @@ fn classes_svg(report: &ClasswiseReport) -> String {
     s
 }
 
+/// Up to this many classes, the classwise page draws each class's reliability diagram
+/// (beyond it the page would hold hundreds of figures; the JSON has every bin).
+pub const PER_CLASS_FIGURES: usize = 20;
+
 /// The classwise page: the marginal recommendation, a figure of every class's value,
 /// the marginal table, and every class's recommendation and fit check.
 pub fn classwise_page(file: &str, report: &ClasswiseReport) -> String {
@@ -584,6 +588,43 @@ pub fn classwise_page(file: &str, report: &ClasswiseReport) -> String {
             }
         );
     }
-    out.push_str("</table><p>Each class's full report (every estimator, its fit and bias table) is in the JSON (`--json`, `classes`). How to read this page: docs/report.md of tce.</p></body></html>\n");
+    out.push_str("</table><p>Each class's full report (every estimator, its fit and bias table) is in the JSON (`--json`, `classes`).</p>");
+    if report.classes.len() <= PER_CLASS_FIGURES {
+        out.push_str("<h2>Per-class reliability diagrams</h2>\n");
+        for c in &report.classes {
+            let curve = c
+                .report
+                .parametric
+                .as_ref()
+                .ok()
+                .map(|p| &p.fit.model.curve);
+            let Some(rel) = c
+                .report
+                .reliability
+                .iter()
+                .find(|r| matches!(r.binning, Binning::EqualMass(_)))
+            else {
+                continue;
+            };
+            let title = format!(
+                "class {} ({}): {} equal-mass bins",
+                c.class,
+                c.name,
+                rel.bins.len()
+            );
+            match reliability_svg(rel, curve, &title) {
+                Ok(svg) => figure(
+                    &mut out,
+                    &format!("reliability-class-{}", c.class),
+                    &svg,
+                    &format!("Class {} one-vs-rest: each dot a bin of p_k at its mean and the share of rows of class {} in it, with its {level} Wilson interval; the line is the class's fitted curve.", c.class, c.class),
+                ),
+                Err(e) => {
+                    let _ = write!(out, "<p>reliability diagram failed: {}</p>", escape(&e));
+                }
+            }
+        }
+    }
+    out.push_str("<p>How to read this page: docs/report.md of tce.</p></body></html>\n");
     out
 }

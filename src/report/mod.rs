@@ -654,6 +654,32 @@ mod tests {
     }
 
     #[test]
+    fn the_fit_has_point_masses_exactly_when_a_score_is_0_or_1() {
+        use crate::sim::{Beta, Curve, Model};
+        let model = Model::new(
+            Beta::new(2.0, 1.0).unwrap(),
+            Curve::polynomial(2.0).unwrap(),
+        );
+        let (mut scores, labels) = model.dataset(3, 0, 800);
+        let rule = EndpointRule::default();
+        assert!(scores.iter().all(|&s| s > 0.0 && s < 1.0));
+        let pure = fit(&scores, &labels, &rule).unwrap();
+        assert!(pure.saturation.is_none() && pure.model.point_masses.is_none());
+        assert_eq!(pure, fit_model(&scores, &labels, &rule).unwrap());
+        for s in scores.iter_mut().take(40) {
+            *s = 1.0;
+        }
+        let atoms = fit(&scores, &labels, &rule).unwrap();
+        assert_eq!(
+            atoms,
+            fit_model_with_point_masses(&scores, &labels, &rule, AtomAccuracy::ByAic).unwrap()
+        );
+        let one = atoms.model.point_masses.one().unwrap();
+        assert_eq!(one.mass(), 40.0 / 800.0);
+        assert!(atoms.model.point_masses.zero().is_none());
+    }
+
+    #[test]
     fn default_simulations_follow_the_budget() {
         assert_eq!(default_simulations(10_000), 1000);
         assert_eq!(default_simulations(100_000), 500);

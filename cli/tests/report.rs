@@ -469,6 +469,17 @@ fn classwise_is_every_class_one_vs_rest_and_their_lp_mean() {
             "class {k}'s reliability diagram"
         );
     }
+    // It loads in Chromium without console output, its figures in the DOM.
+    let dom = headless(&dir.0.join("profile-dom"), &["--dump-dom"], &page_path);
+    assert!(dom.status.success());
+    let dom_text = String::from_utf8_lossy(&dom.stdout);
+    for id in ["classes", "reliability-class-0", "reliability-class-2"] {
+        let at = dom_text
+            .find(&format!("id=\"{id}\""))
+            .unwrap_or_else(|| panic!("{id}"));
+        assert!(dom_text[at..].contains("<svg"), "{id} has its SVG");
+    }
+    assert!(!String::from_utf8_lossy(&dom.stderr).contains(":CONSOLE"));
     assert!(page.contains("Classwise calibration report"));
 }
 

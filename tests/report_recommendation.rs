@@ -8,12 +8,16 @@
 use tce::report::{report, Basis, ReportSettings};
 use tce::sim::{Beta, Curve, Model};
 
-fn recommend(d: f64) -> (String, Basis, Vec<(String, f64, f64)>) {
+/// (estimator, bias, RMSE) of each bias row.
+type Rows = Vec<(String, f64, f64)>;
+
+fn recommend(d: f64) -> (String, Basis, Rows) {
     let (name, basis, rows, _) = recommend_with_atoms(d);
     (name, basis, rows)
 }
 
-fn recommend_with_atoms(d: f64) -> (String, Basis, Vec<(String, f64, f64)>, Option<[usize; 2]>) {
+/// The recommendation, its basis, the bias rows and the fit's atom counts (at 0, at 1).
+fn recommend_with_atoms(d: f64) -> (String, Basis, Rows, Option<[usize; 2]>) {
     let model = Model::new(Beta::new(1.1, 0.1).unwrap(), Curve::polynomial(d).unwrap());
     let (scores, labels) = model.dataset(5, 0, 2000);
     let settings = ReportSettings {

@@ -32,7 +32,7 @@ struct ArrayInput {
 
 enum Kind {
     TopLabel {
-        report: CoreReport,
+        report: Box<CoreReport>,
         scores: Vec<f64>,
     },
     Classwise(ClasswiseReport),
@@ -416,7 +416,7 @@ pub fn report(
     );
     Ok(Report {
         kind: Kind::TopLabel {
-            report: r,
+            report: Box::new(r),
             scores: owned,
         },
         source,

@@ -81,6 +81,38 @@ pub fn from_logits(row: &[f64], class: usize) -> Result<TopLabel, ReduceError> {
     })
 }
 
+/// The one-vs-rest scores of one row (classwise calibration, docs/estimators.md): writes
+/// p_k of every class k into `out` (as long as the row) and returns the row's top label,
+/// after the same checks as [`from_probabilities`] or [`from_logits`]. Logits become the
+/// softmax in `f64` with the maximum subtracted, exactly as [`from_logits`] computes the
+/// top-label confidence, so the predicted class's score equals it bit for bit. Nothing is
+/// written when the row is refused.
+pub fn one_vs_rest(
+    row: &[f64],
+    class: usize,
+    logits: bool,
+    out: &mut [f64],
+) -> Result<TopLabel, ReduceError> {
+    if out.len() != row.len() {
+        return Err(ReduceError::ShapeMismatch);
+    }
+    let top = if logits {
+        from_logits(row, class)?
+    } else {
+        from_probabilities(row, class)?
+    };
+    if logits {
+        let max = row[top.predicted];
+        let partition: f64 = row.iter().map(|&z| libm::exp(z - max)).sum();
+        for (o, &z) in out.iter_mut().zip(row) {
+            *o = libm::exp(z - max) / partition;
+        }
+    } else {
+        out.copy_from_slice(row);
+    }
+    Ok(top)
+}
+
 /// Reduces a row-major table of `classes` columns, one row per entry of `true_classes`,
 /// into `scores` and `labels` (each at least as long as the number of rows). All rows are
 /// checked before any output is written.
@@ -124,6 +156,25 @@ pub fn reduce_table(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_vs_rest_matches_the_top_label() {
+        let mut out = [0.0; 3];
+        let top = one_vs_rest(&[1.0, 3.0, -2.0], 0, true, &mut out).unwrap();
+        assert_eq!(out[1], from_logits(&[1.0, 3.0, -2.0], 0).unwrap().score);
+        assert_eq!(top.predicted, 1);
+        assert!((out.iter().sum::<f64>() - 1.0).abs() < 1e-15);
+        let top = one_vs_rest(&[0.2, 0.5, 0.3], 2, false, &mut out).unwrap();
+        assert_eq!((out, top.label), ([0.2, 0.5, 0.3], 0));
+        let mut short = [0.0; 2];
+        assert_eq!(
+            one_vs_rest(&[0.2, 0.5, 0.3], 2, false, &mut short),
+            Err(ReduceError::ShapeMismatch)
+        );
+        let mut untouched = [9.0; 2];
+        assert!(one_vs_rest(&[0.7, 0.7], 0, false, &mut untouched).is_err());
+        assert_eq!(untouched, [9.0; 2]);
+    }
 
     #[test]
     fn probabilities() {

@@ -264,22 +264,18 @@ pub fn compute_classwise(
         });
     }
     let p = settings.norm.p();
-    let k = classes.len() as f64;
     let first = classes.first().ok_or("no classes")?;
     let marginal = (0..first.estimates.len())
         .map(|i| {
             let row = &first.estimates[i];
-            let values = classes.iter().map(|c| c.estimates[i].value);
-            let value = if row.estimator == Estimator::Mce {
-                values.fold(0.0, f64::max)
-            } else if p == 1.0 || row.estimator == Estimator::SmoothEce {
-                // Smooth ECE is an l1 quantity whatever the norm: its mean.
-                values.sum::<f64>() / k
-            } else if p == 2.0 {
-                (values.map(|v| v * v).sum::<f64>() / k).sqrt()
-            } else {
-                (values.map(|v| v.powf(p)).sum::<f64>() / k).powf(1.0 / p)
+            // Kumar et al.'s l_p mean (MCE: the maximum), as the classwise report combines.
+            let kind = match row.estimator {
+                Estimator::Mce => tce::sim::EstimatorKind::Mce,
+                Estimator::SmoothEce => tce::sim::EstimatorKind::SmoothEce,
+                _ => tce::sim::EstimatorKind::EceBin,
             };
+            let values: Vec<f64> = classes.iter().map(|c| c.estimates[i].value).collect();
+            let value = tce::report::classwise::combine(kind, &values, settings.norm);
             let same_bins = classes.iter().all(|c| c.estimates[i].bins == row.bins);
             MarginalRow {
                 estimator: row.estimator,

@@ -14,19 +14,14 @@
 
 use std::path::Path;
 
-use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use tce::fit::glm::{GlmSpec, Link, Predictor, Transform};
 use tce::fit::FittedModel;
-use tce::sim::Beta;
+use tce::report::html::scores::{draw_log_odds_density, Area, DrawResult};
 use tce::{BinStats, Closure, Histogram};
 
 const BINS: usize = 15;
-/// Bars of the log-odds histogram between the smallest and largest finite log-odds.
-const DENSITY_BINS: usize = 40;
-/// Midpoint steps per bar when the fitted density is integrated.
-const STEPS_PER_BAR: usize = 32;
 const FONT: &str = "sans-serif";
 const SIZE: (u32, u32) = (1150, 680);
 const TITLE_HEIGHT: u32 = 50;
@@ -64,51 +59,6 @@ fn title(fit: &FittedModel) -> String {
     )
 }
 
-fn softplus(x: f64) -> f64 {
-    x.max(0.0) + (-x.abs()).exp().ln_1p()
-}
-
-/// The log of the fitted density of z = logit c at z: ln f(c) + ln c + ln(1 − c), with
-/// ln c = −softplus(−z) and ln(1 − c) = −softplus(z) formed directly, so that it stays
-/// finite for any z (where c itself would round to 1).
-fn ln_density_logit(density: &Beta, z: f64) -> f64 {
-    -density.alpha() * softplus(-z) - density.beta() * softplus(z) - density.ln_beta_function()
-}
-
-/// ∫ over [lo, hi] of the fitted density in z (midpoint rule).
-fn mass(density: &Beta, lo: f64, hi: f64, steps: usize) -> f64 {
-    let h = (hi - lo) / steps as f64;
-    (0..steps)
-        .map(|i| ln_density_logit(density, lo + (i as f64 + 0.5) * h).exp() * h)
-        .sum()
-}
-
-/// The fitted mass above z (upper) or below z (lower): numerically out to |z| = 40,
-/// beyond which the density is e^(−βz)/B (upper) or e^(αz)/B (lower) to double precision.
-fn tail(density: &Beta, z: f64, upper: bool) -> f64 {
-    const FAR: f64 = 40.0;
-    let ln_b = density.ln_beta_function();
-    if upper {
-        let from = z.max(FAR);
-        let near = if z < FAR {
-            mass(density, z, FAR, 4000)
-        } else {
-            0.0
-        };
-        near + (-density.beta() * from - ln_b).exp() / density.beta()
-    } else {
-        let to = z.min(-FAR);
-        let near = if z > -FAR {
-            mass(density, -FAR, z, 4000)
-        } else {
-            0.0
-        };
-        near + (density.alpha() * to - ln_b).exp() / density.alpha()
-    }
-}
-
-pub type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
-
 /// Writes the three panels to `path`.
 pub fn write(path: &Path, scores: &[f64], labels: &[u8], fit: &FittedModel) -> Result<(), String> {
     let error = |e: &dyn std::fmt::Display| format!("{}: cannot draw: {e}", path.display());
@@ -138,12 +88,10 @@ pub fn write(path: &Path, scores: &[f64], labels: &[u8], fit: &FittedModel) -> R
     let bins: Vec<(usize, BinStats)> = histogram.bins().iter().copied().enumerate().collect();
     draw_reliability(&reliability, &bins, fit).map_err(|e| error(&e))?;
     draw_counts(&counts, &bins).map_err(|e| error(&e))?;
-    draw_log_odds_density(&right, scores, &fit.model.density).map_err(|e| error(&e))?;
+    draw_log_odds_density(&right, scores, &fit.model).map_err(|e| error(&e))?;
     root.present().map_err(|e| error(&e))?;
     Ok(())
 }
-
-pub type DrawResult = Result<(), Box<dyn std::error::Error>>;
 
 /// The radius of a bin's dot: its area grows with the bin's row count.
 fn radius(count: u64, most: u64) -> i32 {
@@ -241,156 +189,5 @@ fn draw_counts(area: &Area<'_>, bins: &[(usize, BinStats)]) -> DrawResult {
             BLUE_DATA.mix(0.6).filled(),
         )
     }))?;
-    Ok(())
-}
-
-fn logit(c: f64) -> f64 {
-    c.ln() - (-c).ln_1p()
-}
-
-pub fn draw_log_odds_density(area: &Area<'_>, scores: &[f64], density: &Beta) -> DrawResult {
-    let (zeros, ones) = (
-        scores.iter().filter(|&&s| s == 0.0).count(),
-        scores.iter().filter(|&&s| s == 1.0).count(),
-    );
-    let finite: Vec<f64> = scores
-        .iter()
-        .filter(|&&s| s > 0.0 && s < 1.0)
-        .map(|&s| logit(s))
-        .collect();
-    let (mut lo, mut hi) = finite
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &z| {
-            (lo.min(z), hi.max(z))
-        });
-    // No finite log-odds (lo = +inf, hi = −inf), or only one value.
-    if lo >= hi {
-        let centre = if lo.is_finite() { lo } else { 0.0 };
-        (lo, hi) = (centre - 1.0, centre + 1.0);
-    }
-    let width = (hi - lo) / DENSITY_BINS as f64;
-    let mut counts = vec![0u64; DENSITY_BINS];
-    for &z in &finite {
-        let k = (((z - lo) / width) as usize).min(DENSITY_BINS - 1);
-        counts[k] += 1;
-    }
-    let n = scores.len() as f64;
-    let expected: Vec<(f64, f64)> = (0..DENSITY_BINS)
-        .map(|k| {
-            let a = lo + k as f64 * width;
-            (
-                a + 0.5 * width,
-                n * mass(density, a, a + width, STEPS_PER_BAR),
-            )
-        })
-        .collect();
-    // The saturated bars sit one bar-width beyond the finite range, two wide.
-    let gap = width;
-    let one_bar = (hi + gap, hi + gap + 2.0 * width);
-    let zero_bar = (lo - gap - 2.0 * width, lo - gap);
-    let expected_ones = n * tail(density, hi, true);
-    let expected_zeros = n * tail(density, lo, false);
-    let x_range =
-        (if zeros > 0 { zero_bar.0 } else { lo })..(if ones > 0 { one_bar.1 } else { hi });
-    let top = counts
-        .iter()
-        .map(|&c| c as f64)
-        .chain(expected.iter().map(|&(_, e)| e))
-        .chain([ones as f64, zeros as f64, expected_ones, expected_zeros])
-        .fold(1.0, f64::max)
-        * 4.0;
-    let mut chart = ChartBuilder::on(area)
-        .caption(
-            format!(
-                "scores on a log-odds axis; fitted Beta({:.3}, {:.4})",
-                density.alpha(),
-                density.beta()
-            ),
-            (FONT, 16),
-        )
-        .margin(10)
-        .x_label_area_size(40)
-        .y_label_area_size(55)
-        .build_cartesian_2d(x_range, (0.5..top).log_scale())?;
-    chart
-        .configure_mesh()
-        .x_desc("log-odds ln(c / (1 − c))")
-        .y_desc("rows per bar (log scale)")
-        .y_label_formatter(&|v| format!("{v:.0}"))
-        .light_line_style(WHITE.mix(0.0))
-        .draw()?;
-    let bar = |(a, b): (f64, f64), count: u64| {
-        Rectangle::new([(a, 0.5), (b, count as f64)], BLUE_DATA.mix(0.5).filled())
-    };
-    chart
-        .draw_series(
-            counts
-                .iter()
-                .enumerate()
-                .filter(|(_, &c)| c > 0)
-                .map(|(k, &c)| {
-                    let a = lo + k as f64 * width;
-                    bar((a, a + width), c)
-                }),
-        )?
-        .label("data")
-        .legend(|(x, y)| {
-            Rectangle::new([(x, y - 5), (x + 14, y + 5)], BLUE_DATA.mix(0.5).filled())
-        });
-    // Where the fit expects less than a tenth of a row, the log axis has no room.
-    chart
-        .draw_series(LineSeries::new(
-            expected.iter().copied().filter(|&(_, e)| e >= 0.1),
-            RED_FIT.stroke_width(2),
-        ))?
-        .label("fitted Beta, expected rows per bar")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], RED_FIT.stroke_width(2)));
-    let note = |anchor| {
-        (FONT, 12)
-            .into_font()
-            .color(&BLACK)
-            .pos(Pos::new(anchor, VPos::Bottom))
-    };
-    for (count, bar_at, expect, name, anchor, x) in [
-        (
-            ones,
-            one_bar,
-            expected_ones,
-            "c = 1",
-            HPos::Right,
-            one_bar.1,
-        ),
-        (
-            zeros,
-            zero_bar,
-            expected_zeros,
-            "c = 0",
-            HPos::Left,
-            zero_bar.0,
-        ),
-    ] {
-        if count == 0 {
-            continue;
-        }
-        chart.draw_series([bar(bar_at, count as u64)])?;
-        if expect >= 0.1 {
-            chart.draw_series(LineSeries::new(
-                [(bar_at.0, expect), (bar_at.1, expect)],
-                RED_FIT.stroke_width(2),
-            ))?;
-        }
-        chart.draw_series([Text::new(
-            format!("{name}: {count} rows"),
-            (x, (count as f64).max(expect) * 1.5),
-            note(anchor),
-        )])?;
-    }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK.mix(0.3))
-        .background_style(WHITE.mix(0.85))
-        .position(SeriesLabelPosition::UpperLeft)
-        .label_font((FONT, 12))
-        .draw()?;
     Ok(())
 }

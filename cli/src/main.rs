@@ -12,7 +12,6 @@ mod paper;
 mod plot;
 mod recalibrate;
 mod report;
-mod report_html;
 mod simulate;
 
 use std::io::Write;

@@ -169,12 +169,17 @@ fn bad_options_are_named_errors() {
 
 /// The page is self-contained: no script, no stylesheet or image from elsewhere; the only
 /// URL is the SVG namespace.
-fn assert_self_contained(page: &str) {
+fn assert_no_outside_content(page: &str) {
     assert!(!page.contains("<script"), "no scripts");
     let urls = page.matches("http").count();
     let namespaces = page.matches("http://www.w3.org/2000/svg").count()
         + page.matches("http://www.w3.org/1999/xlink").count();
     assert_eq!(urls, namespaces, "only the SVG namespace is a URL");
+}
+
+/// A top-label page: self-contained, with its five figures.
+fn assert_self_contained(page: &str) {
+    assert_no_outside_content(page);
     for id in FIGURES {
         assert!(page.contains(&format!("<figure id=\"{id}\"><svg")), "{id}");
     }
@@ -273,4 +278,244 @@ fn console_errors_are_seen() {
     let out = headless(&tmp.0.join("profile"), &["--dump-dom"], &page);
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(log.contains(":CONSOLE") && log.contains("boom"), "{log}");
+}
+
+/// A small multiclass input: 240 rows of K = 3 class probabilities (a softmax of seeded
+/// logits, written so that they parse back exactly) and the true class.
+fn multiclass(dir: &Path) -> (PathBuf, Vec<(Vec<f64>, usize)>) {
+    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut uniform = || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut rows: Vec<(Vec<f64>, usize)> = Vec::new();
+    for _ in 0..240 {
+        let class = (uniform() * 3.0) as usize;
+        let mut z: Vec<f64> = (0..3).map(|_| 3.0 * uniform() - 1.5).collect();
+        z[class] += 1.2;
+        let max = z.iter().copied().fold(f64::MIN, f64::max);
+        let e: Vec<f64> = z.iter().map(|v| (v - max).exp()).collect();
+        let total: f64 = e.iter().sum();
+        rows.push((e.iter().map(|v| v / total).collect(), class));
+    }
+    let path = dir.join("classes.csv");
+    let mut text = String::from("p0,p1,p2,label\n");
+    for (p, class) in &rows {
+        text += &format!("{:?},{:?},{:?},{class}\n", p[0], p[1], p[2]);
+    }
+    std::fs::write(&path, text).unwrap();
+    (path, rows)
+}
+
+/// A report's numbers without the settings and version (what a class entry holds).
+fn body(mut v: Value) -> Value {
+    let o = v.as_object_mut().unwrap();
+    for key in ["tce_version", "command", "settings", "class", "name"] {
+        o.remove(key);
+    }
+    v
+}
+
+#[test]
+fn classwise_is_every_class_one_vs_rest_and_their_lp_mean() {
+    let dir = TempDir::new("classwise");
+    let (path, rows) = multiclass(&dir.0);
+    let file = path.display().to_string();
+    let options = [
+        "--resamples",
+        "50",
+        "--simulations",
+        "20",
+        "--seed",
+        "4",
+        "--quiet",
+        "--json",
+    ];
+    let mut args = vec![
+        "report",
+        &file,
+        "--prob-cols",
+        "p*",
+        "--label-col",
+        "label",
+        "--classwise",
+    ];
+    args.extend(options);
+    let text = ok(&tce(&args));
+    assert_eq!(text, ok(&tce(&args)), "same seed, same classwise report");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["classwise"], true);
+    assert_eq!(v["n"], 240);
+    let classes = v["classes"].as_array().unwrap();
+    assert_eq!(classes.len(), 3);
+    // Each class equals `tce report` on a hand-made one-vs-rest file of that class.
+    for (k, class) in classes.iter().enumerate() {
+        assert_eq!(class["class"], k);
+        assert_eq!(class["name"], format!("p{k}"));
+        let ovr = dir.0.join(format!("class{k}.csv"));
+        let mut text = String::from("confidence,correct\n");
+        for (p, c) in &rows {
+            text += &format!("{:?},{}\n", p[k], u8::from(*c == k));
+        }
+        std::fs::write(&ovr, text).unwrap();
+        let ovr = ovr.display().to_string();
+        let mut args = vec!["report", ovr.as_str()];
+        args.extend(options);
+        let alone: Value = serde_json::from_str(&ok(&tce(&args))).unwrap();
+        assert_eq!(body(class.clone()), body(alone), "class {k}");
+    }
+    // The marginal value is the l_p mean (p = 2) of the classes' values; MCE the maximum.
+    let marginal = v["marginal"].as_array().unwrap();
+    assert_eq!(marginal.len(), 8);
+    for (i, m) in marginal.iter().enumerate() {
+        let values: Vec<f64> = classes
+            .iter()
+            .map(|c| c["estimators"][i]["value"].as_f64().unwrap())
+            .collect();
+        assert_eq!(m["name"], classes[0]["estimators"][i]["name"]);
+        let expected = if m["estimator"] == "mce" {
+            values.iter().copied().fold(0.0, f64::max)
+        } else {
+            (values.iter().map(|x| x * x).sum::<f64>() / 3.0).sqrt()
+        };
+        let got = m["value"].as_f64().unwrap();
+        assert!((got - expected).abs() <= 1e-15, "{m}: {got} vs {expected}");
+        let boot = &m["bootstrap"];
+        assert_eq!(boot["replicates"].as_array().unwrap().len(), 50, "{m}");
+        let (lo, hi) = (
+            boot["percentile"]["lower"].as_f64().unwrap(),
+            boot["percentile"]["upper"].as_f64().unwrap(),
+        );
+        assert!(lo <= hi, "{m}");
+        if m["estimator"] != "mce" {
+            assert!(m["bias"]["rmse"].as_f64().unwrap() >= 0.0, "{m}");
+        }
+    }
+    assert!(marginal
+        .iter()
+        .any(|m| m["name"] == v["recommendation"]["estimator"]));
+    // Another seed resamples otherwise.
+    let mut other = args.clone();
+    let seed = other.iter().position(|a| *a == "4").unwrap();
+    other[seed] = "5";
+    let w: Value = serde_json::from_str(&ok(&tce(&other))).unwrap();
+    assert_ne!(
+        w["marginal"][0]["bootstrap"]["replicates"],
+        v["marginal"][0]["bootstrap"]["replicates"]
+    );
+    assert_eq!(w["marginal"][0]["value"], v["marginal"][0]["value"]);
+
+    // At p = 1 the marginal is the plain mean of the classes' values (smooth ECE joins).
+    let p1 = [
+        "report",
+        &file,
+        "--prob-cols",
+        "p*",
+        "--label-col",
+        "label",
+        "--classwise",
+        "--norm",
+        "1",
+        "--resamples",
+        "0",
+        "--simulations",
+        "5",
+        "--quiet",
+        "--json",
+    ];
+    let v: Value = serde_json::from_str(&ok(&tce(&p1))).unwrap();
+    let marginal = v["marginal"].as_array().unwrap();
+    assert_eq!(marginal.len(), 9);
+    for (i, m) in marginal.iter().enumerate() {
+        if m["estimator"] == "mce" {
+            continue;
+        }
+        let mean = v["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["estimators"][i]["value"].as_f64().unwrap())
+            .sum::<f64>()
+            / 3.0;
+        assert!((m["value"].as_f64().unwrap() - mean).abs() <= 1e-15, "{m}");
+    }
+
+    // The summary and the page.
+    let summary = ok(&tce(&args[..args.len() - 1]));
+    assert!(
+        summary
+            .lines()
+            .nth(2)
+            .unwrap()
+            .starts_with("Marginal calibration error over 3 classes"),
+        "{summary}"
+    );
+    let page_path = dir.0.join("classes.html");
+    let page_file = page_path.display().to_string();
+    let mut html = args[..args.len() - 1].to_vec();
+    html.extend(["--html", page_file.as_str()]);
+    ok(&tce(&html));
+    let page = std::fs::read_to_string(&page_path).unwrap();
+    assert_no_outside_content(&page);
+    assert!(
+        page.contains("<figure id=\"classes\"><svg"),
+        "the per-class figure"
+    );
+    for k in 0..3 {
+        assert!(
+            page.contains(&format!("<figure id=\"reliability-class-{k}\"><svg")),
+            "class {k}'s reliability diagram"
+        );
+    }
+    // It loads in Chromium without console output, its figures in the DOM.
+    let dom = headless(&dir.0.join("profile-dom"), &["--dump-dom"], &page_path);
+    assert!(dom.status.success());
+    let dom_text = String::from_utf8_lossy(&dom.stdout);
+    for id in ["classes", "reliability-class-0", "reliability-class-2"] {
+        let at = dom_text
+            .find(&format!("id=\"{id}\""))
+            .unwrap_or_else(|| panic!("{id}"));
+        assert!(dom_text[at..].contains("<svg"), "{id} has its SVG");
+    }
+    assert!(!String::from_utf8_lossy(&dom.stderr).contains(":CONSOLE"));
+    assert!(page.contains("Classwise calibration report"));
+}
+
+#[test]
+fn the_fit_has_point_masses_when_the_data_has_exact_ones() {
+    // ResNet-110 on CIFAR-10: 29% of the confidences are exactly 1.0.
+    let file = data("resnet110_c10_test.csv");
+    let ones = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter(|l| l.split(',').next().unwrap().trim().parse::<f64>().unwrap() == 1.0)
+        .count();
+    let args = [
+        "report",
+        &file,
+        "--json",
+        "--resamples",
+        "0",
+        "--simulations",
+        "10",
+        "--quiet",
+    ];
+    let v: Value = serde_json::from_str(&ok(&tce(&args))).unwrap();
+    let atoms = &v["fit"]["point_masses"];
+    assert_eq!(atoms["one"]["rows"], ones);
+    assert_eq!(
+        atoms["one"]["mass"].as_f64().unwrap(),
+        ones as f64 / 10000.0
+    );
+    assert!(atoms["zero"].is_null());
+    assert!(["curve", "fitted"].contains(&atoms["accuracy_from"].as_str().unwrap()));
+    // The birds data has no score of exactly 0 or 1: a pure Beta fit.
+    let birds = data("resnet50_birds_test.csv");
+    let mut args = args;
+    args[1] = &birds;
+    let v: Value = serde_json::from_str(&ok(&tce(&args))).unwrap();
+    assert!(v["fit"]["point_masses"].is_null(), "{}", v["fit"]);
 }

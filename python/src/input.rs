@@ -302,3 +302,88 @@ pub(crate) fn with_samples<R: Send>(
         result.map_err(|e| e.into_py(py, &quote))
     })
 }
+
+/// One class's one-vs-rest samples of a table.
+pub(crate) struct ClassSamples {
+    pub(crate) scores: Vec<f64>,
+    pub(crate) labels: Vec<u8>,
+}
+
+/// The one-vs-rest samples of every class of a table of `classes` columns (classwise
+/// calibration), each row through the core's [`tce::toplabel::one_vs_rest`]; the first bad
+/// row is named.
+fn one_vs_rest(
+    table: &[f64],
+    classes: usize,
+    ids: &[usize],
+    logits: bool,
+) -> Result<Vec<ClassSamples>, Failure> {
+    let rows = ids.len();
+    if classes == 0 {
+        return Err(Failure::Reduce {
+            row: 0,
+            error: tce::ReduceError::EmptyRow,
+        });
+    }
+    let mut columns = Vec::new();
+    for _ in 0..classes {
+        let mut scores = Vec::new();
+        let mut labels = Vec::new();
+        let room = |e| Failure::Memory(format!("the one-vs-rest samples of {rows} rows ({e})"));
+        scores.try_reserve_exact(rows).map_err(room)?;
+        labels.try_reserve_exact(rows).map_err(room)?;
+        columns.push(ClassSamples { scores, labels });
+    }
+    let mut row_scores = vec![0.0; classes];
+    for (row, (values, &class)) in table.chunks_exact(classes).zip(ids).enumerate() {
+        tce::toplabel::one_vs_rest(values, class, logits, &mut row_scores)
+            .map_err(|error| Failure::Reduce { row, error })?;
+        for (k, (column, &p)) in columns.iter_mut().zip(&row_scores).enumerate() {
+            column.scores.push(p);
+            column.labels.push(u8::from(k == class));
+        }
+    }
+    Ok(columns)
+}
+
+/// Reads an N×K table and N class ids, and runs `f` on every class's one-vs-rest samples
+/// without the GIL; failures as in [`with_samples`].
+pub(crate) fn with_classes<R: Send>(
+    scores: &Bound<'_, PyAny>,
+    labels: &Bound<'_, PyAny>,
+    logits: bool,
+    f: impl FnOnce(&[ClassSamples]) -> Result<R, Failure> + Send,
+) -> PyResult<R> {
+    let py = scores.py();
+    guard(py, || {
+        let scores = Scores::from_py(scores)?;
+        let labels = Labels::from_py(labels)?;
+        let mut quote = Quote {
+            labels: Some(&labels.original),
+            ..Quote::default()
+        };
+        let label_slice = labels.slice().map_err(|e| e.into_py(py, &quote))?;
+        let Scores::Table(array) = &scores else {
+            return Err(Failure::Named(
+                "ShapeMismatch",
+                "classwise=True needs scores as an N×K table of class probabilities or logits"
+                    .into(),
+            )
+            .into_py(py, &quote));
+        };
+        let (rows, classes) = (array.shape()[0], array.shape()[1]);
+        let table = array.as_slice()?;
+        quote.table = Some((table, classes));
+        let result = py.detach(|| {
+            if label_slice.len() != rows {
+                return Err(Failure::Push(tce::PushError::LengthMismatch {
+                    scores: rows,
+                    labels: label_slice.len(),
+                }));
+            }
+            let columns = one_vs_rest(table, classes, &label_slice.classes(), logits)?;
+            f(&columns)
+        });
+        result.map_err(|e| e.into_py(py, &quote))
+    })
+}

@@ -6,6 +6,8 @@
 //!   `reliability_bins` over arrays;
 //! - `states`: the monitoring states, with portable bytes, pickling and copies;
 //! - `simulation`: the BBC simulator, the fits, recalibration and the exact TCE;
+//! - `report`: the calibration report (`tce.report`, a `Report`), rendered by the
+//!   library as the CLI renders it;
 //! - `errors`: the exception of each cause, and the panic boundary.
 
 mod errors;
@@ -13,6 +15,7 @@ mod estimates;
 mod functions;
 mod input;
 mod options;
+mod report;
 mod simulation;
 mod states;
 
@@ -41,6 +44,7 @@ fn _tce(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<states::DecayingHistogram>()?;
     m.add_class::<states::ConcurrentHistogram>()?;
     simulation::register(m)?;
+    report::register(m)?;
     // Not `add_function`: that would list it in `__all__`, and so in `tce`'s namespace.
     m.setattr(
         "_panic_for_test",

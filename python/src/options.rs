@@ -23,7 +23,7 @@ pub(crate) fn closure_name(closure: Closure) -> &'static str {
     }
 }
 
-fn ties(name: &str) -> Result<Ties, Failure> {
+pub(crate) fn ties(name: &str) -> Result<Ties, Failure> {
     match name {
         "split" => Ok(Ties::Split),
         "keep" => Ok(Ties::Keep),

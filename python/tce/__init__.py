@@ -10,7 +10,8 @@ Functions over arrays: :func:`ece_bin`, :func:`ece_sweep`, :func:`ece_debias`,
 :func:`mce`, :func:`kde_ece`, :func:`smooth_ece`, :func:`reliability_bins`. Monitoring states:
 :class:`Histogram`, :class:`SortedBuffer`, :class:`SlidingWindow`, :class:`Reservoir`,
 :class:`DecayingHistogram`, :class:`ConcurrentHistogram`. The simulator and fits:
-:class:`Model`, :func:`simulate`, :func:`fit`, :func:`fit_recalibration`. Errors: every
+:class:`Model`, :func:`simulate`, :func:`fit`, :func:`fit_recalibration`. The calibration
+report (``tce report``): :func:`report`, a :class:`Report`. Errors: every
 one is a :class:`tce.Error` (a ValueError). Documentation: docs/python.md.
 """
 

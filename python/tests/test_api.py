@@ -58,10 +58,10 @@ def test_arrays_are_not_modified():
 
 
 PUBLIC_FUNCTIONS = ["ece_bin", "ece_sweep", "ece_debias", "mce", "kde_ece", "reliability_bins",
-                    "simulate", "fit", "fit_recalibration"]
+                    "simulate", "fit", "fit_recalibration", "report"]
 PUBLIC_CLASSES = ["Estimate", "KdeEstimate", "Histogram", "SortedBuffer", "SlidingWindow",
                   "Reservoir", "DecayingHistogram", "ConcurrentHistogram", "Model",
-                  "FittedModel", "RecalibrationMap"]
+                  "FittedModel", "RecalibrationMap", "Report"]
 
 
 def test_help_shows_signatures_and_docstrings():

@@ -137,7 +137,7 @@ fn evaluate(
 }
 
 /// Every target on the weighted view of `weights`.
-fn evaluate_all(
+pub(crate) fn evaluate_all(
     targets: &[Target],
     sorted: &SortedSamples<'_>,
     packed: &Packed,

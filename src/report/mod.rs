@@ -6,12 +6,22 @@
 //!   bootstrap resample needs no sort.
 //! - [`bootstrap`]: resamples, percentile and BCa intervals, the distribution of b*.
 //! - [`normal`]: Φ and Φ⁻¹ for BCa.
+//! - [`classwise`]: the report of every class one-vs-rest, and the marginal calibration
+//!   error over the classes with its bootstrap (rows resampled jointly).
+//! - [`text`]: the words, and the terminal summary.
+//! - [`json`], [`html`] (feature `render`): the JSON object and the self-contained page.
 //!
-//! [`report`] computes everything; renderers (the CLI's table, JSON and HTML page) only
-//! format its [`Report`]. Values are fractions, as in the core.
+//! [`report`] computes everything; the renderers only format its [`Report`], so the CLI
+//! and the Python package print the same. Values are fractions, as in the core.
 
 pub mod bootstrap;
+pub mod classwise;
+#[cfg(feature = "render")]
+pub mod html;
+#[cfg(feature = "render")]
+pub mod json;
 pub mod normal;
+pub mod text;
 pub(crate) mod weighted;
 
 use core::fmt;
@@ -21,7 +31,9 @@ pub use bootstrap::{Bootstrap, BootstrapError, Interval, Resampling, Target, JAC
 use crate::binning::{Binning, Closure, Ties};
 use crate::buffer::{Slot, SortedBuffer};
 use crate::error::PushError;
-use crate::fit::{fit_model, EndpointRule, FitError, FittedModel};
+use crate::fit::{
+    fit_model, fit_model_with_point_masses, AtomAccuracy, EndpointRule, FitError, FittedModel,
+};
 use crate::norm::Norm;
 use crate::sim::estimator::{DataView, EstimatorKind, EvaluateError, EvaluationSettings};
 use crate::sim::runner::Summary;
@@ -219,7 +231,8 @@ pub struct BiasRow {
 /// The parametric part: the fit, its check, and the bias table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Parametric {
-    /// The fit (Beta density and AIC-best GLM).
+    /// The fit ([`fit`]: Beta density, point masses at 0 and 1 when the data has exact 0s
+    /// or 1s, and the AIC-best GLM).
     pub fit: FittedModel,
     /// The fit's exact TCE_p (fraction).
     pub tce: f64,
@@ -232,6 +245,9 @@ pub struct Parametric {
     pub reproduces: bool,
     /// Bias, sd and RMSE of every TCE estimator, in the report's estimator order.
     pub bias: Vec<BiasRow>,
+    /// Each bias row's estimates on the simulated data sets (fractions, in simulation
+    /// order): what a classwise report combines across classes.
+    pub simulated: Vec<Vec<f64>>,
 }
 
 /// Why the parametric part is missing.
@@ -474,6 +490,20 @@ pub fn report(
     })
 }
 
+/// The report's parametric model of (scores, labels): with scores of exactly 0 or 1
+/// (float32 softmax saturates: 29% of ResNet-110's CIFAR-10 scores are 1.0), point masses
+/// there ([`fit_model_with_point_masses`], the atoms' accuracies from the curve or fitted,
+/// whichever has the lower AIC, as `tce fit-check --point-mass aic`), since a Beta
+/// density cannot hold them; otherwise the paper's Beta density ([`fit_model`]). Either
+/// way the calibration curve is the best of the twelve GLMs by AIC.
+pub fn fit(scores: &[f64], labels: &[u8], rule: &EndpointRule) -> Result<FittedModel, FitError> {
+    if scores.iter().any(|&s| s == 0.0 || s == 1.0) {
+        fit_model_with_point_masses(scores, labels, rule, AtomAccuracy::ByAic)
+    } else {
+        fit_model(scores, labels, rule)
+    }
+}
+
 fn parametric(
     scores: &[f64],
     labels: &[u8],
@@ -482,7 +512,7 @@ fn parametric(
     estimators: &[EstimatorResult],
     progress: &(dyn Fn(Phase) + Sync),
 ) -> Result<Parametric, ParametricError> {
-    let fit = fit_model(scores, labels, &settings.endpoint).map_err(ParametricError::Fit)?;
+    let fit = fit(scores, labels, &settings.endpoint).map_err(ParametricError::Fit)?;
     let tce_targets: Vec<Target> = targets.iter().copied().filter(estimates_tce).collect();
     let grid = Grid {
         sizes: vec![scores.len()],
@@ -503,14 +533,16 @@ fn parametric(
             .cell(scores.len(), t.bins, t.spec)
             .expect("every TCE target is a cell of the grid")
     };
+    let simulated: Vec<Vec<f64>> = tce_targets
+        .iter()
+        .map(|t| cell_of(t).estimates.iter().map(|v| v / 100.0).collect())
+        .collect();
     let bias: Vec<BiasRow> = tce_targets
         .iter()
-        .map(|t| {
-            let values: Vec<f64> = cell_of(t).estimates.iter().map(|v| v / 100.0).collect();
-            BiasRow {
-                target: *t,
-                summary: Summary::of(&values, tce),
-            }
+        .zip(&simulated)
+        .map(|(t, values)| BiasRow {
+            target: *t,
+            summary: Summary::of(values, tce),
         })
         .collect();
     let checked = [
@@ -549,6 +581,7 @@ fn parametric(
         simulations: simulation.repetitions,
         checks,
         bias,
+        simulated,
         fit,
     })
 }
@@ -618,6 +651,32 @@ mod tests {
         assert!(wilson(0, 0, 0.95).is_none());
         let all = wilson(5, 5, 0.95).unwrap();
         assert!((all.upper - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_fit_has_point_masses_exactly_when_a_score_is_0_or_1() {
+        use crate::sim::{Beta, Curve, Model};
+        let model = Model::new(
+            Beta::new(2.0, 1.0).unwrap(),
+            Curve::polynomial(2.0).unwrap(),
+        );
+        let (mut scores, labels) = model.dataset(3, 0, 800);
+        let rule = EndpointRule::default();
+        assert!(scores.iter().all(|&s| s > 0.0 && s < 1.0));
+        let pure = fit(&scores, &labels, &rule).unwrap();
+        assert!(pure.saturation.is_none() && pure.model.point_masses.is_none());
+        assert_eq!(pure, fit_model(&scores, &labels, &rule).unwrap());
+        for s in scores.iter_mut().take(40) {
+            *s = 1.0;
+        }
+        let atoms = fit(&scores, &labels, &rule).unwrap();
+        assert_eq!(
+            atoms,
+            fit_model_with_point_masses(&scores, &labels, &rule, AtomAccuracy::ByAic).unwrap()
+        );
+        let one = atoms.model.point_masses.one().unwrap();
+        assert_eq!(one.mass(), 40.0 / 800.0);
+        assert!(atoms.model.point_masses.zero().is_none());
     }
 
     #[test]

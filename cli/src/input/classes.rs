@@ -25,8 +25,15 @@ pub struct ClassSamples {
 
 /// Reduced rows, as they come.
 pub(super) enum Sink {
-    TopLabel { scores: Vec<f64>, labels: Vec<u8> },
-    Classwise(Vec<ClassSamples>),
+    TopLabel {
+        scores: Vec<f64>,
+        labels: Vec<u8>,
+    },
+    /// One column per class, and the one-vs-rest scores of the current row.
+    Classwise {
+        columns: Vec<ClassSamples>,
+        scratch: Vec<f64>,
+    },
 }
 
 impl Sink {
@@ -37,8 +44,8 @@ impl Sink {
                 scores: Vec::new(),
                 labels: Vec::new(),
             },
-            Reduction::Classwise => Sink::Classwise(
-                names
+            Reduction::Classwise => Sink::Classwise {
+                columns: names
                     .iter()
                     .enumerate()
                     .map(|(class, name)| ClassSamples {
@@ -48,7 +55,8 @@ impl Sink {
                         labels: Vec::new(),
                     })
                     .collect(),
-            ),
+                scratch: Vec::new(),
+            },
         }
     }
 
@@ -63,32 +71,23 @@ impl Sink {
         logits: bool,
         names: &[String],
     ) -> Result<(), String> {
-        let top = if logits {
-            toplabel::from_logits(row, class)
-        } else {
-            toplabel::from_probabilities(row, class)
-        }
-        .map_err(|e| refusal(e, row, logits, names))?;
         match self {
             Sink::TopLabel { scores, labels } => {
+                let top = if logits {
+                    toplabel::from_logits(row, class)
+                } else {
+                    toplabel::from_probabilities(row, class)
+                }
+                .map_err(|e| refusal(e, row, logits, names))?;
                 scores.push(top.score);
                 labels.push(top.label);
             }
-            Sink::Classwise(columns) => {
-                if logits {
-                    // The softmax exactly as the core computes the top-label score,
-                    // so that the predicted class's column equals it bit for bit.
-                    let max = row[top.predicted];
-                    let partition: f64 = row.iter().map(|&z| libm::exp(z - max)).sum();
-                    for (column, &z) in columns.iter_mut().zip(row) {
-                        column.scores.push(libm::exp(z - max) / partition);
-                    }
-                } else {
-                    for (column, &p) in columns.iter_mut().zip(row) {
-                        column.scores.push(p);
-                    }
-                }
-                for column in columns.iter_mut() {
+            Sink::Classwise { columns, scratch } => {
+                scratch.resize(row.len(), 0.0);
+                toplabel::one_vs_rest(row, class, logits, scratch)
+                    .map_err(|e| refusal(e, row, logits, names))?;
+                for (column, &p) in columns.iter_mut().zip(scratch.iter()) {
+                    column.scores.push(p);
                     column.labels.push(u8::from(column.class == class));
                 }
             }
@@ -99,7 +98,7 @@ impl Sink {
     pub fn finish(self) -> Data {
         match self {
             Sink::TopLabel { scores, labels } => Data::TopLabel { scores, labels },
-            Sink::Classwise(columns) => Data::Classwise(columns),
+            Sink::Classwise { columns, .. } => Data::Classwise(columns),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The page of `tce report --html`: one self-contained HTML file, its figures inline SVG
+//! The page of `tce report --html` (and Python's `Report.html`): one self-contained HTML file, its figures inline SVG
 //! (plotters' SVG backend, and hand-written SVG for the bias chart), no scripts, no
 //! network. Figures (each a `<figure id=…>`):
 //!
@@ -10,15 +10,17 @@
 //! - `curve`: the fitted calibration curve alone, with the TCE it implies;
 //! - `bias`: each estimator's bias and RMSE at the data's n, as a chart.
 
+pub mod scores;
+
 use std::fmt::Write as _;
 
+use super::classwise::ClasswiseReport;
+use super::text::{display_name, pct, recommendation_words};
+use super::{Interval, Reliability, Report};
+use crate::sim::Curve;
+use crate::Binning;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use tce::report::{Reliability, Report};
-use tce::sim::Curve;
-use tce::Binning;
-
-use crate::report::{display_name, pct, recommendation_words};
 
 const FONT: &str = "sans-serif";
 const BLUE: RGBColor = RGBColor(0, 114, 178);
@@ -117,8 +119,7 @@ fn scores_svg(scores: &[f64], report: &Report) -> Result<Option<String>, String>
     {
         let root = SVGBackend::with_string(&mut svg, (600, 480)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
-        crate::fit_svg::draw_log_odds_density(&root, scores, &p.fit.model.density)
-            .map_err(|e| e.to_string())?;
+        scores::draw_log_odds_density(&root, scores, &p.fit.model).map_err(|e| e.to_string())?;
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(Some(svg))
@@ -285,11 +286,7 @@ fn figure(out: &mut String, id: &str, svg: &str, caption: &str) {
 /// The whole page.
 pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>tce report: {}</title><style>body{{font-family:sans-serif;max-width:1200px;margin:1em auto;padding:0 1em;color:#222}}figure{{display:inline-block;margin:0.5em;vertical-align:top}}figcaption{{max-width:560px;font-size:0.9em;color:#444}}table{{border-collapse:collapse;font-size:0.9em}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}}td:first-child,th:first-child{{text-align:left}}.lead{{font-size:1.3em}}.best{{font-weight:bold}}</style></head><body>",
-        escape(file)
-    );
+    head(&mut out, file);
     let _ = writeln!(
         out,
         "<h1>Calibration report</h1><p>{}: n = {}, accuracy {}, p = {}, {} bootstrap resamples, seed {}; tce {}.</p>",
@@ -299,7 +296,7 @@ pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
         report.settings.norm.p(),
         report.settings.resamples,
         report.settings.seed,
-        crate::VERSION
+        super::json::VERSION
     );
     let words = recommendation_words(report);
     let _ = write!(out, "<section id=\"recommendation\"><h2>In short</h2>");
@@ -334,7 +331,7 @@ pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
         }
     }
     match scores_svg(scores, report) {
-        Ok(Some(svg)) => figure(&mut out, "scores", &svg, "Scores on a log-odds axis (log counts), so that the confident end is visible; scores of exactly 0 or 1 have bars of their own at the ends. The line is the fitted Beta density."),
+        Ok(Some(svg)) => figure(&mut out, "scores", &svg, "Scores on a log-odds axis (log counts), so that the confident end is visible; scores of exactly 0 or 1 have bars of their own at the ends. The line is what the fitted model expects: its Beta density, and, when it has point masses at 0 or 1, their share of rows in the end bars."),
         Ok(None) => {}
         Err(e) => {
             let _ = write!(out, "<p>score histogram failed: {}</p>", escape(&e));
@@ -359,7 +356,7 @@ pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
     );
     for (i, e) in report.estimators.iter().enumerate() {
         let boot = e.bootstrap.as_ref().and_then(|b| b.as_ref().ok());
-        let iv = |i: &tce::report::Interval| format!("{}–{}", pct(i.lower), pct(i.upper));
+        let iv = |i: &super::Interval| format!("{}–{}", pct(i.lower), pct(i.upper));
         let bias = report
             .parametric
             .as_ref()
@@ -386,7 +383,15 @@ pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
     out.push_str("</table><p>Bias, sd and RMSE in percentage points against the fitted model's TCE. MCE estimates the largest bin gap, not TCE, and has no bias row.</p>\n");
     match &report.parametric {
         Ok(p) => {
-            out.push_str("<h2>Does the fitted model reproduce the data?</h2><ul>");
+            out.push_str("<h2>Does the fitted model reproduce the data?</h2>");
+            let _ = write!(
+                out,
+                "<p>The fitted model: Beta({:.4}, {:.4}) scores{}, calibration curve {} (the lowest AIC of twelve GLMs).</p><ul>",
+                p.fit.model.density.alpha(),
+                p.fit.model.density.beta(),
+                escape(&super::text::point_masses_text(&p.fit)),
+                escape(&p.fit.best_glm().spec.name())
+            );
             for c in &p.checks {
                 let _ = write!(
                     out,
@@ -394,7 +399,7 @@ pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
                     escape(&display_name(&c.target)),
                     pct(c.real),
                     pct(c.simulated_mean),
-                    100.0 * tce::report::FIT_CHECK_LEVEL,
+                    100.0 * super::FIT_CHECK_LEVEL,
                     pct(c.interval.lower),
                     pct(c.interval.upper),
                     if c.reproduces { "reproduced" } else { "not reproduced" }
@@ -404,6 +409,220 @@ pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
         }
         Err(e) => {
             let _ = write!(out, "<p>No fit: {}</p>", escape(&e.to_string()));
+        }
+    }
+    out.push_str("<p>How to read this page: docs/report.md of tce.</p></body></html>\n");
+    out
+}
+
+const STYLE: &str = "body{font-family:sans-serif;max-width:1200px;margin:1em auto;padding:0 1em;color:#222}figure{display:inline-block;margin:0.5em;vertical-align:top}figcaption{max-width:560px;font-size:0.9em;color:#444}table{border-collapse:collapse;font-size:0.9em}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child{text-align:left}.lead{font-size:1.3em}.best{font-weight:bold}";
+
+fn head(out: &mut String, file: &str) {
+    let _ = writeln!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>tce report: {}</title><style>{STYLE}</style></head><body>",
+        escape(file)
+    );
+}
+
+/// Per class, the recommended marginal estimator's value on that class with its
+/// interval: a dot and a bar per class, hand-written SVG.
+fn classes_svg(report: &ClasswiseReport) -> String {
+    let chosen = report.marginal[report.recommendation.estimator].target;
+    let rows: Vec<(String, f64, Option<Interval>)> = report
+        .classes
+        .iter()
+        .map(|c| {
+            let e = c.report.estimators.iter().find(|e| e.target == chosen);
+            (
+                c.name.clone(),
+                e.map_or(f64::NAN, |e| e.estimate),
+                e.and_then(|e| e.interval()).map(|(i, _)| i),
+            )
+        })
+        .collect();
+    let (width, row_h, left, right, top) = (640.0, 18.0, 150.0, 30.0, 40.0);
+    let height = top + row_h * rows.len() as f64 + 40.0;
+    let hi = rows
+        .iter()
+        .flat_map(|(_, v, i)| [*v, i.map_or(0.0, |i| i.upper)])
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, f64::max)
+        .max(1e-4)
+        * 100.0
+        * 1.1;
+    let x = |v: f64| left + v * 100.0 / hi * (width - left - right);
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11"><rect width="{width}" height="{height}" fill="white"/><text x="{}" y="20" text-anchor="middle" font-size="14">{} per class (%), with its interval</text>"##,
+        width / 2.0,
+        escape(&display_name(&chosen))
+    );
+    for (i, (name, v, interval)) in rows.iter().enumerate() {
+        let y = top + row_h * i as f64 + row_h / 2.0;
+        let _ = write!(
+            s,
+            r##"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+            left - 8.0,
+            y + 4.0,
+            escape(&name.chars().take(20).collect::<String>())
+        );
+        if let Some(i) = interval {
+            let _ = write!(
+                s,
+                r##"<line x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#0072b2" stroke-width="2"/>"##,
+                x(i.lower),
+                x(i.upper)
+            );
+        }
+        if v.is_finite() {
+            let _ = write!(
+                s,
+                r##"<circle cx="{:.1}" cy="{y:.1}" r="4" fill="#d55e00"><title>{}</title></circle>"##,
+                x(*v),
+                pct(*v)
+            );
+        }
+    }
+    let marginal = report.marginal[report.recommendation.estimator].value;
+    let bottom = top + row_h * rows.len() as f64;
+    let _ = write!(
+        s,
+        r##"<line x1="{0:.1}" y1="{top}" x2="{0:.1}" y2="{bottom}" stroke="black" stroke-dasharray="4 3"/><text x="{0:.1}" y="{1}" text-anchor="middle">over the classes {2}</text>"##,
+        x(marginal),
+        bottom + 16.0,
+        pct(marginal)
+    );
+    let step = nice_step(hi / 6.0);
+    let mut t = 0.0;
+    while t <= hi {
+        let _ = write!(
+            s,
+            r##"<text x="{:.1}" y="{}" text-anchor="middle" fill="#666">{}</text>"##,
+            x(t / 100.0),
+            bottom + 32.0,
+            trim(t)
+        );
+        t += step;
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// Up to this many classes, the classwise page draws each class's reliability diagram
+/// (beyond it the page would hold hundreds of figures; the JSON has every bin).
+pub const PER_CLASS_FIGURES: usize = 20;
+
+/// The classwise page: the marginal recommendation, a figure of every class's value,
+/// the marginal table, and every class's recommendation and fit check.
+pub fn classwise_page(file: &str, report: &ClasswiseReport) -> String {
+    let mut out = String::new();
+    head(&mut out, file);
+    let level = format!("{:.0}%", 100.0 * report.settings.level);
+    let _ = writeln!(
+        out,
+        "<h1>Classwise calibration report</h1><p>{}: n = {}, {} classes (each one-vs-rest), p = {}, {} bootstrap resamples, seed {}; tce {}.</p>",
+        escape(file),
+        report.n,
+        report.classes.len(),
+        report.settings.norm.p(),
+        report.settings.resamples,
+        report.settings.seed,
+        super::json::VERSION
+    );
+    out.push_str("<section id=\"recommendation\"><h2>In short</h2>");
+    for (i, w) in super::text::classwise_words(report).iter().enumerate() {
+        let class = if i == 0 { " class=\"lead\"" } else { "" };
+        let _ = write!(out, "<p{class}>{}</p>", escape(w));
+    }
+    out.push_str("</section>\n<h2>Figures</h2>\n");
+    figure(
+        &mut out,
+        "classes",
+        &classes_svg(report),
+        &format!("Each class's value of the recommended estimator on its one-vs-rest samples, with its {level} interval; the dashed line is their l_p mean, the marginal calibration error."),
+    );
+    let _ = write!(
+        out,
+        "<h2>Over the classes</h2><table><tr><th>estimator</th><th>value</th><th>percentile {level}</th><th>BCa {level}</th><th>bias</th><th>sd</th><th>RMSE</th></tr>"
+    );
+    let iv = |i: &Interval| format!("{}–{}", pct(i.lower), pct(i.upper));
+    for (i, m) in report.marginal.iter().enumerate() {
+        let boot = m.bootstrap.as_ref().and_then(|b| b.as_ref().ok());
+        let class = if i == report.recommendation.estimator {
+            " class=\"best\""
+        } else {
+            ""
+        };
+        let _ = write!(
+            out,
+            "<tr{class}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&display_name(&m.target)),
+            pct(m.value),
+            boot.map_or("–".into(), |b| iv(&b.percentile)),
+            boot.and_then(|b| b.bca.as_ref()).map_or("–".into(), iv),
+            m.bias.map_or("–".into(), |b| format!("{:+.2}", 100.0 * b.bias)),
+            m.bias.map_or("–".into(), |b| format!("{:.2}", 100.0 * b.sd)),
+            m.bias.map_or("–".into(), |b| format!("{:.2}", 100.0 * b.rmse)),
+        );
+    }
+    out.push_str("</table><p>The l_p mean of the per-class values (MCE: the maximum); intervals from rows resampled jointly; bias, sd and RMSE in percentage points on the per-class fitted models, simulated independently and combined.</p>");
+    out.push_str("<h2>Per class</h2><table><tr><th>class</th><th>frequency</th><th>recommended</th><th>value</th><th>interval</th><th>fit check</th></tr>");
+    for c in &report.classes {
+        let r = &c.report;
+        let chosen = &r.estimators[r.recommendation.estimator];
+        let _ = write!(
+            out,
+            "<tr><td>{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            c.class,
+            escape(&c.name),
+            pct(r.hits as f64 / r.n as f64),
+            escape(&display_name(&chosen.target)),
+            pct(chosen.estimate),
+            chosen.interval().map_or("–".into(), |(i, _)| iv(&i)),
+            match &r.parametric {
+                Ok(p) if p.reproduces => "reproduced".to_owned(),
+                Ok(_) => "not reproduced".to_owned(),
+                Err(e) => escape(&format!("no fit: {e}")),
+            }
+        );
+    }
+    out.push_str("</table><p>Each class's full report (every estimator, its fit and bias table) is in the JSON (`--json`, `classes`).</p>");
+    if report.classes.len() <= PER_CLASS_FIGURES {
+        out.push_str("<h2>Per-class reliability diagrams</h2>\n");
+        for c in &report.classes {
+            let curve = c
+                .report
+                .parametric
+                .as_ref()
+                .ok()
+                .map(|p| &p.fit.model.curve);
+            let Some(rel) = c
+                .report
+                .reliability
+                .iter()
+                .find(|r| matches!(r.binning, Binning::EqualMass(_)))
+            else {
+                continue;
+            };
+            let title = format!(
+                "class {} ({}): {} equal-mass bins",
+                c.class,
+                c.name,
+                rel.bins.len()
+            );
+            match reliability_svg(rel, curve, &title) {
+                Ok(svg) => figure(
+                    &mut out,
+                    &format!("reliability-class-{}", c.class),
+                    &svg,
+                    &format!("Class {} one-vs-rest: each dot a bin of p_k at its mean and the share of rows of class {} in it, with its {level} Wilson interval; the line is the class's fitted curve.", c.class, c.class),
+                ),
+                Err(e) => {
+                    let _ = write!(out, "<p>reliability diagram failed: {}</p>", escape(&e));
+                }
+            }
         }
     }
     out.push_str("<p>How to read this page: docs/report.md of tce.</p></body></html>\n");

@@ -1,0 +1,152 @@
+"""tce.report: the numbers of `tce report --json` for the same samples and seed, the page
+of `tce report --html`, classwise reports, and named errors for bad input."""
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+import tce
+from conftest import DATA, load_csv
+
+OPTIONS = {"resamples": 80, "simulations": 30, "seed": 7}
+CLI_OPTIONS = ["--resamples", "80", "--simulations", "30", "--seed", "7", "--quiet"]
+FIGURES = ["reliability-ew", "reliability-em", "scores", "curve", "bias"]
+
+
+def cli_report(cli, *args):
+    out = subprocess.run([str(cli), "report", *args, *CLI_OPTIONS], check=True,
+                         capture_output=True, text=True)
+    return out.stdout
+
+
+def without_input(d):
+    """The report's numbers and settings, without what names its input."""
+    d = json.loads(json.dumps(d))
+    del d["settings"]["file"], d["settings"]["input"]
+    return d
+
+
+def test_the_numbers_are_the_clis(cli, tmp_path):
+    path = DATA / "resnet50_birds_test.csv"
+    scores, labels = load_csv(path)
+    r = tce.report(scores, labels, source=str(path), **OPTIONS)
+    expected = json.loads(cli_report(cli, str(path), "--json"))
+    got = r.to_dict()
+    assert without_input(got) == without_input(expected)
+    assert got["settings"]["file"] == str(path)
+    assert got["settings"]["input"] == {"format": "arrays", "values": "confidences",
+                                        "reduction": "top_label", "rows": len(scores)}
+    assert json.loads(r.to_json()) == got
+    # The page and the summary are the CLI's, byte for byte.
+    page = tmp_path / "page.html"
+    subprocess.run([str(cli), "report", str(path), *CLI_OPTIONS, "--html", str(page)],
+                   check=True, capture_output=True)
+    assert r.html() == page.read_text()
+    assert str(r) == cli_report(cli, str(path))
+    mine = tmp_path / "mine.html"
+    r.to_html(mine)
+    assert mine.read_text() == r.html()
+    for figure in FIGURES:
+        assert f'<figure id="{figure}"><svg' in r.html()
+
+
+def test_attributes_hold_the_numbers():
+    scores, labels = load_csv(DATA / "resnet110_c10_test.csv", rows=3000)
+    r = tce.report(scores, labels, **OPTIONS)
+    d = r.to_dict()
+    rec = d["recommendation"]
+    assert (r.estimator, r.estimate, r.basis) == (rec["estimator"], rec["value"], rec["basis"])
+    assert r.interval == (rec["interval"]["lower"], rec["interval"]["upper"])
+    assert r.interval_kind in ("bca", "percentile")
+    assert r.words == rec["words"] and r.words[0].startswith("Calibration error")
+    assert r.n == 3000 and not r.classwise
+    assert [e["name"] for e in r.estimators] == [e["name"] for e in d["estimators"]]
+    for e in r.estimators:
+        b = e["bootstrap"]
+        assert len(b["replicates"]) == 80
+        assert b["percentile"]["lower"] <= b["percentile"]["upper"]
+    names = [b["estimator"] for b in r.bias]
+    assert "ece_bin:equal_width" in names and "mce:equal_mass" not in names
+    assert all(b["rmse"] >= 0 for b in r.bias)
+    assert set(r.sweep_bins) == {"ece_sweep:equal_width", "ece_sweep:equal_mass"}
+    assert r.sweep_bins["ece_sweep:equal_mass"]["min"] >= 1
+    assert r.fit["checks"] and r.fit["point_masses"]["one"]["rows"] == int((scores == 1).sum())
+    assert r.settings["seed"] == 7 and r.classes is None
+    # The same seed gives the same report; another seed other replicates.
+    assert tce.report(scores, labels, **OPTIONS).to_json() == r.to_json()
+    other = tce.report(scores, labels, **{**OPTIONS, "seed": 8})
+    assert other.estimators[0]["bootstrap"]["replicates"] != r.estimators[0]["bootstrap"]["replicates"]
+    assert other.estimators[0]["value"] == r.estimators[0]["value"]
+
+
+def multiclass(rows=200, classes=3, seed=11):
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, classes, rows)
+    logits = rng.normal(0, 1.5, (rows, classes))
+    logits[np.arange(rows), truth] += 1.2
+    return logits, truth
+
+
+def test_classwise_is_the_clis_and_each_class_one_vs_rest(cli, tmp_path):
+    logits, truth = multiclass()
+    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    path = tmp_path / "classes.csv"
+    lines = ["p0,p1,p2,label"] + [",".join(repr(float(p)) for p in row) + f",{t}"
+                                   for row, t in zip(probs, truth)]
+    path.write_text("\n".join(lines) + "\n")
+    r = tce.report(probs, truth, classwise=True, **OPTIONS)
+    assert r.classwise
+    expected = json.loads(cli_report(cli, str(path), "--prob-cols", "p*", "--label-col",
+                                     "label", "--classwise", "--json"))
+    got = r.to_dict()
+    assert got["settings"]["input"] == {"format": "arrays", "values": "probabilities",
+                                        "reduction": "classwise", "rows": 200, "classes": 3}
+    for d in (got, expected):
+        for c in d["classes"]:
+            del c["name"]  # the CLI names the columns, Python "class k"
+    assert without_input(got) == without_input(expected)
+    # Each class is the top-label report of its one-vs-rest samples.
+    for k, c in enumerate(r.classes):
+        alone = tce.report(probs[:, k], (truth == k).astype(np.uint8), **OPTIONS).to_dict()
+        for key in ("n", "hits", "recommendation", "estimators", "reliability", "fit"):
+            assert c[key] == alone[key], (k, key)
+    # The marginal is the l_p mean (p = 2) of the classes' values; MCE their maximum.
+    for i, m in enumerate(r.estimators):
+        values = np.array([c["estimators"][i]["value"] for c in r.classes])
+        expected_value = values.max() if m["estimator"] == "mce" else np.sqrt(np.mean(values ** 2))
+        assert m["value"] == pytest.approx(expected_value, abs=1e-15)
+        assert len(m["bootstrap"]["replicates"]) == 80
+    assert r.estimate == r.estimators[[m["name"] for m in r.estimators].index(r.estimator)]["value"]
+    assert tce.report(probs, truth, classwise=True, **OPTIONS).to_json() == r.to_json()
+    # Logits give the same one-vs-rest scores as their softmax (up to its rounding).
+    from_logits = tce.report(logits, truth, classwise=True, logits=True, **OPTIONS)
+    assert from_logits.to_dict()["settings"]["input"]["values"] == "logits"
+    assert from_logits.estimate == pytest.approx(r.estimate, abs=1e-12)
+    page = r.html()
+    assert '<figure id="classes"><svg' in page and "Classwise calibration report" in page
+    assert "<script" not in page
+
+
+@pytest.mark.parametrize("scores, labels, kwargs, error", [
+    ([0.5, float("nan"), 0.9], [1, 0, 1], {}, tce.NonFiniteScore),
+    ([0.5, 1.5, 0.9], [1, 0, 1], {}, tce.ScoreOutOfRange),
+    ([0.5, 0.7, 0.9], [1, 2, 1], {}, tce.InvalidLabel),
+    ([0.5, 0.7, 0.9], [1, 0], {}, tce.LengthMismatch),
+    ([], [], {}, tce.NoSamples),
+    ([0.5, 0.7, 0.9], [1, 0, 1], {"level": 1.5}, tce.InvalidOption),
+    ([0.5, 0.7, 0.9], [1, 0, 1], {"simulations": 0}, tce.InvalidOption),
+    ([0.5, 0.7, 0.9], [1, 0, 1], {"bins": 0}, tce.ZeroBins),
+    ([0.5, 0.7, 0.9], [1, 0, 1], {"norm": 0.5}, tce.InvalidNorm),
+    ([0.5, 0.7, 0.9], [1, 0, 1], {"closure": "middle"}, tce.InvalidOption),
+    ([0.5, 0.7, 0.9], [1, 0, 1], {"epsilon": 0.7}, tce.InvalidOption),
+    ([0.5, 0.7, 0.9], [1, 0, 1], {"classwise": True}, tce.ShapeMismatch),
+    ([[0.5, 0.6], [0.3, 0.7]], [0, 1], {}, tce.NotNormalized),
+    ([[0.5, 0.6], [0.3, 0.7]], [0, 1], {"classwise": True}, tce.NotNormalized),
+    ([[0.5, 0.5], [0.3, 0.7]], [0, 2], {"classwise": True}, tce.InvalidLabel),
+])
+def test_bad_input_raises_the_named_error(scores, labels, kwargs, error):
+    with pytest.raises(error):
+        tce.report(scores, labels, **{"resamples": 5, "simulations": 2, **kwargs})

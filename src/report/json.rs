@@ -1,0 +1,496 @@
+//! The report as JSON (`tce report --json`, Python's `Report.to_json`): one object, its
+//! keys fixed here (docs/report.md). Fractions, not percentages.
+
+use serde::Serialize;
+
+use super::classwise::{ClasswiseReport, MarginalResult};
+use super::text::{bias_of, distribution, recommendation_words, BinsDistribution};
+use super::{
+    Basis, EstimatorResult, Interval, IntervalKind, Report, ReportSettings, FIT_CHECK_LEVEL,
+    JACKKNIFE_GROUPS,
+};
+use crate::fit::{AtomAccuracy, FittedModel};
+use crate::{Closure, SweepLimit, Ties};
+
+/// The version every output carries (`tce_version`): the workspace's one version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[derive(Serialize)]
+struct IntervalJson {
+    lower: f64,
+    upper: f64,
+}
+
+impl From<&Interval> for IntervalJson {
+    fn from(i: &Interval) -> Self {
+        IntervalJson {
+            lower: i.lower,
+            upper: i.upper,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct BootstrapJson {
+    se: f64,
+    percentile: IntervalJson,
+    bca: Option<IntervalJson>,
+    z0: Option<f64>,
+    acceleration: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sweep_bins: Option<BinsDistribution>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sweep_bins_per_resample: Option<Vec<usize>>,
+    replicates: Vec<f64>,
+}
+
+#[derive(Serialize)]
+struct BiasJson {
+    mean: f64,
+    bias: f64,
+    sd: f64,
+    rmse: f64,
+    se: f64,
+}
+
+#[derive(Serialize)]
+struct EstimatorJson {
+    name: String,
+    estimator: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    binning: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bins: Option<usize>,
+    value: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bootstrap: Option<BootstrapJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bootstrap_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bias: Option<BiasJson>,
+}
+
+#[derive(Serialize)]
+struct BinJson {
+    count: u64,
+    hits: u64,
+    mean_score: Option<f64>,
+    accuracy: Option<f64>,
+    interval: Option<IntervalJson>,
+}
+
+#[derive(Serialize)]
+struct ReliabilityJson {
+    binning: &'static str,
+    bins: Vec<BinJson>,
+}
+
+#[derive(Serialize)]
+struct CheckJson {
+    estimator: String,
+    real: f64,
+    simulated_mean: f64,
+    interval: IntervalJson,
+    reproduces: bool,
+}
+
+#[derive(Serialize)]
+struct FitJson {
+    alpha: f64,
+    beta: f64,
+    glm: String,
+    b0: f64,
+    b1: f64,
+    aic: f64,
+    /// Atoms at 0 and 1 (`null`: a pure Beta fit, no score of exactly 0 or 1).
+    point_masses: Option<PointMassesJson>,
+    tce: f64,
+    tce_l1: f64,
+    tce_l2: f64,
+    simulations: usize,
+    check_level: f64,
+    checks: Vec<CheckJson>,
+    reproduces: bool,
+}
+
+#[derive(Serialize)]
+struct AtomJson {
+    rows: usize,
+    mass: f64,
+    accuracy: f64,
+}
+
+#[derive(Serialize)]
+struct PointMassesJson {
+    zero: Option<AtomJson>,
+    one: Option<AtomJson>,
+    /// `curve` or `fitted`: where the atoms' accuracies come from (the lower AIC).
+    accuracy_from: &'static str,
+    aic_curve: f64,
+    aic_fitted: Option<f64>,
+}
+
+fn point_masses_json(fit: &FittedModel) -> Option<PointMassesJson> {
+    let s = fit.saturation.as_ref()?;
+    let atom = |k: usize, a: Option<crate::sim::PointMass>| {
+        a.map(|a| AtomJson {
+            rows: s.counts[k],
+            mass: a.mass(),
+            accuracy: a.accuracy(),
+        })
+    };
+    Some(PointMassesJson {
+        zero: atom(0, s.point_masses.zero()),
+        one: atom(1, s.point_masses.one()),
+        accuracy_from: match s.chosen {
+            AtomAccuracy::Fitted => "fitted",
+            _ => "curve",
+        },
+        aic_curve: s.from_curve.aic,
+        aic_fitted: s.fitted.as_ref().map(|v| v.aic),
+    })
+}
+
+#[derive(Serialize)]
+struct RecommendationJson {
+    estimator: String,
+    value: f64,
+    interval: Option<IntervalJson>,
+    interval_kind: Option<&'static str>,
+    basis: &'static str,
+    words: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct SettingsJson<'a, I> {
+    file: String,
+    input: &'a I,
+    bins: usize,
+    norm: f64,
+    closure: &'static str,
+    ties: &'static str,
+    max_bins: Option<usize>,
+    paper_limit: bool,
+    resamples: usize,
+    simulations: usize,
+    level: f64,
+    seed: u64,
+    kde: bool,
+    epsilon: f64,
+    jackknife_groups: usize,
+}
+
+#[derive(Serialize)]
+struct ReportJson<'a, I> {
+    tce_version: &'static str,
+    command: &'static str,
+    settings: SettingsJson<'a, I>,
+    #[serde(flatten)]
+    body: BodyJson,
+}
+
+/// The numbers of one report (of the data, or of one class in a classwise report).
+#[derive(Serialize)]
+struct BodyJson {
+    n: usize,
+    hits: u64,
+    recommendation: RecommendationJson,
+    estimators: Vec<EstimatorJson>,
+    reliability: Vec<ReliabilityJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fit: Option<FitJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fit_error: Option<String>,
+}
+
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+fn estimator_json(r: &Report, e: &EstimatorResult) -> EstimatorJson {
+    let (bootstrap, bootstrap_error) = match &e.bootstrap {
+        None => (None, None),
+        Some(Err(err)) => (None, Some(err.to_string())),
+        Some(Ok(b)) => (
+            Some(BootstrapJson {
+                se: b.se,
+                percentile: (&b.percentile).into(),
+                bca: b.bca.as_ref().map(Into::into),
+                z0: finite(b.z0),
+                acceleration: finite(b.acceleration),
+                sweep_bins: b.sweep_bins.as_deref().map(distribution),
+                sweep_bins_per_resample: b.sweep_bins.clone(),
+                replicates: b.replicates.clone(),
+            }),
+            None,
+        ),
+    };
+    EstimatorJson {
+        name: e.target.spec.to_string(),
+        estimator: e.target.spec.kind().name(),
+        binning: e.target.spec.binning_name(),
+        bins: e.sweep_bins.or(e.target.bins),
+        value: e.estimate,
+        bootstrap,
+        bootstrap_error,
+        bias: bias_of(r, &e.target).map(|b| BiasJson {
+            mean: b.summary.mean,
+            bias: b.summary.bias,
+            sd: b.summary.sd,
+            rmse: b.summary.rmse,
+            se: b.summary.se,
+        }),
+    }
+}
+
+/// Where the samples came from, as the JSON's `settings.file` and `settings.input` say.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Source<I> {
+    /// The file (`-` for stdin), or what the caller names its arrays.
+    pub file: String,
+    /// What was read (the CLI's input provenance: format, values, reduction, rows, …),
+    /// serialized as it is.
+    pub input: I,
+}
+
+/// The report as one line of JSON (docs/report.md, "Reading the output"): every number,
+/// every setting, the version and the seed; keys in a fixed order, non-finite numbers as
+/// `null`.
+pub fn json<I: Serialize>(source: &Source<I>, r: &Report) -> String {
+    serde_json::to_string(&document(source, r)).expect("a report serializes")
+}
+
+fn settings_json<'a, I>(
+    source: &'a Source<I>,
+    settings: &ReportSettings,
+    n: usize,
+) -> SettingsJson<'a, I> {
+    SettingsJson {
+        file: source.file.clone(),
+        input: &source.input,
+        bins: settings.bins,
+        norm: settings.norm.p(),
+        closure: match settings.closure {
+            Closure::Left => "left",
+            Closure::Right => "right",
+        },
+        ties: match settings.ties {
+            Ties::Split => "split",
+            Ties::Keep => "keep",
+        },
+        max_bins: settings.sweep.max_bins,
+        paper_limit: settings.sweep.limit == SweepLimit::PaperCode,
+        resamples: settings.resamples,
+        simulations: settings.simulations.unwrap_or(0),
+        level: settings.level,
+        seed: settings.seed,
+        kde: settings.kde,
+        epsilon: settings.endpoint.epsilon(),
+        jackknife_groups: JACKKNIFE_GROUPS.min(n),
+    }
+}
+
+fn interval_kind(kind: IntervalKind) -> &'static str {
+    match kind {
+        IntervalKind::Bca => "bca",
+        IntervalKind::Percentile => "percentile",
+    }
+}
+
+fn basis_name(basis: Basis) -> &'static str {
+    match basis {
+        Basis::LowestRmse => "lowest_rmse",
+        Basis::LowestRmsePoorFit => "lowest_rmse_poor_fit",
+        Basis::NoFit => "no_fit",
+    }
+}
+
+fn document<'a, I: Serialize>(source: &'a Source<I>, r: &Report) -> ReportJson<'a, I> {
+    ReportJson {
+        tce_version: VERSION,
+        command: "report",
+        settings: settings_json(source, &r.settings, r.n),
+        body: body(r),
+    }
+}
+
+fn body(r: &Report) -> BodyJson {
+    let chosen = &r.estimators[r.recommendation.estimator];
+    let interval = chosen.interval();
+    BodyJson {
+        n: r.n,
+        hits: r.hits,
+        recommendation: RecommendationJson {
+            estimator: chosen.target.spec.to_string(),
+            value: chosen.estimate,
+            interval: interval.as_ref().map(|(i, _)| i.into()),
+            interval_kind: interval.map(|(_, k)| interval_kind(k)),
+            basis: basis_name(r.recommendation.basis),
+            words: recommendation_words(r),
+        },
+        estimators: r.estimators.iter().map(|e| estimator_json(r, e)).collect(),
+        reliability: r
+            .reliability
+            .iter()
+            .map(|rel| ReliabilityJson {
+                binning: crate::sim::estimator::binning_name(rel.binning),
+                bins: rel
+                    .bins
+                    .iter()
+                    .map(|b| BinJson {
+                        count: b.count,
+                        hits: b.hits,
+                        mean_score: b.mean_score,
+                        accuracy: b.accuracy,
+                        interval: b.interval.as_ref().map(Into::into),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        fit: r.parametric.as_ref().ok().map(|p| {
+            let best = p.fit.best_glm();
+            FitJson {
+                alpha: p.fit.model.density.alpha(),
+                beta: p.fit.model.density.beta(),
+                glm: best.spec.name(),
+                b0: best.b0,
+                b1: best.b1,
+                aic: best.aic,
+                point_masses: point_masses_json(&p.fit),
+                tce: p.tce,
+                tce_l1: p.fit.tce_l1,
+                tce_l2: p.fit.tce_l2,
+                simulations: p.simulations,
+                check_level: FIT_CHECK_LEVEL,
+                checks: p
+                    .checks
+                    .iter()
+                    .map(|c| CheckJson {
+                        estimator: c.target.spec.to_string(),
+                        real: c.real,
+                        simulated_mean: c.simulated_mean,
+                        interval: (&c.interval).into(),
+                        reproduces: c.reproduces,
+                    })
+                    .collect(),
+                reproduces: p.reproduces,
+            }
+        }),
+        fit_error: r.parametric.as_ref().err().map(ToString::to_string),
+    }
+}
+
+#[derive(Serialize)]
+struct MarginalJson {
+    name: String,
+    estimator: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    binning: Option<&'static str>,
+    /// The classes' common bin count; `null` for the sweep (each class has its own b*).
+    bins: Option<usize>,
+    value: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bootstrap: Option<BootstrapJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bootstrap_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bias: Option<BiasJson>,
+}
+
+#[derive(Serialize)]
+struct ClassJson {
+    class: usize,
+    name: String,
+    #[serde(flatten)]
+    body: BodyJson,
+}
+
+#[derive(Serialize)]
+struct ClasswiseJson<'a, I> {
+    tce_version: &'static str,
+    command: &'static str,
+    classwise: bool,
+    settings: SettingsJson<'a, I>,
+    n: usize,
+    classes_count: usize,
+    recommendation: RecommendationJson,
+    /// The l_p mean of the classes' fitted TCEs (`null` unless every class has a fit).
+    tce: Option<f64>,
+    flagged: usize,
+    unfitted: usize,
+    marginal: Vec<MarginalJson>,
+    classes: Vec<ClassJson>,
+}
+
+fn marginal_json(m: &MarginalResult) -> MarginalJson {
+    let (bootstrap, bootstrap_error) = match &m.bootstrap {
+        None => (None, None),
+        Some(Err(err)) => (None, Some(err.to_string())),
+        Some(Ok(b)) => (
+            Some(BootstrapJson {
+                se: b.se,
+                percentile: (&b.percentile).into(),
+                bca: b.bca.as_ref().map(Into::into),
+                z0: finite(b.z0),
+                acceleration: finite(b.acceleration),
+                sweep_bins: None,
+                sweep_bins_per_resample: None,
+                replicates: b.replicates.clone(),
+            }),
+            None,
+        ),
+    };
+    MarginalJson {
+        name: m.target.spec.to_string(),
+        estimator: m.target.spec.kind().name(),
+        binning: m.target.spec.binning_name(),
+        bins: m.target.bins,
+        value: m.value,
+        bootstrap,
+        bootstrap_error,
+        bias: m.bias.map(|b| BiasJson {
+            mean: b.mean,
+            bias: b.bias,
+            sd: b.sd,
+            rmse: b.rmse,
+            se: b.se,
+        }),
+    }
+}
+
+/// The classwise report as one line of JSON: the settings, the marginal estimators with
+/// their intervals and bias, and every class's report with the keys of a top-label one.
+pub fn classwise_json<I: Serialize>(source: &Source<I>, r: &ClasswiseReport) -> String {
+    let chosen = &r.marginal[r.recommendation.estimator];
+    let interval = chosen.interval();
+    let value = ClasswiseJson {
+        tce_version: VERSION,
+        command: "report",
+        classwise: true,
+        settings: settings_json(source, &r.settings, r.n),
+        n: r.n,
+        classes_count: r.classes.len(),
+        recommendation: RecommendationJson {
+            estimator: chosen.target.spec.to_string(),
+            value: chosen.value,
+            interval: interval.as_ref().map(|(i, _)| i.into()),
+            interval_kind: interval.map(|(_, k)| interval_kind(k)),
+            basis: basis_name(r.recommendation.basis),
+            words: super::text::classwise_words(r),
+        },
+        tce: r.tce,
+        flagged: r.flagged,
+        unfitted: r.unfitted,
+        marginal: r.marginal.iter().map(marginal_json).collect(),
+        classes: r
+            .classes
+            .iter()
+            .map(|c| ClassJson {
+                class: c.class,
+                name: c.name.clone(),
+                body: body(&c.report),
+            })
+            .collect(),
+    };
+    serde_json::to_string(&value).expect("a report serializes")
+}

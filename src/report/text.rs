@@ -1,0 +1,453 @@
+//! The words of a report: estimator names, percentages, the recommendation in plain
+//! words and the terminal summary (`tce report` prints it; the JSON and the page quote
+//! the same words).
+
+use std::fmt::Write as _;
+
+use super::bootstrap::Interval;
+use super::classwise::ClasswiseReport;
+use super::{Basis, BiasRow, IntervalKind, Report, Target, FIT_CHECK_LEVEL};
+use crate::fit::{AtomAccuracy, FittedModel};
+use crate::Binning;
+
+/// A human name: "ECE_sweep, equal-mass".
+pub fn display_name(target: &Target) -> String {
+    use crate::sim::EstimatorKind as K;
+    let kind = match target.spec.kind() {
+        K::EceBin => "ECE_bin",
+        K::EceSweep => "ECE_sweep",
+        K::EceDebias => "ECE_debias",
+        K::Mce => "MCE",
+        K::Kde => "KDE",
+        K::SmoothEce => "smooth ECE",
+    };
+    match target.spec.binning() {
+        Some(Binning::EqualWidth(_)) => format!("{kind}, equal-width"),
+        Some(Binning::EqualMass(_)) => format!("{kind}, equal-mass"),
+        None => kind.to_owned(),
+    }
+}
+
+/// A fraction in percent with 2 decimals.
+pub fn pct(x: f64) -> String {
+    format!("{:.2}%", 100.0 * x)
+}
+
+/// An interval in percent: "1.23–4.56%".
+pub fn interval_text(i: &Interval) -> String {
+    format!("{:.2}–{:.2}%", 100.0 * i.lower, 100.0 * i.upper)
+}
+
+/// The recommendation in plain words, as the summary and the page give it.
+pub fn recommendation_words(r: &Report) -> Vec<String> {
+    let rec = &r.recommendation;
+    let chosen = &r.estimators[rec.estimator];
+    let level = format!("{:.0}%", 100.0 * r.settings.level);
+    let mut lines = Vec::new();
+    let interval = match chosen.interval() {
+        Some((i, kind)) => format!(
+            " ({level} {} interval {})",
+            match kind {
+                IntervalKind::Bca => "BCa",
+                IntervalKind::Percentile => "percentile",
+            },
+            interval_text(&i)
+        ),
+        None => String::new(),
+    };
+    lines.push(format!(
+        "Calibration error (TCE_{}): {}{interval}, by {}.",
+        r.settings.norm.p(),
+        pct(chosen.estimate),
+        display_name(&chosen.target)
+    ));
+    match (&r.parametric, rec.basis) {
+        (Ok(p), basis) => {
+            let row = &p.bias[rec.bias_row.unwrap_or(0)];
+            lines.push(format!(
+                "Why this estimator: on {} data sets of your size (n = {}) simulated from a model fitted to your data, it was off by {:.2} points on average (RMSE), the least of all estimators; its bias there was {:+.2} points.",
+                p.simulations,
+                r.n,
+                100.0 * row.summary.rmse,
+                100.0 * row.summary.bias
+            ));
+            if let Some(u) = rec.usual_row {
+                let usual = &p.bias[u];
+                let value = r
+                    .estimators
+                    .iter()
+                    .find(|e| e.target == usual.target)
+                    .map_or(f64::NAN, |e| e.estimate);
+                lines.push(format!(
+                    "The usual {}-bin equal-width ECE_bin is {} on your data; at this n it is expected to be off by {:+.2} points (bias), {:.2} points typically (RMSE).",
+                    r.settings.bins,
+                    pct(value),
+                    100.0 * usual.summary.bias,
+                    100.0 * usual.summary.rmse
+                ));
+            }
+            if basis == Basis::LowestRmsePoorFit {
+                lines.push(format!(
+                    "Caveat: the fitted model does not reproduce your data (a real value falls outside the central {:.0}% of the simulated ones, see the fit check), so the bias figures, and the choice they make, are less certain.",
+                    100.0 * FIT_CHECK_LEVEL
+                ));
+            }
+        }
+        (Err(e), _) => lines.push(format!(
+            "No parametric model could be fitted ({e}); this is the paper's default estimator, without a bias check at your n."
+        )),
+    }
+    lines
+}
+
+pub(crate) fn bias_of<'a>(r: &'a Report, target: &Target) -> Option<&'a BiasRow> {
+    r.parametric
+        .as_ref()
+        .ok()?
+        .bias
+        .iter()
+        .find(|b| b.target == *target)
+}
+
+/// The terminal summary: the recommendation first, then the table.
+pub fn summary(file: &str, r: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "tce report: {file}: n = {}, accuracy {}, p = {}, seed {}",
+        r.n,
+        pct(r.hits as f64 / r.n as f64),
+        r.settings.norm.p(),
+        r.settings.seed
+    );
+    out.push('\n');
+    for line in recommendation_words(r) {
+        let _ = writeln!(out, "{line}");
+    }
+    out.push('\n');
+    let level = format!("{:.0}%", 100.0 * r.settings.level);
+    let _ = writeln!(
+        out,
+        "{:<24} {:>5} {:>8} {:>17} {:>17} {:>8} {:>7} {:>7}",
+        "estimator",
+        "bins",
+        "estimate",
+        format!("percentile {level}"),
+        format!("BCa {level}"),
+        "bias",
+        "sd",
+        "RMSE"
+    );
+    for e in &r.estimators {
+        let boot = e.bootstrap.as_ref().and_then(|b| b.as_ref().ok());
+        let bins = e
+            .sweep_bins
+            .or(e.target.bins)
+            .map_or("-".into(), |b| b.to_string());
+        let percentile = boot.map_or("-".into(), |b| interval_text(&b.percentile));
+        let bca = boot
+            .and_then(|b| b.bca.as_ref())
+            .map_or("-".into(), interval_text);
+        let (bias, sd, rmse) =
+            bias_of(r, &e.target).map_or(("-".into(), "-".into(), "-".into()), |b| {
+                (
+                    format!("{:+.2}", 100.0 * b.summary.bias),
+                    format!("{:.2}", 100.0 * b.summary.sd),
+                    format!("{:.2}", 100.0 * b.summary.rmse),
+                )
+            });
+        let mark = if std::ptr::eq(e, &r.estimators[r.recommendation.estimator]) {
+            "*"
+        } else {
+            " "
+        };
+        let _ = writeln!(
+            out,
+            "{mark}{:<23} {bins:>5} {:>8} {percentile:>17} {bca:>17} {bias:>8} {sd:>7} {rmse:>7}",
+            display_name(&e.target),
+            pct(e.estimate)
+        );
+        if let Some(Err(err)) = &e.bootstrap {
+            let _ = writeln!(out, "  (no interval: {err})");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "bias, sd, RMSE: percentage points against the fitted model's TCE; MCE estimates the largest gap, not TCE."
+    );
+    for e in &r.estimators {
+        if let Some(Ok(b)) = &e.bootstrap {
+            if let Some(bins) = &b.sweep_bins {
+                let d = distribution(bins);
+                let _ = writeln!(
+                    out,
+                    "b* of {}: {} on the data; over the resamples median {}, 2.5–97.5% {}–{}, range {}–{}",
+                    display_name(&e.target),
+                    e.sweep_bins.unwrap_or(0),
+                    d.median,
+                    d.p025,
+                    d.p975,
+                    d.min,
+                    d.max
+                );
+            }
+        }
+    }
+    match &r.parametric {
+        Ok(p) => {
+            let best = p.fit.best_glm();
+            let _ = writeln!(
+                out,
+                "\nfit: Beta({:.4}, {:.4}) scores{}, curve {} (lowest AIC of 12 GLMs: b0 = {:.4}, b1 = {:.4}); TCE_{} of the fit {}",
+                p.fit.model.density.alpha(),
+                p.fit.model.density.beta(),
+                point_masses_text(&p.fit),
+                best.spec.name(),
+                best.b0,
+                best.b1,
+                r.settings.norm.p(),
+                pct(p.tce)
+            );
+            for c in &p.checks {
+                let _ = writeln!(
+                    out,
+                    "fit check, {}: real {}, simulated mean {}, central {:.0}% {} → {}",
+                    display_name(&c.target),
+                    pct(c.real),
+                    pct(c.simulated_mean),
+                    100.0 * FIT_CHECK_LEVEL,
+                    interval_text(&c.interval),
+                    if c.reproduces {
+                        "reproduced"
+                    } else {
+                        "NOT reproduced"
+                    }
+                );
+            }
+        }
+        Err(e) => {
+            let _ = writeln!(out, "\nno fit: {e}");
+        }
+    }
+    out
+}
+
+/// The fit's point masses in words (empty for a pure Beta fit): " + point mass at 1:
+/// 28.70% of rows, accuracy 99.12% (fitted)".
+pub fn point_masses_text(fit: &FittedModel) -> String {
+    let Some(saturation) = &fit.saturation else {
+        return String::new();
+    };
+    let from = match saturation.chosen {
+        AtomAccuracy::Fitted => "its own accuracy, by AIC",
+        _ => "accuracy from the curve, by AIC",
+    };
+    let atoms = &saturation.point_masses;
+    [(0, atoms.zero()), (1, atoms.one())]
+        .into_iter()
+        .filter_map(|(at, atom)| {
+            let atom = atom?;
+            Some(format!(
+                " + point mass at {at}: {} of rows, accuracy {} ({from})",
+                pct(atom.mass()),
+                pct(atom.accuracy())
+            ))
+        })
+        .collect()
+}
+
+/// Summary statistics of the resamples' b* (nearest-rank order statistics).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "render", derive(serde::Serialize))]
+pub struct BinsDistribution {
+    /// The smallest b*.
+    pub min: usize,
+    /// The 2.5% order statistic.
+    pub p025: usize,
+    /// The median.
+    pub median: usize,
+    /// The 97.5% order statistic.
+    pub p975: usize,
+    /// The largest b*.
+    pub max: usize,
+    /// The mean.
+    pub mean: f64,
+}
+
+/// The order statistics of b* (nearest rank).
+pub fn distribution(bins: &[usize]) -> BinsDistribution {
+    let mut s = bins.to_vec();
+    s.sort_unstable();
+    let at = |q: f64| s[((q * (s.len() - 1) as f64).round() as usize).min(s.len() - 1)];
+    BinsDistribution {
+        min: s[0],
+        p025: at(0.025),
+        median: at(0.5),
+        p975: at(0.975),
+        max: s[s.len() - 1],
+        mean: s.iter().sum::<usize>() as f64 / s.len() as f64,
+    }
+}
+
+fn interval_words(interval: Option<(Interval, IntervalKind)>, level: f64) -> String {
+    match interval {
+        Some((i, kind)) => format!(
+            " ({:.0}% {} interval {})",
+            100.0 * level,
+            match kind {
+                IntervalKind::Bca => "BCa",
+                IntervalKind::Percentile => "percentile",
+            },
+            interval_text(&i)
+        ),
+        None => String::new(),
+    }
+}
+
+/// The classwise recommendation in plain words.
+pub fn classwise_words(r: &ClasswiseReport) -> Vec<String> {
+    let rec = &r.recommendation;
+    let chosen = &r.marginal[rec.estimator];
+    let k = r.classes.len();
+    let mut lines = vec![format!(
+        "Marginal calibration error over {k} classes (each one-vs-rest, TCE_{} averaged as Kumar et al.): {}{}, by {}.",
+        r.settings.norm.p(),
+        pct(chosen.value),
+        interval_words(chosen.interval(), r.settings.level),
+        display_name(&chosen.target)
+    )];
+    match (rec.basis, chosen.bias) {
+        (Basis::NoFit, _) | (_, None) => lines.push(format!(
+            "No parametric model could be fitted for {} of the {k} classes; this is the paper's default estimator, without a bias check at your n.",
+            r.unfitted
+        )),
+        (basis, Some(b)) => {
+            let sims = r.classes[0]
+                .report
+                .parametric
+                .as_ref()
+                .map_or(0, |p| p.simulations);
+            lines.push(format!(
+                "Why this estimator: {sims} data sets of your size were simulated from each class's fitted model and combined over the classes; it was off by {:.2} points on average (RMSE), the least of all estimators; its bias there was {:+.2} points. (The classes were simulated independently.)",
+                100.0 * b.rmse,
+                100.0 * b.bias
+            ));
+            if let Some(u) = rec.usual.and_then(|u| r.marginal.get(u)) {
+                if let Some(ub) = u.bias {
+                    lines.push(format!(
+                        "The usual {}-bin equal-width ECE_bin over the classes is {}; at this n it is expected to be off by {:+.2} points (bias), {:.2} points typically (RMSE).",
+                        r.settings.bins,
+                        pct(u.value),
+                        100.0 * ub.bias,
+                        100.0 * ub.rmse
+                    ));
+                }
+            }
+            if basis == Basis::LowestRmsePoorFit {
+                lines.push(format!(
+                    "Caveat: the fitted model of {} of the {k} classes does not reproduce that class's data (see the per-class fit checks), so the bias figures, and the choice they make, are less certain.",
+                    r.flagged
+                ));
+            }
+        }
+    }
+    lines
+}
+
+/// The classwise terminal summary: the marginal recommendation, the marginal table, then
+/// one line per class (its own recommendation and fit check).
+pub fn classwise_summary(file: &str, r: &ClasswiseReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "tce report --classwise: {file}: n = {}, {} classes, p = {}, seed {}",
+        r.n,
+        r.classes.len(),
+        r.settings.norm.p(),
+        r.settings.seed
+    );
+    out.push('\n');
+    for line in classwise_words(r) {
+        let _ = writeln!(out, "{line}");
+    }
+    out.push('\n');
+    let level = format!("{:.0}%", 100.0 * r.settings.level);
+    let _ = writeln!(out, "over the classes (l_p mean; MCE: maximum):");
+    let _ = writeln!(
+        out,
+        "{:<24} {:>8} {:>17} {:>17} {:>8} {:>7} {:>7}",
+        "estimator",
+        "value",
+        format!("percentile {level}"),
+        format!("BCa {level}"),
+        "bias",
+        "sd",
+        "RMSE"
+    );
+    for (i, m) in r.marginal.iter().enumerate() {
+        let boot = m.bootstrap.as_ref().and_then(|b| b.as_ref().ok());
+        let percentile = boot.map_or("-".into(), |b| interval_text(&b.percentile));
+        let bca = boot
+            .and_then(|b| b.bca.as_ref())
+            .map_or("-".into(), interval_text);
+        let (bias, sd, rmse) = m.bias.map_or(("-".into(), "-".into(), "-".into()), |b| {
+            (
+                format!("{:+.2}", 100.0 * b.bias),
+                format!("{:.2}", 100.0 * b.sd),
+                format!("{:.2}", 100.0 * b.rmse),
+            )
+        });
+        let mark = if i == r.recommendation.estimator {
+            "*"
+        } else {
+            " "
+        };
+        let _ = writeln!(
+            out,
+            "{mark}{:<23} {:>8} {percentile:>17} {bca:>17} {bias:>8} {sd:>7} {rmse:>7}",
+            display_name(&m.target),
+            pct(m.value)
+        );
+        if let Some(Err(err)) = &m.bootstrap {
+            let _ = writeln!(out, "  (no interval: {err})");
+        }
+    }
+    if let Some(tce) = r.tce {
+        let _ = writeln!(
+            out,
+            "bias, sd, RMSE: percentage points against the l_p mean of the classes' fitted TCEs, {}.",
+            pct(tce)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nper class (one-vs-rest; each as `tce report` on that class alone):"
+    );
+    let _ = writeln!(
+        out,
+        "{:>5}  {:<14} {:>9}  {:<24} {:>8} {:>17}  fit check",
+        "class", "name", "frequency", "recommended", "value", "interval"
+    );
+    for c in &r.classes {
+        let rep = &c.report;
+        let chosen = &rep.estimators[rep.recommendation.estimator];
+        let name: String = c.name.chars().take(14).collect();
+        let _ = writeln!(
+            out,
+            "{:>5}  {name:<14} {:>9}  {:<24} {:>8} {:>17}  {}",
+            c.class,
+            pct(rep.hits as f64 / rep.n as f64),
+            display_name(&chosen.target),
+            pct(chosen.estimate),
+            chosen
+                .interval()
+                .map_or("-".into(), |(i, _)| interval_text(&i)),
+            match &rep.parametric {
+                Ok(p) if p.reproduces => "reproduced".to_owned(),
+                Ok(_) => "NOT reproduced".to_owned(),
+                Err(e) => format!("no fit: {e}"),
+            }
+        );
+    }
+    out
+}

@@ -7,46 +7,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../data");
-
-fn tce(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tce"))
-        .args(args)
-        .output()
-        .expect("run tce")
-}
-
-fn ok(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "tce failed ({}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-fn data(name: &str) -> String {
-    format!("{DATA}/{name}")
-}
-
-/// A directory of its own, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("tce-report-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+mod common;
+use common::{data, stdout as ok, tce, TempDir};
 
 const FIGURES: [&str; 5] = [
     "reliability-ew",
@@ -216,7 +178,7 @@ fn headless(profile: &Path, args: &[&str], page: &Path) -> Output {
 #[test]
 fn page_renders_in_chromium_with_its_figures() {
     let tmp = TempDir::new("page");
-    let page = tmp.0.join("report.html");
+    let page = tmp.path().join("report.html");
     let file = data("resnet110_c10_test.csv");
     ok(&tce(&[
         "report",
@@ -232,9 +194,9 @@ fn page_renders_in_chromium_with_its_figures() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert_self_contained(&html);
 
-    let png = tmp.0.join("report.png");
+    let png = tmp.path().join("report.png");
     let shot = headless(
-        &tmp.0.join("profile-shot"),
+        &tmp.path().join("profile-shot"),
         &[
             "--window-size=1280,2400",
             &format!("--screenshot={}", png.display()),
@@ -254,7 +216,7 @@ fn page_renders_in_chromium_with_its_figures() {
         image.len()
     );
 
-    let dom = headless(&tmp.0.join("profile-dom"), &["--dump-dom"], &page);
+    let dom = headless(&tmp.path().join("profile-dom"), &["--dump-dom"], &page);
     let dom_text = String::from_utf8_lossy(&dom.stdout);
     for id in FIGURES {
         let at = dom_text
@@ -269,13 +231,13 @@ fn page_renders_in_chromium_with_its_figures() {
 fn console_errors_are_seen() {
     // The control of the check above: a page that logs an error and throws.
     let tmp = TempDir::new("control");
-    let page = tmp.0.join("bad.html");
+    let page = tmp.path().join("bad.html");
     std::fs::write(
         &page,
         "<html><body><script>console.error('boom'); missing();</script></body></html>",
     )
     .unwrap();
-    let out = headless(&tmp.0.join("profile"), &["--dump-dom"], &page);
+    let out = headless(&tmp.path().join("profile"), &["--dump-dom"], &page);
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(log.contains(":CONSOLE") && log.contains("boom"), "{log}");
 }
@@ -321,7 +283,7 @@ fn body(mut v: Value) -> Value {
 #[test]
 fn classwise_is_every_class_one_vs_rest_and_their_lp_mean() {
     let dir = TempDir::new("classwise");
-    let (path, rows) = multiclass(&dir.0);
+    let (path, rows) = multiclass(dir.path());
     let file = path.display().to_string();
     let options = [
         "--resamples",
@@ -354,7 +316,7 @@ fn classwise_is_every_class_one_vs_rest_and_their_lp_mean() {
     for (k, class) in classes.iter().enumerate() {
         assert_eq!(class["class"], k);
         assert_eq!(class["name"], format!("p{k}"));
-        let ovr = dir.0.join(format!("class{k}.csv"));
+        let ovr = dir.path().join(format!("class{k}.csv"));
         let mut text = String::from("confidence,correct\n");
         for (p, c) in &rows {
             text += &format!("{:?},{}\n", p[k], u8::from(*c == k));
@@ -452,7 +414,7 @@ fn classwise_is_every_class_one_vs_rest_and_their_lp_mean() {
             .starts_with("Marginal calibration error over 3 classes"),
         "{summary}"
     );
-    let page_path = dir.0.join("classes.html");
+    let page_path = dir.path().join("classes.html");
     let page_file = page_path.display().to_string();
     let mut html = args[..args.len() - 1].to_vec();
     html.extend(["--html", page_file.as_str()]);
@@ -470,7 +432,7 @@ fn classwise_is_every_class_one_vs_rest_and_their_lp_mean() {
         );
     }
     // It loads in Chromium without console output, its figures in the DOM.
-    let dom = headless(&dir.0.join("profile-dom"), &["--dump-dom"], &page_path);
+    let dom = headless(&dir.path().join("profile-dom"), &["--dump-dom"], &page_path);
     assert!(dom.status.success());
     let dom_text = String::from_utf8_lossy(&dom.stdout);
     for id in ["classes", "reliability-class-0", "reliability-class-2"] {

@@ -450,6 +450,39 @@ mod tests {
             prop_assert!(same_bits(&in_place, &expected));
         }
 
+        /// Every estimate of a buffer sorted by the radix sort (room for twice its
+        /// samples) equals, bit for bit, that of the same buffer sorted in place.
+        #[test]
+        fn estimates_unchanged(slots in shuffled(400), bins in 1usize..20) {
+            use crate::{Binning, Closure, Norm, SortedBuffer, SweepOptions, Ties};
+            let scores: Vec<f64> = slots.iter().map(|s| s.score).collect();
+            let labels: Vec<u8> = slots.iter().map(|s| s.label()).collect();
+            let (mut roomy, mut full) =
+                (vec![Slot::EMPTY; 2 * slots.len() + 2], vec![Slot::EMPTY; slots.len() + 1]);
+            let mut radix = SortedBuffer::with_storage(&mut roomy).unwrap();
+            let mut in_place = SortedBuffer::with_storage(&mut full).unwrap();
+            // Two batches: the second sort starts from a sorted prefix.
+            let half = scores.len() / 2;
+            for range in [0..half, half..scores.len()] {
+                radix.push_batch(&scores[range.clone()], &labels[range.clone()]).unwrap();
+                in_place.push_batch(&scores[range.clone()], &labels[range.clone()]).unwrap();
+                let (a, b) = (radix.sorted(), in_place.sorted());
+                prop_assert!(same_bits(&a.slots().to_vec(), &b.slots().to_vec()));
+                for binning in [
+                    Binning::EqualMass(Ties::Split),
+                    Binning::EqualMass(Ties::Keep),
+                    Binning::EqualWidth(Closure::Left),
+                ] {
+                    let norm = Norm::L2;
+                    prop_assert_eq!(a.ece_bin(binning, bins, norm), b.ece_bin(binning, bins, norm));
+                    prop_assert_eq!(a.ece_debias(binning, bins, norm), b.ece_debias(binning, bins, norm));
+                    prop_assert_eq!(a.mce(binning, bins), b.mce(binning, bins));
+                    let options = SweepOptions::default();
+                    prop_assert_eq!(a.ece_sweep(binning, norm, options), b.ece_sweep(binning, norm, options));
+                }
+            }
+        }
+
         /// Large arrival numbers (a window or reservoir near its rebasing point).
         #[test]
         fn high_arrival_numbers(slots in shuffled(300), offset in (1u32 << 29)..(1 << 30)) {

@@ -467,7 +467,7 @@ mod tests {
                 radix.push_batch(&scores[range.clone()], &labels[range.clone()]).unwrap();
                 in_place.push_batch(&scores[range.clone()], &labels[range.clone()]).unwrap();
                 let (a, b) = (radix.sorted(), in_place.sorted());
-                prop_assert!(same_bits(&a.slots().to_vec(), &b.slots().to_vec()));
+                prop_assert!(same_bits(a.slots(), b.slots()));
                 for binning in [
                     Binning::EqualMass(Ties::Split),
                     Binning::EqualMass(Ties::Keep),

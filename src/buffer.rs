@@ -267,8 +267,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         self.sorted = len; // sorted just below
         let slots = self.held_mut();
         if let Some(sorted) = unsorted_from {
-            crate::radix::sort_by_score_then_arrival_in(slots, scratch, sorted);
-            record_running_hits(slots);
+            crate::radix::sort_and_count_in(slots, scratch, sorted);
         }
         SortedSamples {
             slots: &*slots,
@@ -291,8 +290,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         // `len` ≤ capacity always; the clamp keeps the call free of a panic path.
         let (slots, free) = storage.split_at_mut(len.min(storage.len()));
         if let Some(sorted) = unsorted_from {
-            crate::radix::sort_by_score_then_arrival_in(slots, free, sorted);
-            record_running_hits(slots);
+            crate::radix::sort_and_count_in(slots, free, sorted);
         }
         SortedSamples {
             slots: &*slots,

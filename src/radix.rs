@@ -2,14 +2,18 @@
 //!
 //! **With scratch** (a second array of at least n slots: 16 bytes a sample): a stable
 //! radix sort by the score's bits, most significant digit first (`by_score`), O(n) a
-//! level and at most 8 levels, fewer when the scores agree in their top bits. Scores are
+//! level, with digits about a bit narrower than log2 of each range's length (so the
+//! first level, the only one through memory, is 11 bits at large n, and buckets average
+//! about two slots), fewer levels when the scores agree in their top bits. The running
+//! hit counts are recorded as each range is finished, in order, while it is in the cache. Scores are
 //! in [0, 1] with −0 stored as +0 (`SortedBuffer::append`), non-negative floats, whose
 //! bit patterns order like their values. A stable sort by score keeps equal scores in
 //! storage order; that is arrival order when the storage is a sorted prefix followed by
 //! later arrivals in order (every buffer that only appends), which one read checks.
 //! Otherwise (a reservoir's replacements land anywhere) the sort first orders by
 //! arrival, with LSD passes over the bytes of the arrival numbers that differ (`lsd`).
-//! Stack: 2 KiB a level of `by_score`, 8 KiB for `lsd`.
+//! Stack: 1 KiB a level of `by_score` for ranges of up to 2^16 slots, 8 KiB above (at
+//! most six such levels: each takes 11 of the 64 bits), 8 KiB for `lsd`.
 //!
 //! **In place** (no scratch): the standard library's pattern-defeating quicksort by
 //! score, then each run of equal scores by arrival. An in-place radix sort (American
@@ -22,12 +26,16 @@
 //! has no panic path (indices through `get`); the in-place one keeps the standard
 //! library's (an `Ord` violation, impossible for integer keys).
 
-use crate::buffer::Slot;
+use crate::buffer::{record_running_hits, Slot};
 
 /// Inputs and buckets up to this long are finished by insertion sort.
-const SMALL: usize = 48;
-/// Buckets of a pass: one byte of the key.
+const SMALL: usize = 32;
+/// Most buckets of a level over up to `WIDE_FROM` slots: digits of at most 8 bits.
 const BUCKETS: usize = 256;
+/// Most buckets of a level over more slots: digits of at most 11 bits.
+const WIDE: usize = 2048;
+/// Ranges longer than this are distributed by digits of up to 11 bits.
+const WIDE_FROM: usize = 1 << 16;
 
 /// Sorts slots by score, equal scores in arrival order (SPEC §3.2), in place.
 ///
@@ -64,58 +72,57 @@ pub(crate) fn sort_by_arrival(slots: &mut [Slot]) {
 }
 
 /// Sorts slots by score, equal scores in arrival order (SPEC §3.2), with `scratch` of
-/// at least as many slots: the stable radix sort of the module docs. `prefix` slots at the front
+/// at least as many slots, and records the running hit counts (`Slot::hits_before`) on
+/// the result: the stable radix sort of the module docs. `prefix` slots at the front
 /// are already sorted (the rest was appended after them); with them, the check below
 /// often spares the passes over the arrival numbers. Without enough scratch, sorts in
-/// place as [`sort_by_score_then_arrival`].
-pub(crate) fn sort_by_score_then_arrival_in(
-    slots: &mut [Slot],
-    scratch: &mut [Slot],
-    prefix: usize,
-) {
-    let Some(scratch) = scratch.get_mut(..slots.len()) else {
-        sort_by_score_then_arrival(slots);
-        return;
+/// place as [`sort_by_score_then_arrival`], then counts.
+pub(crate) fn sort_and_count_in(slots: &mut [Slot], scratch: &mut [Slot], prefix: usize) {
+    let scratch = match scratch.get_mut(..slots.len()) {
+        Some(scratch) if slots.len() > SMALL => scratch,
+        _ => {
+            sort_by_score_then_arrival(slots);
+            record_running_hits(slots);
+            return;
+        }
     };
-    if slots.len() <= SMALL {
-        sort_by_score_then_arrival(slots);
-        return;
-    }
     // A stable sort by score keeps equal scores in storage order: that is arrival order
     // when the storage holds a sorted prefix (ties in arrival order) and then slots in
     // arrival order, all arrived after it (a buffer's pushes). Otherwise (a reservoir's
-    // replacements) sort by arrival first.
+    // replacements) sort by arrival first. One read checks that and finds the bits in
+    // which the scores differ (the first level's).
+    let (in_order, varying) = appended_in_order(slots, prefix);
     let mut flipped = false;
     let (mut from, mut to) = (slots, scratch);
-    if !appended_in_order(from, prefix) {
+    if !in_order {
         flipped ^= lsd(&mut from, &mut to, |slot| u64::from(slot.order), 4);
     }
     // `from` holds the data; the result must end in the storage, which is `to` if the
     // arrival passes flipped the two.
-    by_score(from, to, 64, flipped);
+    distribute(from, to, varying, flipped, &mut 0);
 }
 
 /// Sorts `from` stably by the low `bits` bits of the score bits (the higher ones agree),
 /// with `to` (as long) as the second array, leaving the result in `to` if `into_to`, else
-/// in `from`.
+/// in `from`, and records the running hit counts (`Slot::hits_before`, starting at
+/// `*hits`, which ends past this range's hits) on the result.
 ///
 /// Most significant digit first: the input is distributed (stably: a counting pass, then
-/// each slot copied to its bucket's next place in the other array) by the 8 bits below
-/// its highest varying bit, and each bucket sorted the same way on the bits below, until
+/// each slot copied to its bucket's next place in the other array) by the digit below its
+/// highest varying bit, and each bucket sorted the same way on the bits below, until
 /// buckets are short enough for insertion sort. (LSD passes would each read and write
-/// all n slots in memory, seven times for full f64 scores; here only the first level or
-/// two run through memory, the rest in the cache. Digits start at the highest varying
-/// bit, not at byte boundaries: for scores in [0.1, 1] the top byte of the exponent
-/// hardly varies.) Depth ≤ 8, 2 KiB of stack a level.
-fn by_score(from: &mut [Slot], to: &mut [Slot], bits: u32, into_to: bool) {
-    let score = |slot: &Slot| slot.score.to_bits();
+/// all n slots in memory, seven times for full f64 scores; here only the first level runs
+/// through memory, the rest in the cache. Digits start at the highest varying bit, not at
+/// byte boundaries: for scores in [0.1, 1] the top byte of the exponent hardly varies.)
+/// The digit is about a bit narrower than log2 of the range's length, so that buckets
+/// average about two slots and the counting arrays stay small against the range: 11 bits
+/// (8 KiB of stack) for ranges of more than 2^16 slots, at most 8 bits (1 KiB) below.
+/// Buckets are finished in increasing order, so the hit counts are recorded on each
+/// finished range while it is in the cache, instead of in a pass of its own.
+fn by_score(from: &mut [Slot], to: &mut [Slot], bits: u32, into_to: bool, hits: &mut u32) {
     if from.len() <= SMALL {
         stable_insertion_sort(from, score);
-        if into_to {
-            for (place, slot) in to.iter_mut().zip(from.iter()) {
-                *place = *slot;
-            }
-        }
+        finish(from, to, into_to, hits);
         return;
     }
     let first = from.first().map_or(0, score);
@@ -128,45 +135,102 @@ fn by_score(from: &mut [Slot], to: &mut [Slot], bits: u32, into_to: bool) {
         } else {
             (1 << bits) - 1
         };
+    distribute(from, to, varying, into_to, hits);
+}
+
+/// The score's bits, which order like the scores (non-negative, −0 stored as +0).
+fn score(slot: &Slot) -> u64 {
+    slot.score.to_bits()
+}
+
+/// One level of [`by_score`], given the bits in which the scores of `from` differ
+/// (`from` longer than `SMALL`).
+fn distribute(from: &mut [Slot], to: &mut [Slot], varying: u64, into_to: bool, hits: &mut u32) {
+    if from.len() > WIDE_FROM {
+        level::<WIDE>(from, to, varying, into_to, hits);
+    } else {
+        level::<BUCKETS>(from, to, varying, into_to, hits);
+    }
+}
+
+/// [`distribute`] with digits of at most log2(`B`) bits.
+fn level<const B: usize>(
+    from: &mut [Slot],
+    to: &mut [Slot],
+    varying: u64,
+    into_to: bool,
+    hits: &mut u32,
+) {
     if varying == 0 {
         // All equal: already in order (storage order is the tie order).
-        if into_to {
-            for (place, slot) in to.iter_mut().zip(from.iter()) {
-                *place = *slot;
-            }
-        }
+        finish(from, to, into_to, hits);
         return;
     }
-    let shift = (63 - varying.leading_zeros()).saturating_sub(7);
-    let digit = |slot: &Slot| (score(slot) >> shift) as usize & (BUCKETS - 1);
-    let mut counts = [0u32; BUCKETS];
+    // The digit: the `width` bits from the highest varying one down; `from.len()` > SMALL
+    // ≥ 2^4, so `width` ≥ 4 and ≤ log2(B).
+    let top = u64::BITS - varying.leading_zeros();
+    let length_bits = usize::BITS - from.len().leading_zeros();
+    let width = length_bits
+        .saturating_sub(1)
+        .min(B.trailing_zeros())
+        .min(top);
+    let shift = top - width;
+    let mask = (1usize << width) - 1;
+    let digit = |slot: &Slot| (score(slot) >> shift) as usize & mask;
+    // Counts, then (in the same array) each bucket's next place, which ends as the
+    // bucket's end.
+    let mut places = [0u32; B];
+    let places = places.get_mut(..=mask).unwrap_or_default();
     for slot in from.iter() {
-        counts[digit(slot)] += 1;
+        if let Some(count) = places.get_mut(digit(slot)) {
+            *count += 1;
+        }
     }
-    let (mut heads, mut sum) = ([0u32; BUCKETS], 0u32);
-    for (head, &count) in heads.iter_mut().zip(&counts) {
-        *head = sum;
+    let mut sum = 0u32;
+    for place in places.iter_mut() {
+        let count = *place;
+        *place = sum;
         sum += count;
     }
     for slot in from.iter() {
-        let head = &mut heads[digit(slot)];
-        // In range: the heads of each digit stop at its count, which add up to n.
-        if let Some(place) = to.get_mut(*head as usize) {
-            *place = *slot;
+        if let Some(head) = places.get_mut(digit(slot)) {
+            // In range: the heads of each digit stop at its count, which add up to n.
+            if let Some(place) = to.get_mut(*head as usize) {
+                *place = *slot;
+            }
+            *head += 1;
         }
-        *head += 1;
     }
     // Each bucket now lies in `to`, in the same place as in `from`; sort it on the bits
     // below with the roles swapped (so the result lands where it must).
     let mut start = 0;
-    for &count in &counts {
-        let end = start + count as usize;
+    for &end in places.iter() {
+        let end = end as usize;
         match (to.get_mut(start..end), from.get_mut(start..end)) {
-            (Some([single]), Some([place])) if !into_to => *place = *single,
-            (Some(data), Some(other)) if data.len() > 1 => by_score(data, other, shift, !into_to),
+            (Some([]), _) => {}
+            (Some(data @ [_]), Some(other)) => finish(data, other, !into_to, hits),
+            (Some(data), Some(other)) => by_score(data, other, shift, !into_to, hits),
             _ => {}
         }
         start = end;
+    }
+}
+
+/// Ends a range that is in order in `from`: copies it to `to` if the result belongs there,
+/// and records the running hit counts on the result.
+fn finish(from: &mut [Slot], to: &mut [Slot], into_to: bool, hits: &mut u32) {
+    let result = if into_to {
+        for (place, slot) in to.iter_mut().zip(from.iter()) {
+            *place = *slot;
+        }
+        to
+    } else {
+        from
+    };
+    for slot in result {
+        slot.hits_before = *hits;
+        // At most one per slot, and a buffer holds fewer than 2^31.
+        *hits = hits.wrapping_add(u32::from(slot.label()));
     }
 }
 
@@ -199,16 +263,23 @@ fn stable_insertion_sort<K: Fn(&Slot) -> u64>(slots: &mut [Slot], key: K) {
 }
 
 /// Whether `slots[prefix..]` are in increasing arrival order and all arrived after every
-/// slot of `slots[..prefix]`.
-fn appended_in_order(slots: &[Slot], prefix: usize) -> bool {
+/// slot of `slots[..prefix]`; and the bits in which their scores differ.
+fn appended_in_order(slots: &[Slot], prefix: usize) -> (bool, u64) {
+    let first = slots.first().map_or(0, score);
     let (head, tail) = slots.split_at(prefix.min(slots.len()));
-    let latest_head = head.iter().map(|slot| slot.order).max();
-    let mut previous = latest_head;
-    tail.iter().all(|slot| {
-        let later = previous.map_or(true, |p| p < slot.order);
-        previous = Some(slot.order);
-        later
-    })
+    let (mut latest, mut varying) = (None, 0);
+    for slot in head {
+        latest = latest.max(Some(slot.order));
+        varying |= score(slot) ^ first;
+    }
+    let mut in_order = true;
+    for slot in tail {
+        // `None` < `Some`: the first of the tail is later than an empty head.
+        in_order &= latest < Some(slot.order);
+        latest = Some(slot.order);
+        varying |= score(slot) ^ first;
+    }
+    (in_order, varying)
 }
 
 /// Stable LSD passes by the low `bytes` bytes of `key`, from `*from` into `*to` and back,
@@ -330,7 +401,17 @@ mod tests {
     fn both_sorts(slots: &[Slot], prefix: usize) -> (Vec<Slot>, Vec<Slot>) {
         let mut with_scratch = slots.to_vec();
         let mut scratch = vec![Slot::EMPTY; slots.len()];
-        sort_by_score_then_arrival_in(&mut with_scratch, &mut scratch, prefix);
+        sort_and_count_in(&mut with_scratch, &mut scratch, prefix);
+        // The running hit counts recorded on the way equal those of a pass of their own.
+        let mut counted = with_scratch.clone();
+        record_running_hits(&mut counted);
+        assert!(
+            counted
+                .iter()
+                .zip(&with_scratch)
+                .all(|(a, b)| a.hits_before == b.hits_before),
+            "running hits"
+        );
         let mut in_place = slots.to_vec();
         sort_by_score_then_arrival(&mut in_place);
         (with_scratch, in_place)
@@ -367,6 +448,39 @@ mod tests {
             let expected = naive(&slots);
             prop_assert!(same_bits(&radix, &expected));
             prop_assert!(same_bits(&in_place, &expected));
+        }
+
+        /// Every estimate of a buffer sorted by the radix sort (room for twice its
+        /// samples) equals, bit for bit, that of the same buffer sorted in place.
+        #[test]
+        fn estimates_unchanged(slots in shuffled(400), bins in 1usize..20) {
+            use crate::{Binning, Closure, Norm, SortedBuffer, SweepOptions, Ties};
+            let scores: Vec<f64> = slots.iter().map(|s| s.score).collect();
+            let labels: Vec<u8> = slots.iter().map(|s| s.label()).collect();
+            let (mut roomy, mut full) =
+                (vec![Slot::EMPTY; 2 * slots.len() + 2], vec![Slot::EMPTY; slots.len() + 1]);
+            let mut radix = SortedBuffer::with_storage(&mut roomy).unwrap();
+            let mut in_place = SortedBuffer::with_storage(&mut full).unwrap();
+            // Two batches: the second sort starts from a sorted prefix.
+            let half = scores.len() / 2;
+            for range in [0..half, half..scores.len()] {
+                radix.push_batch(&scores[range.clone()], &labels[range.clone()]).unwrap();
+                in_place.push_batch(&scores[range.clone()], &labels[range.clone()]).unwrap();
+                let (a, b) = (radix.sorted(), in_place.sorted());
+                prop_assert!(same_bits(a.slots(), b.slots()));
+                for binning in [
+                    Binning::EqualMass(Ties::Split),
+                    Binning::EqualMass(Ties::Keep),
+                    Binning::EqualWidth(Closure::Left),
+                ] {
+                    let norm = Norm::L2;
+                    prop_assert_eq!(a.ece_bin(binning, bins, norm), b.ece_bin(binning, bins, norm));
+                    prop_assert_eq!(a.ece_debias(binning, bins, norm), b.ece_debias(binning, bins, norm));
+                    prop_assert_eq!(a.mce(binning, bins), b.mce(binning, bins));
+                    let options = SweepOptions::default();
+                    prop_assert_eq!(a.ece_sweep(binning, norm, options), b.ece_sweep(binning, norm, options));
+                }
+            }
         }
 
         /// Large arrival numbers (a window or reservoir near its rebasing point).
@@ -438,7 +552,7 @@ mod tests {
             .map(|i| slot(f64::from(i % 7) / 7.0, 199 - i, 0))
             .collect();
         let mut sorted = slots.clone();
-        sort_by_score_then_arrival_in(&mut sorted, &mut [Slot::EMPTY; 10], 0);
+        sort_and_count_in(&mut sorted, &mut [Slot::EMPTY; 10], 0);
         assert!(same_bits(&sorted, &naive(&slots)));
     }
 }

@@ -136,20 +136,16 @@ fn evaluate(
         .map_err(EvaluateError::Estimate)
 }
 
-/// Every target on the weighted view of `weights`.
+/// Every target on a weighted view.
 pub(crate) fn evaluate_all(
     targets: &[Target],
-    sorted: &SortedSamples<'_>,
-    packed: &Packed,
-    weights: &[u32],
-    prefix: &mut Prefix,
+    view: &WeightedSamples<'_>,
     raw: &mut (Vec<f64>, Vec<u8>),
     settings: &EvaluationSettings,
 ) -> Vec<Result<Evaluation, EvaluateError>> {
-    let view = prefix.weigh(sorted, packed, weights);
     targets
         .iter()
-        .map(|t| evaluate(t, &view, raw, settings))
+        .map(|t| evaluate(t, view, raw, settings))
         .collect()
 }
 
@@ -171,30 +167,69 @@ impl core::fmt::Display for BootstrapError {
     }
 }
 
-/// Positions per leaf of [`multinomial_counts`]: its counts (8 KiB) stay in cache.
-const LEAF: usize = 2048;
+/// log2 of the positions per leaf of [`multinomial_counts`]: its counts (8 KiB) stay in
+/// cache, and a draw of a position in a full leaf is 11 bits of a random word.
+const LEAF_BITS: u32 = 11;
+/// Positions per leaf of [`multinomial_counts`].
+const LEAF: usize = 1 << LEAF_BITS;
+/// Draws of a position in a full leaf per random word (5 × 11 of its 64 bits).
+const DRAWS_PER_WORD: u64 = (u64::BITS / LEAF_BITS) as u64;
 
-/// Adds to `counts` the counts of `draws` uniform draws of a position: a multinomial
-/// (draws; 1/len, …) vector. Drawn as the binomial split of the draws between the two
-/// halves of the positions, recursively, down to leaves of [`LEAF`] positions that count
-/// their draws directly: the same distribution as counting each uniform draw (up to the
-/// rounding of the split probability, mid/len, in f64), without a random access into
-/// all n counts per draw, which at n = 10^6 misses the cache every time.
-pub(crate) fn multinomial_counts<R: Rng + ?Sized>(counts: &mut [u32], draws: u64, rng: &mut R) {
+/// Sets `counts` to the counts of `draws` uniform draws of a position: a multinomial
+/// (draws; 1/len, …) vector. Drawn as the binomial split of the draws between the
+/// positions before and after a multiple of [`LEAF`] near the middle, recursively, down
+/// to leaves of at most [`LEAF`] positions that count their draws directly: the same
+/// distribution as counting each uniform draw (up to the rounding of the split
+/// probability, left/len, in f64), without a random access into all n counts per draw,
+/// which at n = 10^6 misses the cache every time. A full leaf takes a draw from 11
+/// bits of a random word (exactly uniform over its 2^11 positions, five draws a word);
+/// the one shorter leaf draws with `gen_range`. Each leaf, once counted, goes to
+/// `leaf(first position, its counts)`, in the order of the positions.
+pub(crate) fn multinomial_counts<R: Rng + ?Sized, F: FnMut(usize, &[u32])>(
+    counts: &mut [u32],
+    draws: u64,
+    rng: &mut R,
+    leaf: &mut F,
+) {
+    leaves(counts, 0, draws, rng, leaf);
+}
+
+/// [`multinomial_counts`] of the positions from `first` on.
+fn leaves<R: Rng + ?Sized, F: FnMut(usize, &[u32])>(
+    counts: &mut [u32],
+    first: usize,
+    draws: u64,
+    rng: &mut R,
+    leaf: &mut F,
+) {
     let len = counts.len();
     if len <= LEAF {
-        if len > 0 {
+        counts.fill(0);
+        if len == LEAF {
+            let mask = LEAF as u64 - 1;
+            let mut left = draws;
+            while left > 0 {
+                let mut word = rng.next_u64();
+                for _ in 0..left.min(DRAWS_PER_WORD) {
+                    counts[(word & mask) as usize] += 1;
+                    word >>= LEAF_BITS;
+                }
+                left -= left.min(DRAWS_PER_WORD);
+            }
+        } else if len > 0 {
             for _ in 0..draws {
                 counts[rng.gen_range(0..len)] += 1;
             }
         }
+        leaf(first, counts);
         return;
     }
-    let mid = len / 2;
+    // The split: a multiple of LEAF, at least one leaf on each side (len > LEAF).
+    let mid = ((len / 2).div_ceil(LEAF) * LEAF).min(len - 1);
     let left = Binomial::new(draws, mid as f64 / len as f64).map_or(0, |b| b.sample(rng));
     let (a, b) = counts.split_at_mut(mid);
-    multinomial_counts(a, left, rng);
-    multinomial_counts(b, draws - left, rng);
+    leaves(a, first, left, rng, leaf);
+    leaves(b, first + mid, draws - left, rng, leaf);
 }
 
 /// The q-quantile of sorted values (linear interpolation, R's type 7).
@@ -298,9 +333,13 @@ pub fn bootstrap(
             || (vec![0u32; n], Prefix::default(), (Vec::new(), Vec::new())),
             |(counts, prefix, raw), r| {
                 let mut rng = repetition_rng(seed ^ BOOTSTRAP_DOMAIN, r as u64);
-                counts.fill(0);
-                multinomial_counts(counts, n as u64, &mut rng);
-                let result = evaluate_all(targets, sorted, packed, counts, prefix, raw, settings);
+                // The block sums of each leaf of counts are taken while it is in the cache.
+                prefix.begin();
+                multinomial_counts(counts, n as u64, &mut rng, &mut |first, leaf| {
+                    prefix.extend(packed, first, leaf)
+                });
+                let view = prefix.view(sorted, packed, counts);
+                let result = evaluate_all(targets, &view, raw, settings);
                 progress();
                 result
             },
@@ -318,7 +357,8 @@ pub fn bootstrap(
             || (Prefix::default(), (Vec::new(), Vec::new())),
             |(prefix, raw), g| {
                 let weights: Vec<u32> = assignment.iter().map(|&a| u32::from(a != g)).collect();
-                evaluate_all(targets, sorted, packed, &weights, prefix, raw, settings)
+                let view = prefix.weigh(sorted, packed, &weights);
+                evaluate_all(targets, &view, raw, settings)
             },
         )
         .collect();
@@ -380,8 +420,14 @@ mod tests {
         let mut rng = repetition_rng(3, 0);
         let mut total = vec![0u64; counts.len()];
         for _ in 0..200 {
-            counts.fill(0);
-            multinomial_counts(&mut counts, 10_007, &mut rng);
+            let mut next = 0;
+            multinomial_counts(&mut counts, 10_007, &mut rng, &mut |first, leaf| {
+                // Every leaf once, in order, full but for the last.
+                assert_eq!(first, next);
+                assert!(leaf.len() == LEAF || first + leaf.len() == 10_007);
+                next = first + leaf.len();
+            });
+            assert_eq!(next, 10_007);
             assert_eq!(counts.iter().map(|&c| u64::from(c)).sum::<u64>(), 10_007);
             for (t, &c) in total.iter_mut().zip(&counts) {
                 *t += u64::from(c);

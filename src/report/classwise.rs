@@ -360,15 +360,8 @@ fn joint_bootstrap(
         for class in classes {
             weights.clear();
             weights.extend(class.rows.iter().map(|&i| row_weights[i]));
-            let evaluations = evaluate_all(
-                targets,
-                &class.sorted,
-                &class.packed,
-                weights,
-                prefix,
-                raw,
-                settings,
-            );
+            let view = prefix.weigh(&class.sorted, &class.packed, weights);
+            let evaluations = evaluate_all(targets, &view, raw, settings);
             for (acc, e) in per_target.iter_mut().zip(evaluations) {
                 if let Ok(v) = acc {
                     match e {
@@ -398,8 +391,7 @@ fn joint_bootstrap(
             },
             |(counts, weights, prefix, raw), r| {
                 let mut rng = repetition_rng(resampling.seed ^ MARGINAL_DOMAIN, r as u64);
-                counts.fill(0);
-                multinomial_counts(counts, n as u64, &mut rng);
+                multinomial_counts(counts, n as u64, &mut rng, &mut |_, _| {});
                 let result = evaluate(counts, weights, prefix, raw);
                 progress();
                 result

@@ -72,7 +72,13 @@ pub(crate) struct Prefix {
     cum: Vec<u32>,
     hits: Vec<u32>,
     quanta: Vec<u128>,
+    /// The running sums after the blocks so far (weights, weighted hits, weighted quanta).
+    running: (u32, u32, u128),
 }
+
+/// The low 31 bits of a score's quanta (a quanta value is at most 2^62: the rest,
+/// `word >> 31` without the label, is at most 2^31).
+const LOW_QUANTA: u64 = (1 << 31) - 1;
 
 impl Prefix {
     /// The view of `sorted` weighted by `weights` (one per sorted position; `packed` from
@@ -84,29 +90,62 @@ impl Prefix {
         packed: &'a Packed,
         weights: &'a [u32],
     ) -> WeightedSamples<'a> {
-        let slots = sorted.slots();
-        debug_assert_eq!(slots.len(), weights.len());
-        debug_assert_eq!(slots.len(), packed.words.len());
+        self.begin();
+        self.extend(packed, 0, weights);
+        self.view(sorted, packed, weights)
+    }
+
+    /// Starts the sums of a new set of weights, to be given in order by
+    /// [`Prefix::extend`] and ended by [`Prefix::view`].
+    pub(crate) fn begin(&mut self) {
         self.cum.clear();
         self.hits.clear();
         self.quanta.clear();
-        let (mut total, mut hits, mut quanta) = (0u32, 0u32, 0u128);
-        for (ws, words) in weights.chunks(BLOCK).zip(packed.words.chunks(BLOCK)) {
+        self.running = (0, 0, 0);
+    }
+
+    /// Adds the sums of `weights`, the weights of sorted positions `start..`, where
+    /// `start` is a multiple of [`BLOCK`] and the end of the positions given so far (the
+    /// bootstrap hands each leaf of its multinomial draw over while it is in the cache).
+    pub(crate) fn extend(&mut self, packed: &Packed, start: usize, weights: &[u32]) {
+        debug_assert_eq!(start % BLOCK, 0);
+        debug_assert_eq!(start, self.cum.len() * BLOCK);
+        let words = packed.words.get(start..).unwrap_or_default();
+        let (mut total, mut hits, mut quanta) = self.running;
+        for (ws, words) in weights.chunks(BLOCK).zip(words.chunks(BLOCK)) {
             self.cum.push(total);
             self.hits.push(hits);
             self.quanta.push(quanta);
-            // Bounded by the caller's total (see above): nothing wraps; the quanta stay
-            // below total · 2^62 < 2^94.
-            let (mut t, mut h, mut q) = (0u32, 0u32, 0u128);
+            // Bounded by the caller's total (see `weigh`): nothing wraps. The quanta are
+            // summed in two 31-bit halves in u64, which bounds each half's block sum by
+            // total · 2^31 < 2^63 and lets the loop run on 32 × 32 → 64-bit multiplies;
+            // together they are the exact sum, below total · 2^62 < 2^94.
+            let (mut t, mut h, mut low, mut high) = (0u32, 0u32, 0u64, 0u64);
             for (&w, &word) in ws.iter().zip(words) {
                 t = t.wrapping_add(w);
                 h = h.wrapping_add(w * (word >> 63) as u32);
-                q = q.wrapping_add(u128::from(w) * u128::from(word & !LABEL_BIT));
+                low = low.wrapping_add(u64::from(w) * (word & LOW_QUANTA));
+                high = high.wrapping_add(u64::from(w) * ((word & !LABEL_BIT) >> 31));
             }
             total = total.wrapping_add(t);
             hits = hits.wrapping_add(h);
-            quanta = quanta.wrapping_add(q);
+            quanta = quanta.wrapping_add((u128::from(high) << 31) + u128::from(low));
         }
+        self.running = (total, hits, quanta);
+    }
+
+    /// The view of `sorted` weighted by `weights`, whose sums were all given.
+    pub(crate) fn view<'a>(
+        &'a mut self,
+        sorted: &SortedSamples<'a>,
+        packed: &'a Packed,
+        weights: &'a [u32],
+    ) -> WeightedSamples<'a> {
+        let slots = sorted.slots();
+        debug_assert_eq!(slots.len(), weights.len());
+        debug_assert_eq!(slots.len(), packed.words.len());
+        debug_assert_eq!(self.cum.len(), weights.len().div_ceil(BLOCK));
+        let (total, hits, quanta) = self.running;
         self.cum.push(total);
         self.hits.push(hits);
         self.quanta.push(quanta);
@@ -455,6 +494,67 @@ mod tests {
         }
         check(&scores, &labels, &[1; 10], 3);
         check(&scores, &labels, &[0; 10], 3);
+    }
+
+    /// The block sums by a plain u128 loop.
+    fn naive_blocks(packed: &Packed, weights: &[u32]) -> (Vec<u32>, Vec<u32>, Vec<u128>) {
+        let (mut cum, mut hits, mut quanta) = (vec![], vec![], vec![]);
+        let (mut t, mut h, mut q) = (0u32, 0u32, 0u128);
+        for (i, (&w, &word)) in weights.iter().zip(&packed.words).enumerate() {
+            if i % BLOCK == 0 {
+                cum.push(t);
+                hits.push(h);
+                quanta.push(q);
+            }
+            t += w;
+            h += w * (word >> 63) as u32;
+            q += u128::from(w) * u128::from(word & !LABEL_BIT);
+        }
+        cum.push(t);
+        hits.push(h);
+        quanta.push(q);
+        (cum, hits, quanta)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(100))]
+
+        /// The sums given leaf by leaf (as the bootstrap does) equal the sums of one
+        /// pass and a plain u128 loop, with weights up to a total near 2^32 (where the
+        /// 31-bit halves are closest to overflowing) and scores at 1.0.
+        #[test]
+        fn block_sums_leaf_by_leaf(
+            data in proptest::collection::vec((prop_oneof![Just(1.0f64), 0.0..=1.0f64], 0u8..2), 1..700),
+            big in proptest::bool::ANY,
+            leaf_blocks in 1usize..4,
+            seed in 0u32..1000,
+        ) {
+            let scores: Vec<f64> = data.iter().map(|d| d.0).collect();
+            let labels: Vec<u8> = data.iter().map(|d| d.1).collect();
+            let n = scores.len();
+            // Total weight below 2^32: at most (2^32 − 1) / n each.
+            let cap = if big { (u32::MAX as usize / n) as u32 } else { 5 };
+            let weights: Vec<u32> = (0..n as u32)
+                .map(|i| (i.wrapping_mul(2_654_435_761) ^ seed) % (cap + 1))
+                .map(|w| if big { cap - w % 3 } else { w })
+                .collect();
+            let mut storage = vec![Slot::EMPTY; n];
+            let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
+            buffer.push_batch(&scores, &labels).unwrap();
+            let sorted = buffer.sorted();
+            let packed = Packed::new(&sorted);
+            let expected = naive_blocks(&packed, &weights);
+            let mut whole = Prefix::default();
+            whole.weigh(&sorted, &packed, &weights);
+            prop_assert_eq!((&whole.cum, &whole.hits, &whole.quanta), (&expected.0, &expected.1, &expected.2));
+            let mut leaves = Prefix::default();
+            leaves.begin();
+            for (k, chunk) in weights.chunks(leaf_blocks * BLOCK).enumerate() {
+                leaves.extend(&packed, k * leaf_blocks * BLOCK, chunk);
+            }
+            leaves.view(&sorted, &packed, &weights);
+            prop_assert_eq!((&leaves.cum, &leaves.hits, &leaves.quanta), (&expected.0, &expected.1, &expected.2));
+        }
     }
 
     proptest! {

@@ -40,6 +40,7 @@
 use core::fmt;
 
 use crate::error::PushError;
+use crate::floor::floor_nonnegative;
 use crate::sample;
 
 /// relplot's `config.smECE_mesh_pts`: the least number of mesh points M.
@@ -145,28 +146,22 @@ fn linspace_point(i: usize, points: usize) -> f64 {
     }
 }
 
-/// smECE at bandwidth σ of samples already validated (at least one), using `scratch`
-/// (at least [`scratch_len`]`(σ)` doubles). The callers check σ and the scratch first;
-/// the errors here only keep the function free of panic paths.
-fn at_bandwidth<I>(samples: I, sigma: f64, scratch: &mut [f64]) -> Result<f64, SmoothEceError>
-where
-    I: Iterator<Item = (f64, u8)>,
-{
-    let grid = kernel_grid_points(sigma).ok_or(SmoothEceError::InvalidBandwidth(sigma))?;
-    let too_small = SmoothEceError::ScratchTooSmall {
-        needed: grid.saturating_mul(3),
-        given: scratch.len(),
-    };
-    let (residuals, rest) = scratch.split_at_mut_checked(grid).ok_or(too_small)?;
-    let (weights, rest) = rest.split_at_mut_checked(grid).ok_or(too_small)?;
-    let kernel = rest.get_mut(..grid).ok_or(too_small)?;
+/// `smooth_round_to_grid`: each sample split between the two points of the grid of
+/// `last + 1` points around it, into the residual and weight grids.
+fn round_to_grid(
+    samples: impl Iterator<Item = (f64, u8)>,
+    last: f64,
+    residuals: &mut [f64],
+    weights: &mut [f64],
+) {
     residuals.fill(0.0);
     weights.fill(0.0);
-    let last = (grid - 1) as f64;
-    // `smooth_round_to_grid`: each sample split between the grid points around it.
+    let grid = residuals.len();
     for (score, label) in samples {
+        // A validated score times the grid's last index lies in [0, E − 1]: its floor
+        // is the truncation.
         let position = score * last;
-        let below = (libm::floor(position) as usize).min(grid - 2);
+        let below = (floor_nonnegative(position) as usize).min(grid.saturating_sub(2));
         let fraction = position - below as f64;
         let residual = score - f64::from(label);
         // below ≤ E − 2 (E ≥ KERNEL_GRID_FLOOR), so both pairs exist.
@@ -179,6 +174,39 @@ where
             *w0 += 1.0 - fraction;
             *w1 += fraction;
         }
+    }
+}
+
+/// smECE at bandwidth σ of samples already validated (at least one), using `scratch`
+/// (at least [`scratch_len`]`(σ)` doubles). The callers check σ and the scratch first;
+/// the errors here only keep the function free of panic paths.
+///
+/// `rounded` is the grid size whose rounded samples the scratch already holds (from the
+/// previous call of a search), or `None`. Bandwidths of the search share grid sizes
+/// (every σ ≥ 0.01 has the floor's 1001 points), and rounding is the only pass over
+/// the samples: reusing it gives the same bits, since the samples and their order are
+/// the same.
+fn at_bandwidth<I>(
+    samples: impl FnOnce() -> I,
+    sigma: f64,
+    scratch: &mut [f64],
+    rounded: &mut Option<usize>,
+) -> Result<f64, SmoothEceError>
+where
+    I: Iterator<Item = (f64, u8)>,
+{
+    let grid = kernel_grid_points(sigma).ok_or(SmoothEceError::InvalidBandwidth(sigma))?;
+    let too_small = SmoothEceError::ScratchTooSmall {
+        needed: grid.saturating_mul(3),
+        given: scratch.len(),
+    };
+    let (residuals, rest) = scratch.split_at_mut_checked(grid).ok_or(too_small)?;
+    let (weights, rest) = rest.split_at_mut_checked(grid).ok_or(too_small)?;
+    let kernel = rest.get_mut(..grid).ok_or(too_small)?;
+    let last = (grid - 1) as f64;
+    if *rounded != Some(grid) {
+        round_to_grid(samples(), last, residuals, weights);
+        *rounded = Some(grid);
     }
     // `GaussianKernel.kernel_ev`: the kernel on the grid, centred at ½, unnormalised on
     // the grid (the normalisation cancels in the ratio, except against the density floor).
@@ -225,7 +253,7 @@ where
     let mut cached: Option<(usize, (f64, f64))> = None;
     for i in 0..mesh {
         let t = linspace_point(i, mesh);
-        let below = (libm::floor(t * last) as usize).min(grid - 2);
+        let below = (floor_nonnegative(t * last) as usize).min(grid - 2);
         let bucket = 1.0 / last;
         let fraction = (t - below as f64 * bucket) / bucket;
         let lower = match cached {
@@ -265,12 +293,13 @@ where
     }
     // `check_smooth_ece`: whether σ lies below the curve σ ↦ smECE_σ, with the value
     // computed (`None` when σ < MIN_BANDWIDTH short-circuits it).
+    let mut rounded = None;
     let mut below = |sigma: f64| -> (bool, Option<f64>) {
         if sigma < MIN_BANDWIDTH {
             return (true, None);
         }
         // Every σ of the search is valid and SCRATCH_LEN covers its grids (checked above).
-        let value = at_bandwidth(samples(), sigma, scratch).unwrap_or(f64::NAN);
+        let value = at_bandwidth(&samples, sigma, scratch, &mut rounded).unwrap_or(f64::NAN);
         (sigma < value, Some(value))
     };
     // `search_param(start = 1, refine = 10)`.
@@ -340,9 +369,10 @@ pub fn smooth_ece_at(
         });
     }
     at_bandwidth(
-        scores.iter().copied().zip(labels.iter().copied()),
+        || scores.iter().copied().zip(labels.iter().copied()),
         sigma,
         scratch,
+        &mut None,
     )
 }
 

@@ -595,8 +595,17 @@ pub fn fit_glm(spec: GlmSpec, data: &GlmData) -> Result<GlmFit, GlmError> {
         }
         match accepted {
             Some((trial, next)) => {
+                // A step that had to be cut and still lowered the NLL by less than
+                // rounding is stuck against the domain's edge (a log or logflip mean
+                // pressing on μ = 1): further iterations would each cost up to
+                // MAX_HALVINGS passes over the data for nothing (minutes at n = 10^6).
+                let stalled =
+                    scale < 1.0 && e.nll - next.nll <= DECREMENT_TOLERANCE * e.nll.max(1.0);
                 theta = trial;
                 current = Some(next);
+                if stalled {
+                    break;
+                }
             }
             None => break,
         }

@@ -123,6 +123,30 @@ pub struct Report {
 /// streaming [`Histogram`] (the path production code runs), everything else from the
 /// [`SortedBuffer`]. Both live on the heap, sized by `settings.bins` and the row count.
 pub fn compute(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Report, String> {
+    // Smooth ECE reads the rows as given and nothing else needs it: it runs on a thread
+    // of its own beside the sort and the binned estimators (a third of the work at
+    // n = 10^6, docs/performance.md).
+    std::thread::scope(|scope| {
+        let smooth = scope.spawn(|| -> Result<tce::SmoothEce, String> {
+            tce::smooth_ece(
+                scores,
+                labels,
+                &mut heap_vec(0.0, tce::smece::SCRATCH_LEN, "doubles")?,
+            )
+            .map_err(context("smooth ECE"))
+        });
+        let binned = binned(scores, labels, settings);
+        let smooth = smooth
+            .join()
+            .map_err(|_| "smooth ECE: the thread computing it panicked".to_string());
+        let mut report = binned?;
+        report.estimates.push(Row::smooth_ece(smooth??));
+        Ok(report)
+    })
+}
+
+/// The report's rows but smooth ECE.
+fn binned(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Report, String> {
     let n = scores.len();
     let (ew, em) = (
         Binning::EqualWidth(settings.closure),
@@ -187,14 +211,6 @@ pub fn compute(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Rep
             Mce,
             EM,
             estimate(tce::estimate::mce(em_bins.iter().copied()))?,
-        ),
-        Row::smooth_ece(
-            tce::smooth_ece(
-                scores,
-                labels,
-                &mut heap_vec(0.0, tce::smece::SCRATCH_LEN, "doubles")?,
-            )
-            .map_err(context("smooth ECE"))?,
         ),
     ];
     Ok(Report {

@@ -18,15 +18,15 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use tce::fit::glm::{GlmSpec, Link, Predictor, Transform};
 use tce::fit::FittedModel;
-use tce::report::html::scores::{draw_log_odds_density, Area, DrawResult};
+use tce::report::html::chart::{
+    curve_points, draw_legend, unit_square, Area, DrawResult, BLUE_DATA, FONT, RED_FIT,
+};
+use tce::report::html::scores::draw_log_odds_density;
 use tce::{BinStats, Closure, Histogram};
 
 const BINS: usize = 15;
-const FONT: &str = "sans-serif";
 const SIZE: (u32, u32) = (1150, 680);
 const TITLE_HEIGHT: u32 = 50;
-const BLUE_DATA: RGBColor = RGBColor(0, 114, 178);
-const RED_FIT: RGBColor = RGBColor(213, 94, 0);
 
 /// The GLM in words and as a formula: e.g. ("logistic in log-odds", "σ(b0 + b1·logit c)").
 pub fn glm_in_words(spec: &GlmSpec) -> (&'static str, &'static str) {
@@ -100,29 +100,11 @@ fn radius(count: u64, most: u64) -> i32 {
 
 fn draw_reliability(area: &Area<'_>, bins: &[(usize, BinStats)], fit: &FittedModel) -> DrawResult {
     let most = bins.iter().map(|(_, b)| b.count()).max().unwrap_or(1);
-    let mut chart = ChartBuilder::on(area)
-        .caption(
-            format!("reliability: {BINS} equal-width bins, dot area ∝ rows"),
-            (FONT, 16),
-        )
-        .margin(10)
-        .x_label_area_size(35)
-        .y_label_area_size(45)
-        .build_cartesian_2d(0.0..1.0, 0.0..1.0)?;
-    chart
-        .configure_mesh()
-        .x_desc("confidence")
-        .y_desc("accuracy")
-        .light_line_style(WHITE.mix(0.0))
-        .draw()?;
-    chart.draw_series(LineSeries::new([(0.0, 0.0), (1.0, 1.0)], BLACK.mix(0.3)))?;
-    let curve = fit.model.curve;
+    let caption = format!("reliability: {BINS} equal-width bins, dot area ∝ rows");
+    let mut chart = unit_square(area, &caption, 16, "confidence", "accuracy")?;
     chart
         .draw_series(LineSeries::new(
-            (0..=400).map(|i| {
-                let c = f64::from(i) / 400.0;
-                (c, curve.eval(c))
-            }),
+            curve_points(fit.model.curve),
             RED_FIT.stroke_width(2),
         ))?
         .label("fitted curve")
@@ -151,14 +133,7 @@ fn draw_reliability(area: &Area<'_>, bins: &[(usize, BinStats)], fit: &FittedMod
                 label.clone(),
             )
     }))?;
-    chart
-        .configure_series_labels()
-        .border_style(BLACK.mix(0.3))
-        .background_style(WHITE.mix(0.85))
-        .position(SeriesLabelPosition::UpperLeft)
-        .label_font((FONT, 12))
-        .draw()?;
-    Ok(())
+    draw_legend(&mut chart)
 }
 
 fn draw_counts(area: &Area<'_>, bins: &[(usize, BinStats)]) -> DrawResult {

@@ -130,6 +130,20 @@ impl Bars {
             simulation: bar(simulations, "simulations"),
         }
     }
+
+    /// Advances the bar of `phase`: the library's progress callback.
+    fn step(&self, phase: Phase) {
+        match phase {
+            Phase::Bootstrap => self.bootstrap.inc(1),
+            Phase::Simulation => self.simulation.inc(1),
+        }
+    }
+
+    /// Clears both bars off stderr before the output.
+    fn finish(&self) {
+        self.bootstrap.finish_and_clear();
+        self.simulation.finish_and_clear();
+    }
 }
 
 fn report_failure(e: tce::report::ReportError) -> Failure {
@@ -155,13 +169,9 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
                 .simulations
                 .unwrap_or_else(|| tce::report::default_simulations(scores.len()));
             let bars = Bars::new(settings.resamples, simulations, args.quiet);
-            let result = report(scores, labels, &settings, &|phase| match phase {
-                Phase::Bootstrap => bars.bootstrap.inc(1),
-                Phase::Simulation => bars.simulation.inc(1),
-            })
-            .map_err(report_failure)?;
-            bars.bootstrap.finish_and_clear();
-            bars.simulation.finish_and_clear();
+            let result = report(scores, labels, &settings, &|phase| bars.step(phase))
+                .map_err(report_failure)?;
+            bars.finish();
             if let Some(path) = &args.html {
                 write_page(path, &tce::report::html::page(&file, scores, &result))?;
             }
@@ -188,13 +198,9 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
                     labels: &c.labels,
                 })
                 .collect();
-            let result = classwise_report(&views, &settings, &|phase| match phase {
-                Phase::Bootstrap => bars.bootstrap.inc(1),
-                Phase::Simulation => bars.simulation.inc(1),
-            })
-            .map_err(report_failure)?;
-            bars.bootstrap.finish_and_clear();
-            bars.simulation.finish_and_clear();
+            let result = classwise_report(&views, &settings, &|phase| bars.step(phase))
+                .map_err(report_failure)?;
+            bars.finish();
             if let Some(path) = &args.html {
                 write_page(path, &tce::report::html::classwise_page(&file, &result))?;
             }

@@ -29,6 +29,7 @@ use crate::buffer::SortedSamples;
 use crate::kde::kde_calibration_error;
 use crate::norm::Norm;
 use crate::sim::estimator::{EstimatorKind, EvaluateError, Evaluation, EvaluationSettings};
+use crate::sim::runner::Summary;
 use crate::sim::{repetition_rng, EstimatorSpec};
 use crate::smece::{smooth_ece, SCRATCH_LEN};
 
@@ -346,10 +347,7 @@ pub fn bootstrap(
         )
         .collect();
 
-    // The grouped jackknife: positions shuffled into groups, each left out in turn.
-    let groups = n.min(JACKKNIFE_GROUPS);
-    let mut assignment: Vec<usize> = (0..n).map(|i| i % groups).collect();
-    assignment.shuffle(&mut repetition_rng(seed ^ JACKKNIFE_DOMAIN, 0));
+    let (groups, assignment) = jackknife_groups(n, seed ^ JACKKNIFE_DOMAIN);
     let assignment = &assignment;
     let per_group: Vec<Vec<Result<Evaluation, EvaluateError>>> = (0..groups)
         .into_par_iter()
@@ -383,27 +381,49 @@ pub fn bootstrap(
                     resample: None,
                     cause,
                 })?;
-            let (percentile, bca, z0, acceleration) =
-                intervals(estimates[t], &replicates, &jackknife, level);
-            let mean = replicates.iter().sum::<f64>() / replicates.len() as f64;
-            let se = if replicates.len() > 1 {
-                (replicates.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
-                    / (replicates.len() - 1) as f64)
-                    .sqrt()
-            } else {
-                0.0
-            };
-            Ok(Bootstrap {
-                sweep_bins: (target_is_sweep(&targets[t])).then_some(bins),
+            let sweep_bins = target_is_sweep(&targets[t]).then_some(bins);
+            Ok(Bootstrap::of(
+                estimates[t],
                 replicates,
-                se,
-                percentile,
-                bca,
-                z0,
-                acceleration,
-            })
+                &jackknife,
+                level,
+                sweep_bins,
+            ))
         })
         .collect()
+}
+
+/// The grouped jackknife's groups: n positions shuffled (by `rng_seed`) into
+/// min(n, [`JACKKNIFE_GROUPS`]) groups, each to be left out in turn. Returns the number
+/// of groups and each position's group.
+pub(crate) fn jackknife_groups(n: usize, rng_seed: u64) -> (usize, Vec<usize>) {
+    let groups = n.min(JACKKNIFE_GROUPS);
+    let mut assignment: Vec<usize> = (0..n).map(|i| i % groups).collect();
+    assignment.shuffle(&mut repetition_rng(rng_seed, 0));
+    (groups, assignment)
+}
+
+impl Bootstrap {
+    /// The bootstrap of an estimate from its replicates and its leave-group-out values.
+    pub(crate) fn of(
+        estimate: f64,
+        replicates: Vec<f64>,
+        jackknife: &[f64],
+        level: f64,
+        sweep_bins: Option<Vec<usize>>,
+    ) -> Bootstrap {
+        let (percentile, bca, z0, acceleration) =
+            intervals(estimate, &replicates, jackknife, level);
+        Bootstrap {
+            se: Summary::of(&replicates, 0.0).sd,
+            sweep_bins,
+            replicates,
+            percentile,
+            bca,
+            z0,
+            acceleration,
+        }
+    }
 }
 
 fn target_is_sweep(target: &Target) -> bool {

@@ -19,10 +19,9 @@
 //!   values; with the caveat when any class's fit is flagged; without a fit for every
 //!   class, equal-mass ECE_sweep.
 
-use rand::seq::SliceRandom;
 use rayon::prelude::*;
 
-use super::bootstrap::{evaluate_all, intervals, multinomial_counts};
+use super::bootstrap::{evaluate_all, jackknife_groups, multinomial_counts};
 use super::weighted::{Packed, Prefix};
 use super::{
     estimates_tce, report, targets, Basis, Bootstrap, BootstrapError, Phase, Report, ReportError,
@@ -399,12 +398,7 @@ fn joint_bootstrap(
         )
         .collect();
 
-    let groups = n.min(super::JACKKNIFE_GROUPS);
-    let mut assignment: Vec<usize> = (0..n).map(|i| i % groups).collect();
-    assignment.shuffle(&mut repetition_rng(
-        resampling.seed ^ MARGINAL_JACKKNIFE_DOMAIN,
-        0,
-    ));
+    let (groups, assignment) = jackknife_groups(n, resampling.seed ^ MARGINAL_JACKKNIFE_DOMAIN);
     let assignment = &assignment;
     let per_group: Vec<Vec<Result<f64, EvaluateError>>> = (0..groups)
         .into_par_iter()
@@ -437,17 +431,13 @@ fn joint_bootstrap(
                     resample: None,
                     cause,
                 })?;
-            let (percentile, bca, z0, acceleration) =
-                intervals(values[t], &replicates, &jackknife, resampling.level);
-            Ok(Bootstrap {
-                se: Summary::of(&replicates, 0.0).sd,
-                sweep_bins: None,
+            Ok(Bootstrap::of(
+                values[t],
                 replicates,
-                percentile,
-                bca,
-                z0,
-                acceleration,
-            })
+                &jackknife,
+                resampling.level,
+                None,
+            ))
         })
         .collect()
 }

@@ -10,6 +10,7 @@
 //! - `curve`: the fitted calibration curve alone, with the TCE it implies;
 //! - `bias`: each estimator's bias and RMSE at the data's n, as a chart.
 
+pub mod chart;
 pub mod scores;
 
 use std::fmt::Write as _;
@@ -19,12 +20,11 @@ use super::text::{display_name, pct, recommendation_words};
 use super::{Interval, Reliability, Report};
 use crate::sim::Curve;
 use crate::Binning;
+use chart::{
+    curve_points, draw_legend, unit_square, DrawResult, BLUE_DATA as BLUE, FONT, RED_FIT as RED,
+};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-
-const FONT: &str = "sans-serif";
-const BLUE: RGBColor = RGBColor(0, 114, 178);
-const RED: RGBColor = RGBColor(213, 94, 0);
 
 /// `text` with the five HTML metacharacters escaped.
 pub fn escape(text: &str) -> String {
@@ -35,8 +35,6 @@ pub fn escape(text: &str) -> String {
         .replace('\'', "&#39;")
 }
 
-type DrawResult = Result<(), Box<dyn std::error::Error>>;
-
 fn reliability_svg(
     rel: &Reliability,
     curve: Option<&Curve>,
@@ -46,28 +44,16 @@ fn reliability_svg(
     let draw = |svg: &mut String| -> DrawResult {
         let root = SVGBackend::with_string(svg, (560, 480)).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, (FONT, 16))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(45)
-            .build_cartesian_2d(0.0..1.0, 0.0..1.0)?;
-        chart
-            .configure_mesh()
-            .x_desc("mean confidence in the bin")
-            .y_desc("accuracy (Wilson interval)")
-            .light_line_style(WHITE.mix(0.0))
-            .draw()?;
-        chart.draw_series(LineSeries::new([(0.0, 0.0), (1.0, 1.0)], BLACK.mix(0.3)))?;
-        if let Some(curve) = curve {
+        let mut chart = unit_square(
+            &root,
+            title,
+            16,
+            "mean confidence in the bin",
+            "accuracy (Wilson interval)",
+        )?;
+        if let Some(&curve) = curve {
             chart
-                .draw_series(LineSeries::new(
-                    (0..=400).map(|i| {
-                        let c = f64::from(i) / 400.0;
-                        (c, curve.eval(c))
-                    }),
-                    RED.stroke_width(2),
-                ))?
+                .draw_series(LineSeries::new(curve_points(curve), RED.stroke_width(2)))?
                 .label("fitted calibration curve")
                 .legend(|(x, y)| PathElement::new([(x, y), (x + 15, y)], RED.stroke_width(2)));
         }
@@ -97,13 +83,7 @@ fn reliability_svg(
         chart.draw_series(points.iter().map(|&(x, y, _, _, n)| {
             EmptyElement::at((x, y)) + Text::new(n.to_string(), (5, -4), label.clone())
         }))?;
-        chart
-            .configure_series_labels()
-            .border_style(BLACK.mix(0.3))
-            .background_style(WHITE.mix(0.85))
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((FONT, 12))
-            .draw()?;
+        draw_legend(&mut chart)?;
         root.present()?;
         Ok(())
     };
@@ -133,33 +113,15 @@ fn curve_svg(report: &Report) -> Result<Option<String>, String> {
     let draw = |svg: &mut String| -> DrawResult {
         let root = SVGBackend::with_string(svg, (480, 420)).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!(
-                    "fitted curve {}; TCE_{} = {}",
-                    p.fit.best_glm().spec.name(),
-                    report.settings.norm.p(),
-                    pct(p.tce)
-                ),
-                (FONT, 14),
-            )
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(45)
-            .build_cartesian_2d(0.0..1.0, 0.0..1.0)?;
-        chart
-            .configure_mesh()
-            .x_desc("confidence c")
-            .y_desc("P(correct | c)")
-            .light_line_style(WHITE.mix(0.0))
-            .draw()?;
-        chart.draw_series(LineSeries::new([(0.0, 0.0), (1.0, 1.0)], BLACK.mix(0.3)))?;
-        let curve = p.fit.model.curve;
+        let caption = format!(
+            "fitted curve {}; TCE_{} = {}",
+            p.fit.best_glm().spec.name(),
+            report.settings.norm.p(),
+            pct(p.tce)
+        );
+        let mut chart = unit_square(&root, &caption, 14, "confidence c", "P(correct | c)")?;
         chart.draw_series(LineSeries::new(
-            (0..=400).map(|i| {
-                let c = f64::from(i) / 400.0;
-                (c, curve.eval(c))
-            }),
+            curve_points(p.fit.model.curve),
             RED.stroke_width(2),
         ))?;
         root.present()?;

@@ -6,25 +6,16 @@
 //! bars of their own at the ends, marked `c = 0` and `c = 1`, and a model with point
 //! masses there predicts them (n·π plus the Beta's tail beyond the drawn range).
 
-use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::chart::{draw_legend, Area, DrawResult, BLUE_DATA, FONT, RED_FIT};
 use crate::sim::{Beta, Model};
 
 /// Bars of the log-odds histogram between the smallest and largest finite log-odds.
 const DENSITY_BINS: usize = 40;
 /// Midpoint steps per bar when the fitted density is integrated.
 const STEPS_PER_BAR: usize = 32;
-const FONT: &str = "sans-serif";
-const BLUE_DATA: RGBColor = RGBColor(0, 114, 178);
-const RED_FIT: RGBColor = RGBColor(213, 94, 0);
-
-/// A drawing area of plotters' SVG backend.
-pub type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
-
-/// What drawing failed with.
-pub type DrawResult = Result<(), Box<dyn std::error::Error>>;
 
 fn softplus(x: f64) -> f64 {
     x.max(0.0) + (-x.abs()).exp().ln_1p()
@@ -225,12 +216,5 @@ pub fn draw_log_odds_density(area: &Area<'_>, scores: &[f64], model: &Model) -> 
             note(anchor),
         )])?;
     }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK.mix(0.3))
-        .background_style(WHITE.mix(0.85))
-        .position(SeriesLabelPosition::UpperLeft)
-        .label_font((FONT, 12))
-        .draw()?;
-    Ok(())
+    draw_legend(&mut chart)
 }

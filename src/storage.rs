@@ -81,6 +81,25 @@ pub fn zeroed<T: ZeroIsEmpty>(len: usize) -> Result<Box<[T]>, AllocError> {
     Ok(unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(memory, len)) })
 }
 
+/// Storage for a sorted buffer of `n` samples with room for its radix sort: 2n empty
+/// slots, whose free half `SortedBuffer::sorted` sorts with (src/radix.rs: 0.76–0.88×
+/// the in-place sort from n = 300 to 10^6, docs/performance.md), or, where 2n slots are
+/// beyond a buffer's capacity limit or the allocator, exactly n (the buffer then sorts
+/// in place, in the same order: the two sorts agree bit for bit). At least one slot.
+/// Zero-filled, so the scratch half costs address space, not memory, until it is used.
+pub fn sorting_slots(n: usize) -> Result<Box<[Slot]>, AllocError> {
+    let n = n.max(1);
+    sorting_room(n)
+        .and_then(|room| zeroed(room).ok())
+        .map_or_else(|| zeroed(n), Ok)
+}
+
+/// 2n, if a buffer may hold that many slots.
+fn sorting_room(n: usize) -> Option<usize> {
+    n.checked_mul(2)
+        .filter(|&room| crate::buffer::check_capacity(room).is_ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +132,35 @@ mod tests {
             }
         );
         assert_eq!(&*filled(7u8, 3).unwrap(), &[7, 7, 7]);
+    }
+
+    #[test]
+    fn sorting_slots_leave_room_for_the_radix_sort_when_they_can() {
+        assert_eq!(sorting_slots(0).unwrap().len(), 2);
+        assert_eq!(sorting_slots(5).unwrap().len(), 10);
+        // Beyond half the capacity limit there is no room for the scratch.
+        let max = crate::buffer::MAX_CAPACITY;
+        assert_eq!(sorting_room(max / 2), Some(max / 2 * 2));
+        assert_eq!(sorting_room(max / 2 + 1), None);
+        assert_eq!(sorting_room(usize::MAX), None);
+        // Where the allocator refuses even n, the error names n.
+        assert_eq!(
+            sorting_slots(usize::MAX / 8).unwrap_err(),
+            AllocError {
+                len: usize::MAX / 8
+            }
+        );
+        // Sorting in either storage gives the same order and estimates.
+        let scores: Vec<f64> = (0..1000u32)
+            .map(|i| f64::from(i * 7919 % 1000) / 1000.0)
+            .collect();
+        let labels: Vec<u8> = (0..1000u32).map(|i| u8::from(i % 3 == 0)).collect();
+        let mut roomy = sorting_slots(1000).unwrap();
+        let mut tight = vec![Slot::EMPTY; 1000];
+        let mut a = crate::SortedBuffer::with_storage(&mut roomy[..]).unwrap();
+        let mut b = crate::SortedBuffer::with_storage(&mut tight[..]).unwrap();
+        a.push_batch(&scores, &labels).unwrap();
+        b.push_batch(&scores, &labels).unwrap();
+        assert_eq!(a.sorted().slots(), b.sorted().slots());
     }
 }

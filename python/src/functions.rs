@@ -5,8 +5,7 @@
 
 use pyo3::prelude::*;
 use tce::{
-    BinStats, Binning, BoxedBuffer, BoxedHistogram, Closure, EstimateError, Histogram, Slot,
-    SortedBuffer,
+    BinStats, Binning, BoxedBuffer, BoxedHistogram, Closure, EstimateError, Histogram, SortedBuffer,
 };
 
 use crate::errors::{Failure, Quote};
@@ -38,7 +37,7 @@ pub(crate) fn histogram_of(
     Ok(histogram)
 }
 
-/// The samples in a sorted buffer of their own size, after the checks the C API's
+/// The samples in a sorted buffer (with room to radix sort them), after the checks the C API's
 /// one-call functions make in the same order (lengths, n ≥ 1, the capacity).
 pub(crate) fn buffer_of(scores: &[f64], labels: &[u8]) -> Result<BoxedBuffer, Failure> {
     tce::sample::check_lengths(scores, labels)?;
@@ -46,8 +45,10 @@ pub(crate) fn buffer_of(scores: &[f64], labels: &[u8]) -> Result<BoxedBuffer, Fa
         return Err(EstimateError::NoSamples.into());
     }
     tce::buffer::check_capacity(scores.len())?;
-    let mut buffer =
-        SortedBuffer::with_boxed_storage(boxed(Slot::EMPTY, scores.len(), "samples")?)?;
+    // Room for the radix sort's scratch where it can be had (`tce::storage::sorting_slots`).
+    let storage = tce::storage::sorting_slots(scores.len())
+        .map_err(|e| Failure::Memory(format!("storage for {} samples", e.len)))?;
+    let mut buffer = SortedBuffer::with_boxed_storage(storage)?;
     buffer.push_batch(scores, labels)?;
     Ok(buffer)
 }

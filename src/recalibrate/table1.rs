@@ -16,7 +16,7 @@ use super::exact::recalibrated_tce;
 use super::{Method, RecalibrateError};
 use crate::kde::kde_calibration_error;
 use crate::sim::{Model, TceError};
-use crate::{BinStats, Binning, Histogram, Norm, Slot, SortedBuffer, SweepOptions};
+use crate::{BinStats, Binning, Histogram, Norm, SortedBuffer, SweepOptions};
 
 /// The methods of the paper's Table 1 (no Platt scaling).
 pub const PAPER_METHODS: [Method; 3] = [Method::Histogram, Method::Isotonic, Method::Temperature];
@@ -98,8 +98,8 @@ pub fn estimates(scores: &[f64], labels: &[u8]) -> Estimates {
         .ok()
         .and_then(|()| histogram.ece_bin(norm).ok())
         .map(|e| e.value);
-    let mut storage = vec![Slot::EMPTY; scores.len().max(1)];
-    let mut buffer = SortedBuffer::with_storage(&mut storage).expect("capacity >= 1");
+    let mut storage = crate::storage::sorting_slots(scores.len()).expect("memory for the samples");
+    let mut buffer = SortedBuffer::with_storage(&mut storage[..]).expect("capacity >= 1");
     let (em, sweep, sweep_ties_kept, debias) = if buffer.push_batch(scores, labels).is_ok() {
         let sorted = buffer.sorted();
         let binning = Binning::EQUAL_MASS;

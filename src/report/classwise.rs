@@ -320,10 +320,13 @@ fn joint_bootstrap(
     progress: &(dyn Fn() + Sync),
 ) -> Vec<Result<Bootstrap, BootstrapError>> {
     let n = columns[0].scores.len();
-    let mut storage: Vec<Vec<Slot>> = columns.iter().map(|_| vec![Slot::EMPTY; n]).collect();
+    let mut storage: Vec<Box<[Slot]>> = columns
+        .iter()
+        .map(|_| crate::storage::sorting_slots(n).expect("memory for the samples"))
+        .collect();
     let mut buffers: Vec<SortedBuffer<&mut [Slot]>> = storage
         .iter_mut()
-        .map(|s| SortedBuffer::with_storage(s).expect("a report's n fits a buffer"))
+        .map(|s| SortedBuffer::with_storage(&mut s[..]).expect("a report's n fits a buffer"))
         .collect();
     for (buffer, c) in buffers.iter_mut().zip(columns) {
         buffer

@@ -29,7 +29,7 @@ use core::fmt;
 pub use bootstrap::{Bootstrap, BootstrapError, Interval, Resampling, Target, JACKKNIFE_GROUPS};
 
 use crate::binning::{Binning, Closure, Ties};
-use crate::buffer::{Slot, SortedBuffer};
+use crate::buffer::SortedBuffer;
 use crate::error::PushError;
 use crate::fit::{
     fit_model, fit_model_with_point_masses, AtomAccuracy, EndpointRule, FitError, FittedModel,
@@ -410,9 +410,10 @@ pub fn report(
         sweep: settings.sweep,
     };
 
-    let mut storage = vec![Slot::EMPTY; n];
+    crate::buffer::check_capacity(n).map_err(|_| ReportError::TooManySamples(n))?;
+    let mut storage = crate::storage::sorting_slots(n).expect("memory for the samples");
     let mut buffer =
-        SortedBuffer::with_storage(&mut storage).map_err(|_| ReportError::TooManySamples(n))?;
+        SortedBuffer::with_storage(&mut storage[..]).map_err(|_| ReportError::TooManySamples(n))?;
     buffer
         .push_batch(scores, labels)
         .map_err(ReportError::Push)?;

@@ -229,7 +229,8 @@ impl Grid {
 }
 
 /// Every cell's evaluation on repetition `repetition`'s data set, in cell order.
-/// `storage` holds at least max n slots; it is reused across calls to spare allocations.
+/// `storage` holds at least max n slots (2 max n for the radix sort: see
+/// `storage::sorting_slots`); it is reused across calls to spare allocations.
 fn run_repetition(
     model: &Model,
     grid: &Grid,
@@ -241,8 +242,10 @@ fn run_repetition(
     let mut evaluations = Vec::new();
     for &n in &grid.sizes {
         let (scores, labels) = (&scores[..n], &labels[..n]);
+        // 2n slots: the free half is the radix sort's scratch (`storage::sorting_slots`).
+        let room = storage.len().min(2 * n);
         let mut buffer =
-            SortedBuffer::with_storage(&mut storage[..n]).expect("sizes are validated non-zero");
+            SortedBuffer::with_storage(&mut storage[..room]).expect("sizes are validated non-zero");
         buffer
             .push_batch(scores, labels)
             .expect("the model draws valid samples and the storage holds max n");
@@ -285,7 +288,7 @@ pub fn simulate(
     let per_repetition: Vec<Result<Vec<Evaluation>, SimulationError>> = (0..grid.repetitions)
         .into_par_iter()
         .map_init(
-            || vec![Slot::EMPTY; max_n],
+            || crate::storage::sorting_slots(max_n).expect("memory for the largest data set"),
             |storage, repetition| {
                 let result = run_repetition(model, grid, repetition, storage);
                 progress();

@@ -586,6 +586,43 @@ fn ratios() {
                 data.name()
             ),
         }
+        // Fixed-B equal mass by selection: the one-call function against the sort it
+        // replaced, and against np.sort (no target: the issue allows selection here).
+        #[cfg(feature = "ffi")]
+        {
+            let mut scratch = vec![Slot::EMPTY; 2 * N + 4];
+            let (mut selected, mut sorted) = (0.0, 0.0);
+            let (base, cand) = interleaved(
+                || time_fresh!(1, roomy.fresh(), |x| sorted = em_fixed(&mut { x })),
+                || time_fresh!(1, (), |_x| selected = em_one_call(&s, &mut scratch)),
+            );
+            assert_eq!(selected, sorted, "selection gives the sorted path's value");
+            row(
+                &format!(
+                    "EM one-call tce_ece_bin(15) 1e6 ({}, selection) vs radix sort + ece_bin(15)",
+                    data.name()
+                ),
+                base,
+                cand,
+                None,
+            );
+            if let Ok((numpy, version)) = numpy_sort(&s.scores) {
+                let cand = Runs::of(
+                    (0..RUNS)
+                        .map(|_| time_fresh!(1, (), |_x| em_one_call(&s, &mut scratch)))
+                        .collect(),
+                );
+                row(
+                    &format!(
+                        "EM one-call tce_ece_bin(15) 1e6 ({}, selection) vs numpy {version} np.sort",
+                        data.name()
+                    ),
+                    numpy,
+                    cand,
+                    None,
+                );
+            }
+        }
         figures.push((data, result));
     }
 
@@ -669,11 +706,34 @@ fn ratios() {
 
 /// The one-call `tce_ece_bin` with 15 equal-width bins.
 #[cfg(feature = "ffi")]
-#[inline(never)]
 fn ew_one_call(s: &Samples, scratch: &mut [Slot]) -> f64 {
-    use tce::ffi::{tce_binning, tce_ece_bin, tce_estimate, tce_options, tce_status};
+    one_call(s, scratch, tce::ffi::tce_binning::EqualWidth)
+}
+
+/// The one-call `tce_ece_bin` with 15 equal-mass bins (by selection: src/select.rs).
+#[cfg(feature = "ffi")]
+fn em_one_call(s: &Samples, scratch: &mut [Slot]) -> f64 {
+    one_call(s, scratch, tce::ffi::tce_binning::EqualMass)
+}
+
+/// Sort (the radix sort, with room) and ECE_bin with 15 equal-mass bins: what the
+/// one-call equal-mass function computed before selection.
+#[inline(never)]
+fn em_fixed(buffer: &mut SortedBuffer<&mut [Slot]>) -> f64 {
+    let sorted = buffer.sorted();
+    sorted
+        .ece_bin(Binning::EQUAL_MASS, BINS, Norm::L2)
+        .unwrap()
+        .value
+}
+
+/// The one-call `tce_ece_bin` with 15 bins of `binning`.
+#[cfg(feature = "ffi")]
+#[inline(never)]
+fn one_call(s: &Samples, scratch: &mut [Slot], binning: tce::ffi::tce_binning) -> f64 {
+    use tce::ffi::{tce_ece_bin, tce_estimate, tce_options, tce_status};
     let options = tce_options {
-        binning: tce_binning::EqualWidth as u32,
+        binning: binning as u32,
         bins: BINS,
         ..Default::default()
     };

@@ -15,7 +15,8 @@
 //! Cases: `gen`, `em` (sorted + ECE_bin(15) + ECE_sweep, equal mass, realistic scores),
 //! `em-ties` (the same with 30 % exact 1.0), `sort` (the sort alone, realistic),
 //! `push` (`Histogram::push_batch`, 15 bins), `ew-oneshot` (`tce_ece_bin`, equal width,
-//! 15 bins; needs `--features ffi`).
+//! 15 bins; needs `--features ffi`), `em-oneshot` (the same, equal mass: selection) and
+//! `em-oneshot-ties`.
 
 use std::hint::black_box;
 
@@ -95,10 +96,15 @@ fn main() {
             println!("{}", histogram.ece_bin(Norm::L2).unwrap().value);
         }
         #[cfg(feature = "ffi")]
-        "ew-oneshot" => {
+        "ew-oneshot" | "em-oneshot" | "em-oneshot-ties" => {
             use tce::ffi::{tce_binning, tce_ece_bin, tce_estimate, tce_options, tce_status};
+            let binning = if case.starts_with("em") {
+                tce_binning::EqualMass
+            } else {
+                tce_binning::EqualWidth
+            };
             let options = tce_options {
-                binning: tce_binning::EqualWidth as u32,
+                binning: binning as u32,
                 ..Default::default()
             };
             let mut out = tce_estimate {

@@ -114,6 +114,25 @@ int main(int argc, char **argv) {
     tce_options o = tce_options_default();
     if ((s = tce_ece_sweep(scores, n, labels, n, &o, scratch, size, &e))) fail("one-call sweep", s);
     print("oneshot.em.ece_sweep.p2", e);
+    /* The one-call equal-mass estimators select (n >= 4096 here) rather than sort: the
+       same values as the buffer's, bit for bit. */
+    for (int keep = 0; keep < 2; keep++) {
+        o.ties = keep ? TCE_TIES_KEEP : TCE_TIES_SPLIT;
+        const char *name = keep ? "em_keep" : "em";
+        char key[64];
+        for (int p = 1; p <= 3; p++) {
+            o.p = (double)p;
+            if ((s = tce_ece_bin(scores, n, labels, n, &o, scratch, size, &e))) fail("one-call ece_bin", s);
+            snprintf(key, sizeof key, "oneshot.%s.ece_bin.p%d", name, p);
+            print(key, e);
+            if ((s = tce_ece_debias(scores, n, labels, n, &o, scratch, size, &e))) fail("one-call debias", s);
+            snprintf(key, sizeof key, "oneshot.%s.ece_debias.p%d", name, p);
+            print(key, e);
+        }
+        if ((s = tce_mce(scores, n, labels, n, &o, scratch, size, &e))) fail("one-call mce", s);
+        snprintf(key, sizeof key, "oneshot.%s.mce", name);
+        print(key, e);
+    }
     free(scratch);
     free(scores);
     free(labels);

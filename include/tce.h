@@ -1978,7 +1978,8 @@ tce_status tce_scratch_layout(size_t n, size_t *size, size_t *align);
  * `options->binning` and norm `options->p`, using `scratch` (see `tce_scratch_layout`)
  * instead of allocating. Equals the value of a sorted buffer (and, for equal width, of a
  * histogram) fed the same samples, bit for bit. Equal width bins the samples into a
- * histogram in O(n) without sorting them; equal mass sorts them.
+ * histogram in O(n) without sorting them; equal mass selects (sorting only the samples
+ * next to the bin boundaries) from 4096 samples and up to 64 bins, else sorts.
  *
  * Errors: `NULL_POINTER`, `MISALIGNED`, `INVALID_ENUM`, `INVALID_NORM`,
  * `LENGTH_MISMATCH`, `NO_SAMPLES` (n = 0), `BUFFER_TOO_SMALL` (scratch below

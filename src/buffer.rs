@@ -240,6 +240,15 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         }
     }
 
+    /// The storage past the held samples, `slots[len..]`: scratch for whoever holds the
+    /// buffer (the one-call functions' selection), whose contents mean nothing.
+    #[cfg(feature = "ffi")]
+    pub(crate) fn free_mut(&mut self) -> &mut [Slot] {
+        let slots = self.slots.as_mut();
+        let len = self.len.min(slots.len());
+        slots.get_mut(len..).unwrap_or_default()
+    }
+
     /// The held samples, `slots[..len]`, mutable (see [`SortedBuffer::held`]).
     pub(crate) fn held_mut(&mut self) -> &mut [Slot] {
         held_prefix_mut(self.slots.as_mut(), self.len)

@@ -56,6 +56,7 @@ pub mod report;
 pub mod reservoir;
 pub mod rng;
 pub mod sample;
+pub mod select;
 #[cfg(feature = "std")]
 pub mod sim;
 pub mod smece;

@@ -416,6 +416,25 @@ fn rust_estimates(scores: &[f64], labels: &[u8]) -> BTreeMap<String, (u64, usize
             .ece_sweep(Binning::EQUAL_MASS, Norm::L2, SweepOptions::default())
             .unwrap(),
     );
+    // The one-call equal-mass estimators (by selection in C) against the sorted buffer.
+    for (name, ties) in [("em", Ties::Split), ("em_keep", Ties::Keep)] {
+        let binning = Binning::EqualMass(ties);
+        for p in 1..=3 {
+            let norm = Norm::new(f64::from(p)).unwrap();
+            put(
+                format!("oneshot.{name}.ece_bin.p{p}"),
+                sorted.ece_bin(binning, 15, norm).unwrap(),
+            );
+            put(
+                format!("oneshot.{name}.ece_debias.p{p}"),
+                sorted.ece_debias(binning, 15, norm).unwrap(),
+            );
+        }
+        put(
+            format!("oneshot.{name}.mce"),
+            sorted.mce(binning, 15).unwrap(),
+        );
+    }
     out
 }
 

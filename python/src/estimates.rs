@@ -222,6 +222,18 @@ pub(crate) fn of_sorted(
     .into())
 }
 
+/// One estimate of bins (the functions' equal-mass path by selection): what
+/// [`of_sorted`] computes from the same bins.
+pub(crate) fn of_bins(bins: &[BinStats], which: Which, norm: Norm) -> Result<Estimate, Failure> {
+    let bins = bins.iter().copied();
+    Ok(match which {
+        Which::EceBin => tce::estimate::ece_bin(bins, norm),
+        Which::Mce => tce::estimate::mce(bins),
+        Which::EceDebias => tce::estimate::ece_debias(bins, norm),
+    }?
+    .into())
+}
+
 pub(crate) fn sweep_of_sorted(
     sorted: &SortedSamples<'_>,
     binning: Binning,

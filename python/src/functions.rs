@@ -82,11 +82,32 @@ fn binned(
             }?
             .into())
         }
-        Binning::EqualMass(_) => {
-            let mut buffer = buffer_of(scores, labels)?;
-            estimates::of_sorted(&buffer.sorted(), which, binning, bins, norm)
-        }
+        Binning::EqualMass(ties) => match selected_bins(scores, labels, ties, bins)? {
+            Some(bins) => estimates::of_bins(&bins, which, norm),
+            None => {
+                let mut buffer = buffer_of(scores, labels)?;
+                estimates::of_sorted(&buffer.sorted(), which, binning, bins, norm)
+            }
+        },
     })
+}
+
+/// The equal-mass bins by selection (`tce::select`: the sorted path's bins, bit for bit,
+/// without sorting every sample), or `None` where it does not serve (few samples, many
+/// bins): then sort.
+fn selected_bins(
+    scores: &[f64],
+    labels: &[u8],
+    ties: tce::Ties,
+    bins: usize,
+) -> Result<Option<Vec<BinStats>>, Failure> {
+    if scores.len() < tce::select::MIN_SAMPLES || bins > tce::select::MAX_BINS {
+        return Ok(None);
+    }
+    let mut stats = vec![BinStats::EMPTY; bins];
+    let mut scratch = options::zeroed::<tce::Slot>(scores.len(), "samples")?;
+    let done = tce::select::equal_mass_bins(scores, labels, ties, &mut stats, &mut scratch)?;
+    Ok(done.then_some(stats))
 }
 
 /// ECE_bin = (Σ_k (n_k/n)·|f̄_k − ȳ_k|^p)^(1/p) with ``bins`` bins.

@@ -109,3 +109,35 @@ def test_histogram_merge_equals_one_stream(a, b):
     whole.update(a[0] + b[0], a[1] + b[1])
     h1.merge(h2)
     assert h1.to_bytes() == whole.to_bytes()
+
+
+# From 4096 samples and up to 64 bins the equal-mass functions select instead of sorting
+# (tce::select): the same bins as a sorted buffer, so the same estimates bit for bit.
+large_samples = st.tuples(st.integers(4096, 9000), st.integers(0, 2 ** 32 - 1),
+                          st.floats(0.0, 1.0), st.sampled_from([2, 5, 16]))
+
+
+def large(n, seed, tied, values):
+    """n samples: smooth scores, a fraction `tied` of them replaced by one of `values`
+    levels (ties across bin boundaries), 1.0 the most frequent."""
+    rng = np.random.default_rng(seed)
+    smooth = 1.0 - 0.9 * rng.random(n) ** 3
+    levels = np.minimum(1.0, rng.integers(0, values + 2, n) / values)
+    s = np.where(rng.random(n) < tied, levels, smooth)
+    y = (rng.random(n) < s).astype(np.uint8)
+    return s, y
+
+
+@settings(max_examples=25, deadline=None)
+@given(large_samples, st.sampled_from([1, 2, 7, 15, 64, 65]), st.sampled_from(["split", "keep"]))
+def test_selected_equal_mass_bins_equal_the_sorted_buffers(data, bins, ties):
+    s, y = large(*data)
+    buffer = tce.SortedBuffer(len(s))
+    buffer.update(s, y)
+    kw = dict(binning="equal_mass", bins=bins, ties=ties)
+    assert tce.ece_bin(s, y, **kw).value == buffer.ece_bin(**kw).value
+    assert tce.mce(s, y, **kw).value == buffer.mce(**kw).value
+    assert tce.ece_debias(s, y, **kw).value == buffer.ece_debias(**kw).value
+    ece, mce, _, _, _ = naive(s, y, bins, 2.0, "equal_mass", ties=ties)
+    assert abs(tce.ece_bin(s, y, **kw).value - ece) < TOLERANCE
+    assert abs(tce.mce(s, y, **kw).value - mce) < TOLERANCE

@@ -7,7 +7,12 @@
 //!   the samples go into a histogram (`Histogram::push_batch`, O(n), no sort), whose bins
 //!   live on the stack (up to [`STACK_BINS`]) or in the scratch. Its bins are those of
 //!   the sorted path: the same index rule per sample, and exact (order-free) sums;
-//! * **equal mass, and every sweep**: the scratch holds a sorted buffer of the n samples
+//! * **equal mass with a fixed bin count** (ECE_bin, MCE, ECE_debias; at most
+//!   `select::MAX_BINS` bins and at least `select::MIN_SAMPLES` samples): selection
+//!   (`select.rs`): one counting pass, and only the samples of the digits that straddle
+//!   a bin boundary are sorted, in the scratch. The same bins as the sorted path, bit for
+//!   bit;
+//! * **otherwise, and every sweep**: the scratch holds a sorted buffer of the n samples
 //!   (full, so it sorts in place: see `radix.rs`).
 //!   The equal-width sweep needs the sorted order too (SPEC §4: prefix sums over it, one
 //!   binary search per edge): without it each b would cost O(n).
@@ -30,6 +35,7 @@ use crate::buffer::SortedSamples;
 use crate::error::PushError;
 use crate::estimate;
 use crate::histogram::Histogram;
+use crate::select;
 use crate::stats::BinStats;
 
 /// Histograms of up to this many bins are kept on the stack (2 KiB), not in the scratch.
@@ -59,9 +65,12 @@ trait Job {
     fn check(&self, o: &Options) -> Outcome;
     /// Whether the job reads the samples in sorted order.
     fn needs_sort(&self, o: &Options) -> bool;
+    /// Whether [`Job::binned`] serves equal-mass bins too (when `needs_sort` is false).
+    fn takes_equal_mass_bins(&self) -> bool;
     /// The job on the sorted samples.
     fn sorted(self, samples: &SortedSamples<'_>, o: &Options) -> Outcome;
-    /// The job on the equal-width bins of `o.bins` (only when `needs_sort` is false).
+    /// The job on the bins of `o.bins` (only when `needs_sort` is false): equal width, or
+    /// equal mass if `takes_equal_mass_bins`.
     fn binned(self, bins: &[BinStats], o: &Options) -> Outcome;
 }
 
@@ -117,6 +126,19 @@ unsafe fn with_samples(
         // SAFETY: forwarded contract: scratch writable for `scratch_len` bytes, not
         // overlapping the arrays.
         let state = unsafe { state::init::<BufferKind>(scratch.cast(), scratch_len, n, false)? };
+        if let (false, true, Binning::EqualMass(ties)) = (
+            job.needs_sort(&options),
+            job.takes_equal_mass_bins(),
+            options.binning,
+        ) {
+            let mut stack = [BinStats::EMPTY; select::MAX_BINS];
+            if let Some(bins) = stack.get_mut(..options.bins) {
+                // The empty buffer's storage is the selection's scratch.
+                if select::equal_mass_bins(scores, labels, ties, bins, state.view.free_mut())? {
+                    return job.binned(bins, &options);
+                }
+            }
+        }
         state.view.push_batch(scores, labels)?;
         job.sorted(&state.view.sorted(), &options)
     })
@@ -160,6 +182,9 @@ impl Job for EstimateJob {
     fn needs_sort(&self, _: &Options) -> bool {
         matches!(self.estimator, Estimator::EceSweep)
     }
+    fn takes_equal_mass_bins(&self) -> bool {
+        true
+    }
     fn sorted(self, samples: &SortedSamples<'_>, o: &Options) -> Outcome {
         self.out.write(self.estimator.run(samples, o)?);
         Ok(())
@@ -189,6 +214,10 @@ impl Job for BinStatsJob<'_> {
         check_bin_stats(o.bins, self.out.len())
     }
     fn needs_sort(&self, _: &Options) -> bool {
+        false
+    }
+    fn takes_equal_mass_bins(&self) -> bool {
+        // Equal-mass bins report their score ranges, which the sorted runs give.
         false
     }
     fn sorted(self, samples: &SortedSamples<'_>, o: &Options) -> Outcome {
@@ -241,7 +270,8 @@ unsafe fn one_call(
 /// `options->binning` and norm `options->p`, using `scratch` (see `tce_scratch_layout`)
 /// instead of allocating. Equals the value of a sorted buffer (and, for equal width, of a
 /// histogram) fed the same samples, bit for bit. Equal width bins the samples into a
-/// histogram in O(n) without sorting them; equal mass sorts them.
+/// histogram in O(n) without sorting them; equal mass selects (sorting only the samples
+/// next to the bin boundaries) from 4096 samples and up to 64 bins, else sorts.
 ///
 /// Errors: `NULL_POINTER`, `MISALIGNED`, `INVALID_ENUM`, `INVALID_NORM`,
 /// `LENGTH_MISMATCH`, `NO_SAMPLES` (n = 0), `BUFFER_TOO_SMALL` (scratch below

@@ -1,0 +1,332 @@
+//! Equal-mass bins of a fixed count by selection: the statistics of the B bins a sorted
+//! buffer would give, bit for bit, without sorting every sample.
+//!
+//! Only the samples next to a bin boundary need their exact sorted positions. One
+//! counting pass of the top 11 varying bits of the scores (the first digit of the radix
+//! sort, `radix.rs`) gives each digit's range of sorted positions; a digit whose range
+//! holds no boundary inside it lies wholly in one bin, known from the counts alone. A
+//! second pass records each such sample into its bin and copies the others, those of
+//! the at most B − 1 digits that straddle a boundary (about (B − 1)·n/2048 samples on
+//! smooth data), into the scratch, in arrival order; those are sorted by score with
+//! ties in arrival order, exactly as the buffer sorts them (SPEC §3.2), and recorded
+//! by their positions. Bin sums are exact and order-free (`stats.rs`), so the bins, and
+//! every estimate of them, equal the sorted path's bit for bit; the property tests
+//! below check it against a sorted buffer.
+//!
+//! Cost: three reads of the inputs (the checks, the varying bits with the counts, the
+//! recording) and a sort of the straddling digits: about 6× less time than sorting all
+//! of 10^6 samples (docs/performance.md). Memory: the caller's scratch (n slots, as the
+//! sort needs) and about 10 KiB of stack besides the radix sort's. The sweep still sorts: it needs every bin count up to
+//! b*, not one.
+
+use crate::binning::{EqualMassStarts, Ties};
+use crate::buffer::{Slot, MAX_CAPACITY};
+use crate::error::PushError;
+use crate::radix;
+use crate::sample;
+use crate::stats::BinStats;
+
+/// Most bins selection serves (its boundaries live on the stack); more bins sort.
+pub const MAX_BINS: usize = 64;
+/// Fewest samples selection serves: below, sorting them all costs as little.
+pub const MIN_SAMPLES: usize = 1 << 12;
+
+/// Digits of the counting pass: 11 bits, the radix sort's first level.
+const DIGIT_BITS: u32 = 11;
+const DIGITS: usize = 1 << DIGIT_BITS;
+/// Marks a straddling digit's table entry (the rest is its next place in the scratch);
+/// other entries are a bin index. Places are below 2^31 (n ≤ `MAX_CAPACITY`).
+const STRADDLES: u32 = 1 << 31;
+
+/// One digit whose range of sorted positions holds a bin boundary inside it.
+#[derive(Clone, Copy, Default)]
+struct Straddling {
+    /// The sorted position of its first sample.
+    rank: usize,
+    /// Where its samples start in the scratch.
+    place: usize,
+    /// How many samples it holds.
+    len: usize,
+}
+
+/// The score's bits, which order like the scores (−0 counted as +0, as the buffer
+/// stores it).
+fn bits(score: f64) -> u64 {
+    (score + 0.0).to_bits()
+}
+
+/// Writes the statistics of the `bins.len()` equal-mass bins of the samples (`ties` as
+/// in [`Binning::EqualMass`](crate::Binning::EqualMass)) into `bins`, and returns
+/// `Ok(true)`: the bins of a [`SortedBuffer`](crate::SortedBuffer) fed the same samples,
+/// bit for bit (see the module docs).
+///
+/// Returns `Ok(false)` and writes nothing where selection does not serve: fewer than
+/// [`MIN_SAMPLES`] samples, no bins or more than [`MAX_BINS`], more samples than a buffer
+/// holds, or a `scratch` shorter than the samples. Sort those instead. The scratch's
+/// contents before and after mean nothing.
+///
+/// # Errors
+/// The first invalid sample or a length mismatch, as
+/// [`SortedBuffer::push_batch`](crate::SortedBuffer::push_batch) names it; `bins` is
+/// unchanged.
+pub fn equal_mass_bins(
+    scores: &[f64],
+    labels: &[u8],
+    ties: Ties,
+    bins: &mut [BinStats],
+    scratch: &mut [Slot],
+) -> Result<bool, PushError> {
+    sample::check_batch(scores, labels)?;
+    let n = scores.len();
+    let b = bins.len();
+    if n < MIN_SAMPLES || n > MAX_CAPACITY || b == 0 || b > MAX_BINS || scratch.len() < n {
+        return Ok(false);
+    }
+    // The digit: the 11 bits from the highest one in which the scores differ.
+    let first = scores.first().map_or(0, |&s| bits(s));
+    let varying = scores.iter().fold(0, |v, &s| v | (bits(s) ^ first));
+    let top = u64::BITS - varying.leading_zeros();
+    let width = top.min(DIGIT_BITS);
+    let shift = top - width;
+    let mask = (1usize << width) - 1;
+    let digit = |score: f64| (bits(score) >> shift) as usize & mask;
+    let mut table = [0u32; DIGITS];
+    for &score in scores {
+        if let Some(count) = table.get_mut(digit(score)) {
+            *count += 1;
+        }
+    }
+
+    // The bins' first sorted positions, then n (as `SortedSamples::bin_starts`); those of
+    // a kept-ties binning move past their ties once the straddling digits are sorted.
+    let mut starts = [0usize; MAX_BINS + 1];
+    for (start, position) in starts.iter_mut().zip(EqualMassStarts::new(n, b)) {
+        *start = position;
+    }
+    let starts = starts.get_mut(..=b).unwrap_or_default();
+
+    // Each digit's entry becomes its bin, or, if a boundary falls strictly inside its
+    // range, its place in the scratch.
+    let mut straddling = [Straddling::default(); MAX_BINS];
+    let mut straddles = 0;
+    let (mut rank, mut place, mut bin) = (0usize, 0usize, 0usize);
+    let inner = starts.get(1..b).unwrap_or_default();
+    for entry in table.iter_mut() {
+        let len = *entry as usize;
+        let end = rank + len;
+        // Boundaries at or before this digit's first position: its bin, if it holds none.
+        while inner.get(bin).is_some_and(|&start| start <= rank) {
+            bin += 1;
+        }
+        if inner.get(bin).is_some_and(|&start| start < end) {
+            if let Some(s) = straddling.get_mut(straddles) {
+                *s = Straddling { rank, place, len };
+                straddles += 1;
+            }
+            *entry = STRADDLES | place as u32;
+            place += len;
+        } else {
+            *entry = bin as u32;
+        }
+        rank = end;
+    }
+    let straddling = straddling.get(..straddles).unwrap_or_default();
+
+    // Samples of whole digits into their bins; the straddling ones, in arrival order,
+    // into the scratch.
+    bins.fill(BinStats::EMPTY);
+    for (arrival, (&score, &label)) in scores.iter().zip(labels).enumerate() {
+        let Some(entry) = table.get_mut(digit(score)) else {
+            continue;
+        };
+        if *entry & STRADDLES == 0 {
+            if let Some(stats) = bins.get_mut(*entry as usize) {
+                stats.record(score + 0.0, label);
+            }
+        } else {
+            if let Some(slot) = scratch.get_mut((*entry & !STRADDLES) as usize) {
+                *slot = Slot {
+                    score: score + 0.0,
+                    // arrival < n ≤ MAX_CAPACITY < 2^31: the shift keeps every bit.
+                    order: (arrival as u32) << 1 | u32::from(label),
+                    hits_before: 0,
+                };
+            }
+            *entry += 1;
+        }
+    }
+
+    // Each straddling digit's samples sorted as the buffer sorts them (they are in
+    // arrival order, so a stable sort by score is the one; the rest of the scratch is the
+    // radix sort's second array where it is long enough), then recorded by position.
+    let (gathered, rest) = scratch.split_at_mut(place.min(scratch.len()));
+    for s in straddling {
+        let Some(run) = gathered.get_mut(s.place..s.place + s.len) else {
+            continue;
+        };
+        radix::sort_and_count_in(run, rest, 0);
+        let run = &*run;
+        if ties == Ties::Keep {
+            // A boundary inside a run of equal scores moves to the run's end (as
+            // `SortedSamples::after_ties`); runs never cross digits.
+            for start in starts
+                .iter_mut()
+                .filter(|p| (s.rank + 1..s.rank + s.len).contains(p))
+            {
+                let at = *start - s.rank;
+                if let (Some(before), Some(here)) = (run.get(at - 1), run.get(at)) {
+                    if before.score == here.score {
+                        let score = here.score;
+                        let tail = run.get(at..).unwrap_or_default();
+                        *start += tail.partition_point(|slot| slot.score == score);
+                    }
+                }
+            }
+        }
+        let inner = starts.get(1..b).unwrap_or_default();
+        let mut bin = inner.partition_point(|&start| start <= s.rank);
+        for (position, slot) in (s.rank..).zip(run) {
+            while inner.get(bin).is_some_and(|&start| start <= position) {
+                bin += 1;
+            }
+            if let Some(stats) = bins.get_mut(bin) {
+                stats.record(slot.score, slot.label());
+            }
+        }
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Binning, SortedBuffer};
+    use proptest::prelude::*;
+
+    /// The oracle: the bins of a sorted buffer of the same samples.
+    fn sorted_bins(scores: &[f64], labels: &[u8], ties: Ties, b: usize) -> Vec<BinStats> {
+        let mut storage = vec![Slot::EMPTY; scores.len()];
+        let mut buffer = SortedBuffer::with_storage(&mut storage[..]).unwrap();
+        buffer.push_batch(scores, labels).unwrap();
+        let sorted = buffer.sorted();
+        sorted.bins(Binning::EqualMass(ties), b).collect()
+    }
+
+    fn selected_bins(scores: &[f64], labels: &[u8], ties: Ties, b: usize) -> Vec<BinStats> {
+        let mut bins = vec![BinStats::EMPTY; b];
+        let mut scratch = vec![Slot::EMPTY; scores.len()];
+        assert!(equal_mass_bins(scores, labels, ties, &mut bins, &mut scratch).unwrap());
+        bins
+    }
+
+    /// Scores with the shapes that matter: smooth, heavy ties at 1.0 (float32 softmax),
+    /// few distinct values (ties across boundaries), −0, subnormals, a narrow range (the
+    /// digit far down the mantissa).
+    fn score() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            4 => 0.0..=1.0f64,
+            2 => Just(1.0),
+            1 => Just(0.0),
+            1 => Just(-0.0),
+            1 => (1u64..(1 << 52)).prop_map(f64::from_bits),
+            1 => (0u32..16).prop_map(|k| f64::from(k) / 15.0),
+            1 => (0.0..1e-6f64).prop_map(|x| 0.5 + x),
+            1 => (0.0..=1.0f32).prop_map(f64::from),
+        ]
+    }
+
+    fn samples() -> impl Strategy<Value = (Vec<f64>, Vec<u8>)> {
+        (MIN_SAMPLES..3 * MIN_SAMPLES).prop_flat_map(|n| {
+            (
+                proptest::collection::vec(score(), n),
+                proptest::collection::vec(0u8..2, n),
+            )
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn bins_equal_the_sorted_buffers((scores, labels) in samples(), b in 1..=MAX_BINS, keep in any::<bool>()) {
+            let ties = if keep { Ties::Keep } else { Ties::Split };
+            prop_assert_eq!(selected_bins(&scores, &labels, ties, b), sorted_bins(&scores, &labels, ties, b));
+        }
+    }
+
+    #[test]
+    fn all_equal_and_two_valued_scores() {
+        let n = MIN_SAMPLES + 17;
+        let labels: Vec<u8> = (0..n).map(|i| u8::from(i % 3 == 1)).collect();
+        for scores in [
+            vec![0.7; n],
+            (0..n)
+                .map(|i| if i % 5 == 0 { 0.25 } else { 1.0 })
+                .collect::<Vec<_>>(),
+            (0..n)
+                .map(|i| if i < n / 2 { 1.0 } else { 0.0 })
+                .collect::<Vec<_>>(),
+        ] {
+            for ties in [Ties::Split, Ties::Keep] {
+                for b in [1, 2, 3, 15, 64] {
+                    assert_eq!(
+                        selected_bins(&scores, &labels, ties, b),
+                        sorted_bins(&scores, &labels, ties, b),
+                        "{ties:?} {b}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn where_selection_does_not_serve_nothing_is_written() {
+        let n = MIN_SAMPLES;
+        let scores = vec![0.5; n];
+        let labels = vec![1u8; n];
+        let marked = BinStats::from_quanta(1, 1, 1);
+        for (s, l, b, room) in [
+            (&scores[..n - 1], &labels[..n - 1], 15, n),
+            (&scores[..], &labels[..], 0, n),
+            (&scores[..], &labels[..], MAX_BINS + 1, n),
+            (&scores[..], &labels[..], 15, n - 1),
+        ] {
+            let mut bins = vec![marked; b];
+            let mut scratch = vec![Slot::EMPTY; room];
+            assert_eq!(
+                equal_mass_bins(s, l, Ties::Split, &mut bins, &mut scratch),
+                Ok(false)
+            );
+            assert!(bins.iter().all(|&x| x == marked));
+        }
+    }
+
+    #[test]
+    fn bad_samples_are_named_and_leave_the_bins() {
+        let n = MIN_SAMPLES;
+        let mut scores = vec![0.5; n];
+        let labels = vec![0u8; n];
+        scores[n - 3] = f64::NAN;
+        let marked = BinStats::from_quanta(1, 1, 1);
+        let mut bins = vec![marked; 15];
+        let mut scratch = vec![Slot::EMPTY; n];
+        assert_eq!(
+            equal_mass_bins(&scores, &labels, Ties::Split, &mut bins, &mut scratch),
+            Err(PushError::NonFiniteScore { index: n - 3 })
+        );
+        assert_eq!(
+            equal_mass_bins(
+                &scores[..n - 1],
+                &labels,
+                Ties::Split,
+                &mut bins,
+                &mut scratch
+            ),
+            Err(PushError::LengthMismatch {
+                scores: n - 1,
+                labels: n
+            })
+        );
+        assert!(bins.iter().all(|&x| x == marked));
+    }
+}

@@ -159,7 +159,9 @@ pub fn equal_mass_bins(
     // Each straddling digit's samples sorted as the buffer sorts them (they are in
     // arrival order, so a stable sort by score is the one; the rest of the scratch is the
     // radix sort's second array where it is long enough), then recorded by position.
-    let (gathered, rest) = scratch.split_at_mut(place.min(scratch.len()));
+    let Some((gathered, rest)) = scratch.split_at_mut_checked(place) else {
+        return Ok(true); // never: the places count samples, at most n ≤ the scratch
+    };
     for s in straddling {
         let Some(run) = gathered.get_mut(s.place..s.place + s.len) else {
             continue;

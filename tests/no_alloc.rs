@@ -62,6 +62,16 @@ fn core_operations_do_not_allocate() {
         .map(|(i, &s)| u8::from((i % 10) as f64 / 10.0 < s))
         .collect();
     let mut other_buffer = Box::new(InlineBuffer::<4096>::new());
+    // Enough samples for selection, 40 % of them in one dense digit (selected again).
+    let many: Vec<f64> = (0..12_000u32)
+        .map(|i| match i % 10 {
+            0..=3 => 0.5 + f64::from(i) / f64::from(1 << 30),
+            _ => f64::from(i * 7919 % 12_000) / 11_999.0,
+        })
+        .collect();
+    let many_labels: Vec<u8> = (0..12_000u32).map(|i| u8::from(i % 3 == 0)).collect();
+    let mut selection_scratch = vec![tce::Slot::EMPTY; many.len()];
+    let mut selected = [tce::BinStats::EMPTY; 15];
     let count = allocations_during(|| {
         let mut h = InlineHistogram::<15>::new(Closure::Left);
         let mut g = InlineHistogram::<15>::new(Closure::Left);
@@ -146,6 +156,16 @@ fn core_operations_do_not_allocate() {
         h.decode(&bytes[..written]).unwrap();
         let written = reservoir.encode(&mut bytes).unwrap();
         reservoir.decode(&bytes[..written]).unwrap();
+        for ties in [Ties::Split, Ties::Keep] {
+            assert!(tce::select::equal_mass_bins(
+                &many,
+                &many_labels,
+                ties,
+                &mut selected,
+                &mut selection_scratch
+            )
+            .unwrap());
+        }
         toplabel::from_logits(&[0.1, 2.0, -1.0], 1).unwrap();
         toplabel::from_probabilities(&[0.1, 0.9], 1).unwrap();
     });

@@ -147,34 +147,116 @@ fn linspace_point(i: usize, points: usize) -> f64 {
 }
 
 /// `smooth_round_to_grid`: each sample split between the two points of the grid of
-/// `last + 1` points around it, into the residual and weight grids.
-fn round_to_grid(
-    samples: impl Iterator<Item = (f64, u8)>,
-    last: f64,
-    residuals: &mut [f64],
-    weights: &mut [f64],
-) {
-    residuals.fill(0.0);
-    weights.fill(0.0);
-    let grid = residuals.len();
+/// `last + 1` points around it. `grid` holds the points' (residual, weight) sums as
+/// adjacent pairs, so that a sample's four additions touch one 32-byte run.
+fn round_to_grid(samples: impl Iterator<Item = (f64, u8)>, last: f64, grid: &mut [f64]) {
+    grid.fill(0.0);
+    let top_cell = (grid.len() / 2).saturating_sub(2);
     for (score, label) in samples {
         // A validated score times the grid's last index lies in [0, E − 1]: its floor
         // is the truncation.
         let position = score * last;
-        let below = (floor_nonnegative(position) as usize).min(grid.saturating_sub(2));
+        let below = (floor_nonnegative(position) as usize).min(top_cell);
         let fraction = position - below as f64;
         let residual = score - f64::from(label);
         // below ≤ E − 2 (E ≥ KERNEL_GRID_FLOOR), so both pairs exist.
-        if let (Some([r0, r1]), Some([w0, w1])) = (
-            residuals.get_mut(below..below + 2),
-            weights.get_mut(below..below + 2),
-        ) {
+        if let Some([r0, w0, r1, w1]) = grid.get_mut(2 * below..2 * below + 4) {
             *r0 += (1.0 - fraction) * residual;
-            *r1 += fraction * residual;
             *w0 += 1.0 - fraction;
+            *r1 += fraction * residual;
             *w1 += fraction;
         }
     }
+}
+
+/// Σ_t kernel[t] · (r, w)[t] over a kernel run and the (residual, weight) pairs it
+/// meets, in four interleaved partial sums (the adds of one sum would otherwise wait on
+/// each other; four keep the adder busy).
+fn dot_pairs(kernel: &[f64], pairs: &[f64]) -> (f64, f64) {
+    let mut lanes = [[0.0f64; 2]; 4];
+    let mut kernel_chunks = kernel.chunks_exact(4);
+    let mut pair_chunks = pairs.chunks_exact(8);
+    for (k, p) in kernel_chunks.by_ref().zip(pair_chunks.by_ref()) {
+        if let ([k0, k1, k2, k3], [r0, w0, r1, w1, r2, w2, r3, w3]) = (k, p) {
+            lanes[0][0] += k0 * r0;
+            lanes[0][1] += k0 * w0;
+            lanes[1][0] += k1 * r1;
+            lanes[1][1] += k1 * w1;
+            lanes[2][0] += k2 * r2;
+            lanes[2][1] += k2 * w2;
+            lanes[3][0] += k3 * r3;
+            lanes[3][1] += k3 * w3;
+        }
+    }
+    for (k, p) in kernel_chunks
+        .remainder()
+        .iter()
+        .zip(pair_chunks.remainder().chunks_exact(2))
+    {
+        if let [r, w] = p {
+            lanes[0][0] += k * r;
+            lanes[0][1] += k * w;
+        }
+    }
+    (
+        (lanes[0][0] + lanes[1][0]) + (lanes[2][0] + lanes[3][0]),
+        (lanes[0][1] + lanes[1][1]) + (lanes[2][1] + lanes[3][1]),
+    )
+}
+
+/// The convolved (residual, weight) grid at point m: Σ_j kernel[j] · V(m + ⌊E/2⌋ − j)
+/// over the kernel indices j in [first, end) whose weight can be non-zero, V the grid
+/// reflected about its first and last points (`ReflectedGaussianKernel.convolve`,
+/// 'valid' mode and its slice). `reversed[t]` is kernel[E − 1 − t], so that the points
+/// inside the grid are a forward run of both arrays; the reflected points (within the
+/// kernel's reach of either end) are added one by one.
+fn convolved(m: usize, reversed: &[f64], grid: &[f64], first: usize, end: usize) -> (f64, f64) {
+    let points = reversed.len();
+    let top = points - 1;
+    let half = points / 2;
+    // p = m + half − j runs over (m + half − end, m + half − first], inside
+    // [−(E − 1), 2(E − 1)]: one reflection suffices.
+    let centre = m + half;
+    let kernel = |j: usize| reversed.get(top - j).copied().unwrap_or(0.0);
+    let value = |index: usize| -> (f64, f64) {
+        match grid.get(2 * index..2 * index + 2) {
+            Some([r, w]) => (*r, *w),
+            _ => (0.0, 0.0),
+        }
+    };
+    // Inside the grid: p in [low, high], kernel index j = centre − p, reversed index
+    // top − centre + p.
+    let low = (centre + 1).saturating_sub(end);
+    let high = centre.saturating_sub(first).min(top);
+    let (mut r, mut w) = if low <= high {
+        let offset = top + low - centre;
+        let run = high - low + 1;
+        match (
+            reversed.get(offset..offset + run),
+            grid.get(2 * low..2 * (high + 1)),
+        ) {
+            (Some(k), Some(v)) => dot_pairs(k, v),
+            _ => (0.0, 0.0),
+        }
+    } else {
+        (0.0, 0.0)
+    };
+    // Below the first point: p = −index for index in [1, end − 1 − centre].
+    for index in 1..end.saturating_sub(centre) {
+        let k = kernel(centre + index);
+        let (vr, vw) = value(index);
+        r += k * vr;
+        w += k * vw;
+    }
+    // Beyond the last point: p = 2·top − index for p in [top + 1, centre − first].
+    for p in top + 1..=centre.saturating_sub(first) {
+        let index = 2 * top - p;
+        let k = kernel(centre - p);
+        let (vr, vw) = value(index);
+        r += k * vr;
+        w += k * vw;
+    }
+    (r, w)
 }
 
 /// smECE at bandwidth σ of samples already validated (at least one), using `scratch`
@@ -195,72 +277,54 @@ fn at_bandwidth<I>(
 where
     I: Iterator<Item = (f64, u8)>,
 {
-    let grid = kernel_grid_points(sigma).ok_or(SmoothEceError::InvalidBandwidth(sigma))?;
+    let points = kernel_grid_points(sigma).ok_or(SmoothEceError::InvalidBandwidth(sigma))?;
     let too_small = SmoothEceError::ScratchTooSmall {
-        needed: grid.saturating_mul(3),
+        needed: points.saturating_mul(3),
         given: scratch.len(),
     };
-    let (residuals, rest) = scratch.split_at_mut_checked(grid).ok_or(too_small)?;
-    let (weights, rest) = rest.split_at_mut_checked(grid).ok_or(too_small)?;
-    let kernel = rest.get_mut(..grid).ok_or(too_small)?;
-    let last = (grid - 1) as f64;
-    if *rounded != Some(grid) {
-        round_to_grid(samples(), last, residuals, weights);
-        *rounded = Some(grid);
+    let (grid, rest) = scratch
+        .split_at_mut_checked(points.saturating_mul(2))
+        .ok_or(too_small)?;
+    let reversed = rest.get_mut(..points).ok_or(too_small)?;
+    let last = (points - 1) as f64;
+    if *rounded != Some(points) {
+        round_to_grid(samples(), last, grid);
+        *rounded = Some(points);
     }
     // `GaussianKernel.kernel_ev`: the kernel on the grid, centred at ½, unnormalised on
-    // the grid (the normalisation cancels in the ratio, except against the density floor).
+    // the grid (the normalisation cancels in the ratio, except against the density
+    // floor); stored last point first.
     let variance = sigma * sigma;
     let scale = libm::sqrt(2.0 * core::f64::consts::PI) * sigma;
-    for (j, k) in kernel.iter_mut().enumerate() {
-        let d = linspace_point(j, grid) - 0.5;
+    for (t, k) in reversed.iter_mut().enumerate() {
+        let d = linspace_point(points - 1 - t, points) - 0.5;
         *k = libm::exp(-d * d / (2.0 * variance)) / scale;
     }
     // Kernel indices whose weight can be non-zero.
     let reach = KERNEL_REACH_SIGMAS * sigma * last;
-    let half = grid / 2;
+    let half = points / 2;
     let (first, end) = if reach < half as f64 {
         let reach = reach as usize + 1;
-        (half.saturating_sub(reach), (half + reach + 1).min(grid))
+        (half.saturating_sub(reach), (half + reach + 1).min(points))
     } else {
-        (0, grid)
+        (0, points)
     };
-    // The convolved grid at index m: Σ_j kernel[j] · V(m + ⌊E/2⌋ − j), V the grid reflected
-    // about its first and last points (`ReflectedGaussianKernel.convolve`, 'valid' mode
-    // and its slice), for both grids at once.
-    let top = grid - 1;
-    let convolved = |m: usize| -> (f64, f64) {
-        let (mut r, mut w) = (0.0, 0.0);
-        for (j, &k) in kernel.iter().enumerate().take(end).skip(first) {
-            // p = m + half − j lies in [−(E − 1), 2(E − 1)]: one reflection suffices.
-            let p = (m + half) as isize - j as isize;
-            let index = if p < 0 {
-                (-p) as usize
-            } else if p as usize > top {
-                2 * top - p as usize
-            } else {
-                p as usize
-            };
-            // index ≤ top by the reflection above: `get` only spares a panic path.
-            r += k * residuals.get(index).copied().unwrap_or(0.0);
-            w += k * weights.get(index).copied().unwrap_or(0.0);
-        }
-        (r, w)
-    };
+    let grid: &[f64] = grid;
+    let reversed: &[f64] = reversed;
     // `interpolate` at the mesh, and the weighted mean of |R/D|.
     let mesh = mesh_points(sigma);
     let (mut numerator, mut denominator) = (0.0, 0.0);
     let mut cached: Option<(usize, (f64, f64))> = None;
     for i in 0..mesh {
         let t = linspace_point(i, mesh);
-        let below = (floor_nonnegative(t * last) as usize).min(grid - 2);
+        let below = (floor_nonnegative(t * last) as usize).min(points - 2);
         let bucket = 1.0 / last;
         let fraction = (t - below as f64 * bucket) / bucket;
         let lower = match cached {
             Some((index, value)) if index == below => value,
-            _ => convolved(below),
+            _ => convolved(below, reversed, grid, first, end),
         };
-        let upper = convolved(below + 1);
+        let upper = convolved(below + 1, reversed, grid, first, end);
         cached = Some((below + 1, upper));
         let r = lower.0 * (1.0 - fraction) + upper.0 * fraction;
         let w = lower.1 * (1.0 - fraction) + upper.1 * fraction;

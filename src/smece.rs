@@ -57,7 +57,7 @@ pub const DENSITY_FLOOR: f64 = 1e-4;
 /// round(20 · 2⁹) / 2 + 1.
 pub const SEARCH_GRID_POINTS: usize = 5121;
 /// Scratch doubles [`smooth_ece`] needs: three grids of [`SEARCH_GRID_POINTS`].
-pub const SCRATCH_LEN: usize = 3 * SEARCH_GRID_POINTS;
+pub const SCRATCH_LEN: usize = 4 * SEARCH_GRID_POINTS;
 
 /// Exp(−z²/2) underflows to 0 beyond |z| = 38.6; beyond this many σ no kernel weight is
 /// non-zero in f64, so those terms are skipped (they add exactly 0 in relplot too).
@@ -134,7 +134,7 @@ pub fn scratch_len(sigma: f64) -> Option<usize> {
     if !(sigma.is_finite() && sigma > 0.0) {
         return None;
     }
-    kernel_grid_points(sigma)?.checked_mul(3)
+    kernel_grid_points(sigma)?.checked_mul(4)
 }
 
 /// numpy's `linspace(0, 1, points)[i]`: i · (1/(points − 1)), the last point exactly 1.
@@ -207,56 +207,54 @@ fn dot_pairs(kernel: &[f64], pairs: &[f64]) -> (f64, f64) {
 /// The convolved (residual, weight) grid at point m: Σ_j kernel[j] · V(m + ⌊E/2⌋ − j)
 /// over the kernel indices j in [first, end) whose weight can be non-zero, V the grid
 /// reflected about its first and last points (`ReflectedGaussianKernel.convolve`,
-/// 'valid' mode and its slice). `reversed[t]` is kernel[E − 1 − t], so that the points
-/// inside the grid are a forward run of both arrays; the reflected points (within the
-/// kernel's reach of either end) are added one by one.
-fn convolved(m: usize, reversed: &[f64], grid: &[f64], first: usize, end: usize) -> (f64, f64) {
-    let points = reversed.len();
+/// 'valid' mode and its slice). `reversed[t]` is kernel[E − 1 − t]: the points inside
+/// the grid meet the kernel backwards, the reflected ones (within the kernel's reach of
+/// either end) forwards, so each part is a forward run of both arrays.
+fn convolved(
+    m: usize,
+    kernel: &[f64],
+    reversed: &[f64],
+    grid: &[f64],
+    first: usize,
+    end: usize,
+) -> (f64, f64) {
+    let points = kernel.len();
     let top = points - 1;
-    let half = points / 2;
-    // p = m + half − j runs over (m + half − end, m + half − first], inside
+    // p = m + ⌊E/2⌋ − j runs over (centre − end, centre − first], inside
     // [−(E − 1), 2(E − 1)]: one reflection suffices.
-    let centre = m + half;
-    let kernel = |j: usize| reversed.get(top - j).copied().unwrap_or(0.0);
-    let value = |index: usize| -> (f64, f64) {
-        match grid.get(2 * index..2 * index + 2) {
-            Some([r, w]) => (*r, *w),
-            _ => (0.0, 0.0),
-        }
-    };
-    // Inside the grid: p in [low, high], kernel index j = centre − p, reversed index
-    // top − centre + p.
-    let low = (centre + 1).saturating_sub(end);
-    let high = centre.saturating_sub(first).min(top);
-    let (mut r, mut w) = if low <= high {
-        let offset = top + low - centre;
-        let run = high - low + 1;
+    let centre = m + points / 2;
+    // Σ kernel[j] · V(index) over a run of `len` steps on which both grow by 1.
+    let run = |kernel: &[f64], j: usize, index: usize, len: usize| -> (f64, f64) {
         match (
-            reversed.get(offset..offset + run),
-            grid.get(2 * low..2 * (high + 1)),
+            kernel.get(j..j + len),
+            grid.get(2 * index..2 * (index + len)),
         ) {
             (Some(k), Some(v)) => dot_pairs(k, v),
             _ => (0.0, 0.0),
         }
+    };
+    let add = |a: (f64, f64), b: (f64, f64)| (a.0 + b.0, a.1 + b.1);
+    // Inside the grid: p in [low, high], j = centre − p, reversed index top − centre + p.
+    let low = (centre + 1).saturating_sub(end);
+    let high = centre.saturating_sub(first).min(top);
+    let mut sum = if low <= high {
+        run(reversed, top + low - centre, low, high - low + 1)
     } else {
         (0.0, 0.0)
     };
-    // Below the first point: p = −index for index in [1, end − 1 − centre].
-    for index in 1..end.saturating_sub(centre) {
-        let k = kernel(centre + index);
-        let (vr, vw) = value(index);
-        r += k * vr;
-        w += k * vw;
+    // Below the first point: p = −index, index in [1, end − 1 − centre], j = centre + index.
+    let below = end.saturating_sub(centre + 1);
+    if below > 0 {
+        sum = add(sum, run(kernel, centre + 1, 1, below));
     }
-    // Beyond the last point: p = 2·top − index for p in [top + 1, centre − first].
-    for p in top + 1..=centre.saturating_sub(first) {
-        let index = 2 * top - p;
-        let k = kernel(centre - p);
-        let (vr, vw) = value(index);
-        r += k * vr;
-        w += k * vw;
+    // Beyond the last point: p in [top + 1, centre − first], index = 2·top − p rising
+    // from 2·top − centre + first to top − 1, j = centre − 2·top + index.
+    let beyond = centre.saturating_sub(first).saturating_sub(top);
+    if beyond > 0 {
+        let index = top - beyond;
+        sum = add(sum, run(kernel, centre + index - 2 * top, index, beyond));
     }
-    (r, w)
+    sum
 }
 
 /// smECE at bandwidth σ of samples already validated (at least one), using `scratch`
@@ -279,12 +277,13 @@ where
 {
     let points = kernel_grid_points(sigma).ok_or(SmoothEceError::InvalidBandwidth(sigma))?;
     let too_small = SmoothEceError::ScratchTooSmall {
-        needed: points.saturating_mul(3),
+        needed: points.saturating_mul(4),
         given: scratch.len(),
     };
     let (grid, rest) = scratch
         .split_at_mut_checked(points.saturating_mul(2))
         .ok_or(too_small)?;
+    let (kernel, rest) = rest.split_at_mut_checked(points).ok_or(too_small)?;
     let reversed = rest.get_mut(..points).ok_or(too_small)?;
     let last = (points - 1) as f64;
     if *rounded != Some(points) {
@@ -296,9 +295,12 @@ where
     // floor); stored last point first.
     let variance = sigma * sigma;
     let scale = libm::sqrt(2.0 * core::f64::consts::PI) * sigma;
-    for (t, k) in reversed.iter_mut().enumerate() {
-        let d = linspace_point(points - 1 - t, points) - 0.5;
+    for (j, k) in kernel.iter_mut().enumerate() {
+        let d = linspace_point(j, points) - 0.5;
         *k = libm::exp(-d * d / (2.0 * variance)) / scale;
+    }
+    for (r, k) in reversed.iter_mut().zip(kernel.iter().rev()) {
+        *r = *k;
     }
     // Kernel indices whose weight can be non-zero.
     let reach = KERNEL_REACH_SIGMAS * sigma * last;
@@ -309,8 +311,7 @@ where
     } else {
         (0, points)
     };
-    let grid: &[f64] = grid;
-    let reversed: &[f64] = reversed;
+    let (grid, kernel, reversed): (&[f64], &[f64], &[f64]) = (grid, kernel, reversed);
     // `interpolate` at the mesh, and the weighted mean of |R/D|.
     let mesh = mesh_points(sigma);
     let (mut numerator, mut denominator) = (0.0, 0.0);
@@ -322,9 +323,9 @@ where
         let fraction = (t - below as f64 * bucket) / bucket;
         let lower = match cached {
             Some((index, value)) if index == below => value,
-            _ => convolved(below, reversed, grid, first, end),
+            _ => convolved(below, kernel, reversed, grid, first, end),
         };
-        let upper = convolved(below + 1, reversed, grid, first, end);
+        let upper = convolved(below + 1, kernel, reversed, grid, first, end);
         cached = Some((below + 1, upper));
         let r = lower.0 * (1.0 - fraction) + upper.0 * fraction;
         let w = lower.1 * (1.0 - fraction) + upper.1 * fraction;

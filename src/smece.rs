@@ -57,11 +57,14 @@ pub const DENSITY_FLOOR: f64 = 1e-4;
 /// round(20 · 2⁹) / 2 + 1.
 pub const SEARCH_GRID_POINTS: usize = 5121;
 /// Scratch doubles [`smooth_ece`] needs: three grids of [`SEARCH_GRID_POINTS`].
-pub const SCRATCH_LEN: usize = 4 * SEARCH_GRID_POINTS;
+pub const SCRATCH_LEN: usize = 2 * SEARCH_GRID_POINTS + SEARCH_GRIDS_LEN;
 
-/// Exp(−z²/2) underflows to 0 beyond |z| = 38.6; beyond this many σ no kernel weight is
-/// non-zero in f64, so those terms are skipped (they add exactly 0 in relplot too).
-const KERNEL_REACH_SIGMAS: f64 = 38.7;
+/// The kernel's reach: terms more than this many σ from the centre are skipped. relplot
+/// adds them (its weights underflow to 0 only beyond 38.6σ), but they are below
+/// e^−72 ≈ 5e−32 of the peak: they move each convolved sum by less than 5e−32 of the
+/// grid's total |weight| at the peak's scale, and smECE by less than 1e−27 absolutely
+/// (module docs), while cutting the convolution's cost threefold.
+const KERNEL_REACH_SIGMAS: f64 = 12.0;
 
 /// A smooth ECE and the bandwidth it was computed at.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -257,53 +260,13 @@ fn convolved(
     sum
 }
 
-/// smECE at bandwidth σ of samples already validated (at least one), using `scratch`
-/// (at least [`scratch_len`]`(σ)` doubles). The callers check σ and the scratch first;
-/// the errors here only keep the function free of panic paths.
-///
-/// `rounded` is the grid size whose rounded samples the scratch already holds (from the
-/// previous call of a search), or `None`. Bandwidths of the search share grid sizes
-/// (every σ ≥ 0.01 has the floor's 1001 points), and rounding is the only pass over
-/// the samples: reusing it gives the same bits, since the samples and their order are
-/// the same.
-fn at_bandwidth<I>(
-    samples: impl FnOnce() -> I,
-    sigma: f64,
-    scratch: &mut [f64],
-    rounded: &mut Option<usize>,
-) -> Result<f64, SmoothEceError>
-where
-    I: Iterator<Item = (f64, u8)>,
-{
-    let points = kernel_grid_points(sigma).ok_or(SmoothEceError::InvalidBandwidth(sigma))?;
-    let too_small = SmoothEceError::ScratchTooSmall {
-        needed: points.saturating_mul(4),
-        given: scratch.len(),
-    };
-    let (grid, rest) = scratch
-        .split_at_mut_checked(points.saturating_mul(2))
-        .ok_or(too_small)?;
-    let (kernel, rest) = rest.split_at_mut_checked(points).ok_or(too_small)?;
-    let reversed = rest.get_mut(..points).ok_or(too_small)?;
-    let last = (points - 1) as f64;
-    if *rounded != Some(points) {
-        round_to_grid(samples(), last, grid);
-        *rounded = Some(points);
-    }
-    // `GaussianKernel.kernel_ev`: the kernel on the grid, centred at ½, unnormalised on
-    // the grid (the normalisation cancels in the ratio, except against the density
-    // floor); stored last point first.
-    let variance = sigma * sigma;
-    let scale = libm::sqrt(2.0 * core::f64::consts::PI) * sigma;
-    for (j, k) in kernel.iter_mut().enumerate() {
-        let d = linspace_point(j, points) - 0.5;
-        *k = libm::exp(-d * d / (2.0 * variance)) / scale;
-    }
-    for (r, k) in reversed.iter_mut().zip(kernel.iter().rev()) {
-        *r = *k;
-    }
-    // Kernel indices whose weight can be non-zero.
-    let reach = KERNEL_REACH_SIGMAS * sigma * last;
+/// The kernel on a grid of `points` points and its reach: `GaussianKernel.kernel_ev`,
+/// centred at ½, unnormalised on the grid (the normalisation cancels in the ratio,
+/// except against the density floor), into `kernel` and, last point first, `reversed`.
+/// Returns the kernel indices [first, end) whose weight can be non-zero.
+fn sample_kernel(sigma: f64, kernel: &mut [f64], reversed: &mut [f64]) -> (usize, usize) {
+    let points = kernel.len();
+    let reach = KERNEL_REACH_SIGMAS * sigma * (points - 1) as f64;
     let half = points / 2;
     let (first, end) = if reach < half as f64 {
         let reach = reach as usize + 1;
@@ -311,7 +274,33 @@ where
     } else {
         (0, points)
     };
-    let (grid, kernel, reversed): (&[f64], &[f64], &[f64]) = (grid, kernel, reversed);
+    // Only the weights in [first, end) are ever read (`convolved`).
+    let variance = sigma * sigma;
+    let scale = libm::sqrt(2.0 * core::f64::consts::PI) * sigma;
+    for (j, k) in kernel.iter_mut().enumerate().take(end).skip(first) {
+        let d = linspace_point(j, points) - 0.5;
+        *k = libm::exp(-d * d / (2.0 * variance)) / scale;
+    }
+    let top = points - 1;
+    for (r, k) in reversed
+        .iter_mut()
+        .skip(top + 1 - end)
+        .zip(kernel.iter().take(end).skip(first).rev())
+    {
+        *r = *k;
+    }
+    (first, end)
+}
+
+/// smECE at bandwidth σ from the rounded (residual, weight) `grid` of σ's grid size,
+/// using `kernels` (at least twice that size) for the sampled kernel.
+fn from_grid(sigma: f64, grid: &[f64], kernels: &mut [f64]) -> f64 {
+    let points = grid.len() / 2;
+    let (kernel, rest) = kernels.split_at_mut(points.min(kernels.len()));
+    let reversed = rest.get_mut(..points).unwrap_or_default();
+    let (first, end) = sample_kernel(sigma, kernel, reversed);
+    let (kernel, reversed): (&[f64], &[f64]) = (kernel, reversed);
+    let last = (points - 1) as f64;
     // `interpolate` at the mesh, and the weighted mean of |R/D|.
     let mesh = mesh_points(sigma);
     let (mut numerator, mut denominator) = (0.0, 0.0);
@@ -332,7 +321,109 @@ where
         numerator += r.abs();
         denominator += w + DENSITY_FLOOR;
     }
-    Ok(numerator / denominator)
+    numerator / denominator
+}
+
+/// Kernel grid points of the bandwidth floor's grid (every σ ≥ 0.01).
+const FLOOR_GRID_POINTS: usize = KERNEL_GRID_FLOOR / 2 + 1;
+
+/// The coarse (residual, weight) grid of `fine.len() / 2 − 1` intervals over `step`,
+/// from the fine one: each fine point's sums shared between the two coarse points
+/// around it in proportion to its distance. The coarse points are fine points (every
+/// `step`-th), so a coarse hat is a combination of fine hats with these weights, and a
+/// sample's linear split onto the coarse grid is the same split taken through the fine
+/// grid: equal in exact arithmetic, differing in rounding (the weights j/5 are inexact,
+/// the sums regrouped).
+fn coarsen(fine: &[f64], step: usize, coarse: &mut [f64]) {
+    coarse.fill(0.0);
+    let share = 1.0 / step as f64;
+    for (j, pair) in fine.chunks_exact(2).enumerate() {
+        let (below, offset) = (j / step, j % step);
+        if let [r, w] = pair {
+            if offset == 0 {
+                if let Some([cr, cw]) = coarse.get_mut(2 * below..2 * below + 2) {
+                    *cr += r;
+                    *cw += w;
+                }
+            } else {
+                let upper = offset as f64 * share;
+                let lower = (step - offset) as f64 * share;
+                if let Some([r0, w0, r1, w1]) = coarse.get_mut(2 * below..2 * below + 4) {
+                    *r0 += lower * r;
+                    *w0 += lower * w;
+                    *r1 += upper * r;
+                    *w1 += upper * w;
+                }
+            }
+        }
+    }
+}
+
+/// The rounded grids of a bandwidth search, in the scratch after the two kernels:
+/// the floor's grid (1001 points: every σ ≥ 0.01), the finest grid ([`SEARCH_GRID_POINTS`],
+/// σ = 2⁻⁹), and a working grid for the other sizes. The grids with E − 1 dividing
+/// 5120 (1025, 1281, 2561 points: σ = 10, 8 and 4 · 2⁻¹⁰) are coarsened from the finest
+/// grid, which is rounded the first time any of them is needed; the others are rounded
+/// from the samples. A bandwidth search rounds each grid at most once, and reuses it.
+struct SearchGrids<'a> {
+    floor: &'a mut [f64],
+    finest: &'a mut [f64],
+    work: &'a mut [f64],
+    floor_ready: bool,
+    finest_ready: bool,
+    work_holds: Option<usize>,
+}
+
+/// Doubles of the search's grids: three (residual, weight) grids.
+const SEARCH_GRIDS_LEN: usize = 2 * FLOOR_GRID_POINTS + 4 * SEARCH_GRID_POINTS;
+
+impl<'a> SearchGrids<'a> {
+    fn new(scratch: &'a mut [f64]) -> Option<Self> {
+        let (floor, rest) = scratch.split_at_mut_checked(2 * FLOOR_GRID_POINTS)?;
+        let (finest, rest) = rest.split_at_mut_checked(2 * SEARCH_GRID_POINTS)?;
+        let work = rest.get_mut(..2 * SEARCH_GRID_POINTS)?;
+        Some(Self {
+            floor,
+            finest,
+            work,
+            floor_ready: false,
+            finest_ready: false,
+            work_holds: None,
+        })
+    }
+
+    /// The rounded grid of `points` points (at most [`SEARCH_GRID_POINTS`]).
+    fn grid<I>(&mut self, points: usize, samples: impl Fn() -> I) -> &[f64]
+    where
+        I: Iterator<Item = (f64, u8)>,
+    {
+        let last = (points - 1) as f64;
+        if points == FLOOR_GRID_POINTS {
+            if !self.floor_ready {
+                round_to_grid(samples(), last, self.floor);
+                self.floor_ready = true;
+            }
+            return self.floor;
+        }
+        let intervals = SEARCH_GRID_POINTS - 1;
+        let coarsened = (intervals % (points - 1) == 0).then(|| intervals / (points - 1));
+        if coarsened.is_some() && !self.finest_ready {
+            round_to_grid(samples(), intervals as f64, self.finest);
+            self.finest_ready = true;
+        }
+        if points == SEARCH_GRID_POINTS {
+            return self.finest;
+        }
+        let work = self.work.get_mut(..2 * points).unwrap_or_default();
+        if self.work_holds != Some(points) {
+            match coarsened {
+                Some(step) => coarsen(self.finest, step, work),
+                None => round_to_grid(samples(), last, work),
+            }
+            self.work_holds = Some(points);
+        }
+        work
+    }
 }
 
 /// Validates a batch: lengths, scores, labels, n ≥ 1.
@@ -350,21 +441,27 @@ where
     F: Fn() -> I,
     I: Iterator<Item = (f64, u8)>,
 {
-    if scratch.len() < SCRATCH_LEN {
-        return Err(SmoothEceError::ScratchTooSmall {
-            needed: SCRATCH_LEN,
-            given: scratch.len(),
-        });
-    }
+    let too_small = SmoothEceError::ScratchTooSmall {
+        needed: SCRATCH_LEN,
+        given: scratch.len(),
+    };
+    let (kernels, rest) = scratch
+        .split_at_mut_checked(2 * SEARCH_GRID_POINTS)
+        .ok_or(too_small)?;
+    let mut grids = SearchGrids::new(rest).ok_or(too_small)?;
     // `check_smooth_ece`: whether σ lies below the curve σ ↦ smECE_σ, with the value
     // computed (`None` when σ < MIN_BANDWIDTH short-circuits it).
-    let mut rounded = None;
     let mut below = |sigma: f64| -> (bool, Option<f64>) {
         if sigma < MIN_BANDWIDTH {
             return (true, None);
         }
-        // Every σ of the search is valid and SCRATCH_LEN covers its grids (checked above).
-        let value = at_bandwidth(&samples, sigma, scratch, &mut rounded).unwrap_or(f64::NAN);
+        // Every σ of the search has a grid of at most SEARCH_GRID_POINTS points.
+        let value = match kernel_grid_points(sigma) {
+            Some(points) if points <= SEARCH_GRID_POINTS => {
+                from_grid(sigma, grids.grid(points, &samples), kernels)
+            }
+            _ => f64::NAN,
+        };
         (sigma < value, Some(value))
     };
     // `search_param(start = 1, refine = 10)`.
@@ -433,12 +530,14 @@ pub fn smooth_ece_at(
             given: scratch.len(),
         });
     }
-    at_bandwidth(
-        || scores.iter().copied().zip(labels.iter().copied()),
-        sigma,
-        scratch,
-        &mut None,
-    )
+    let points = needed / 4;
+    let (grid, kernels) = scratch.split_at_mut(2 * points);
+    round_to_grid(
+        scores.iter().copied().zip(labels.iter().copied()),
+        (points - 1) as f64,
+        grid,
+    );
+    Ok(from_grid(sigma, grid, kernels))
 }
 
 #[cfg(test)]

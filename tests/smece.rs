@@ -43,7 +43,7 @@ fn smooth_ece_agrees_with_relplot() {
         .iter()
         .map(|h| h.trim_start_matches("smece_at_").parse().unwrap())
         .collect();
-    let mut scratch = vec![0.0; 3 * 10_001];
+    let mut scratch = vec![0.0; SCRATCH_LEN.max(4 * 10_001)];
     let mut checked = 0;
     for line in lines {
         let fields: Vec<&str> = line.split(',').collect();

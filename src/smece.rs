@@ -32,12 +32,48 @@
 //! σ*, which is σ* to within the bisection's resolution. The kernel grid then has at most
 //! [`SEARCH_GRID_POINTS`] points.
 //!
-//! **Memory**: the caller's scratch, 3E doubles (two grids and the sampled kernel);
-//! [`SCRATCH_LEN`] covers the bandwidth search, [`scratch_len`] a fixed σ. No allocation,
-//! no sorting: each σ makes one pass over the samples, in the order given (relplot adds
-//! in input order too). Cost per σ: O(n + M · min(E, 77σE)).
+//! **Where tce departs from relplot's arithmetic** (not its steps), for speed; each change
+//! moves results by rounding only, and tests/smece.rs checks 1e-12 against relplot's
+//! values and against a literal transcription of its algorithm:
+//!
+//! - a sample's residual and weight go to the same grid points in the same order as in
+//!   relplot (so the rounded grids are relplot's, bit for bit), but the convolution sums
+//!   in its own order: four interleaved partial sums, and the reflected points apart;
+//! - the kernel is cut at 12σ: relplot adds weights down to their underflow at 38.6σ, but
+//!   beyond 12σ each is below e^−72 ≈ 5.4e−32 of the peak k̂ = 1/(√(2π)σ). A grid point
+//!   meets each grid value at most three times (itself and two reflections), so each
+//!   smoothed R(t), D(t) moves by less than 3 · 5.4e−32 · k̂ · n; and Σ_t D(t) ≥ 0.9 k̂ n
+//!   (each sample weighs at least 0.9 k̂ at its nearest mesh point, which lies within
+//!   0.3σ). So both sums move by less than 2e−31 · M relative to Σ_t D(t), and smECE_σ
+//!   by less than 4e−31 · M absolutely (M ≤ 5120 in the search: 2e−27);
+//! - the search coarsens grids instead of rounding them afresh (below): the coarse grid
+//!   is the fine one's values shared out with weights j/q, equal to relplot's rounding in
+//!   exact arithmetic, regrouped in floating point (and the weights j/5 are inexact).
+//!   So `smooth_ece`'s value at σ* can differ from `smooth_ece_at(σ*)` in the last bits
+//!   when σ* is 4 or 8 · 2⁻¹⁰.
+//!
+//! Results are deterministic: the same samples in the same order give the same bits,
+//! whatever the scratch held.
+//!
+//! **Memory**: the caller's scratch, no allocation, no sorting. [`smooth_ece_at`] needs
+//! [`scratch_len`]`(σ)` = 4E doubles: the (residual, weight) grid, 2E, and the kernel
+//! sampled forwards and backwards, 2E. [`smooth_ece`] needs [`SCRATCH_LEN`] = 29 314
+//! doubles (229 KiB): the two kernels at E = 5121 and three grids it keeps through the
+//! search (1001, 5121 and 3414 points), so that each grid it uses is rounded once.
+//!
+//! **Cost.** The bandwidths of the search are multiples of 2⁻¹⁰, and all those from
+//! 11 · 2⁻¹⁰ up share the floor's grid of 1001 points; below that each has its own grid,
+//! and those of 1025, 1281 and 2561 points are coarsened from the 5121-point one
+//! (E − 1 divides 5120: the coarse points are fine points, so a coarse hat function is a
+//! combination of fine ones). So a search passes over the samples once when σ* ≥ 16 ·
+//! 2⁻¹⁰ (a miscalibrated model), and at most four times otherwise (a calibrated model at
+//! large n: 1001, 5121 and 3414 points for σ* = 3 · 2⁻¹⁰), in the order given (relplot
+//! adds in input order too). Each σ then costs O(M · min(E, 24σE)) for the convolution
+//! at the mesh. At n = 10^6 that is ~5 ms for a miscalibrated model and ~11 ms for a
+//! calibrated one (docs/performance.md, "Smooth ECE").
 
 use core::fmt;
+use core::num::NonZeroUsize;
 
 use crate::error::PushError;
 use crate::floor::floor_nonnegative;
@@ -56,14 +92,14 @@ pub const DENSITY_FLOOR: f64 = 1e-4;
 /// Kernel grid points at the smallest bandwidth the search can pick, 2⁻⁹:
 /// round(20 · 2⁹) / 2 + 1.
 pub const SEARCH_GRID_POINTS: usize = 5121;
-/// Scratch doubles [`smooth_ece`] needs: three grids of [`SEARCH_GRID_POINTS`].
+/// Scratch doubles [`smooth_ece`] needs: the kernel forwards and backwards at
+/// [`SEARCH_GRID_POINTS`], and the search's three (residual, weight) grids (module docs).
 pub const SCRATCH_LEN: usize = 2 * SEARCH_GRID_POINTS + SEARCH_GRIDS_LEN;
 
 /// The kernel's reach: terms more than this many σ from the centre are skipped. relplot
-/// adds them (its weights underflow to 0 only beyond 38.6σ), but they are below
-/// e^−72 ≈ 5e−32 of the peak: they move each convolved sum by less than 5e−32 of the
-/// grid's total |weight| at the peak's scale, and smECE by less than 1e−27 absolutely
-/// (module docs), while cutting the convolution's cost threefold.
+/// adds them (its weights underflow to 0 only beyond 38.6σ), but they are below e^−72 of
+/// the peak and move smECE_σ by less than 4e−31 · M (module docs), while the cut makes
+/// the convolution three times cheaper.
 const KERNEL_REACH_SIGMAS: f64 = 12.0;
 
 /// A smooth ECE and the bandwidth it was computed at.
@@ -131,7 +167,7 @@ fn mesh_points(sigma: f64) -> usize {
     round_half_even(10.0 / sigma).max(MESH_POINTS as f64) as usize
 }
 
-/// Scratch doubles [`smooth_ece_at`] needs for bandwidth σ (3E), or `None` for a σ that is
+/// Scratch doubles [`smooth_ece_at`] needs for bandwidth σ (4E), or `None` for a σ that is
 /// not finite and above 0 or whose grid does not fit in memory.
 pub fn scratch_len(sigma: f64) -> Option<usize> {
     if !(sigma.is_finite() && sigma > 0.0) {
@@ -296,6 +332,9 @@ fn sample_kernel(sigma: f64, kernel: &mut [f64], reversed: &mut [f64]) -> (usize
 /// using `kernels` (at least twice that size) for the sampled kernel.
 fn from_grid(sigma: f64, grid: &[f64], kernels: &mut [f64]) -> f64 {
     let points = grid.len() / 2;
+    if points < 2 {
+        return f64::NAN;
+    }
     let (kernel, rest) = kernels.split_at_mut(points.min(kernels.len()));
     let reversed = rest.get_mut(..points).unwrap_or_default();
     let (first, end) = sample_kernel(sigma, kernel, reversed);
@@ -334,9 +373,9 @@ const FLOOR_GRID_POINTS: usize = KERNEL_GRID_FLOOR / 2 + 1;
 /// sample's linear split onto the coarse grid is the same split taken through the fine
 /// grid: equal in exact arithmetic, differing in rounding (the weights j/5 are inexact,
 /// the sums regrouped).
-fn coarsen(fine: &[f64], step: usize, coarse: &mut [f64]) {
+fn coarsen(fine: &[f64], step: NonZeroUsize, coarse: &mut [f64]) {
     coarse.fill(0.0);
-    let share = 1.0 / step as f64;
+    let share = 1.0 / step.get() as f64;
     for (j, pair) in fine.chunks_exact(2).enumerate() {
         let (below, offset) = (j / step, j % step);
         if let [r, w] = pair {
@@ -346,8 +385,9 @@ fn coarsen(fine: &[f64], step: usize, coarse: &mut [f64]) {
                     *cw += w;
                 }
             } else {
+                // offset < step: both shares lie in (0, 1).
                 let upper = offset as f64 * share;
-                let lower = (step - offset) as f64 * share;
+                let lower = (step.get() - offset) as f64 * share;
                 if let Some([r0, w0, r1, w1]) = coarse.get_mut(2 * below..2 * below + 4) {
                     *r0 += lower * r;
                     *w0 += lower * w;
@@ -359,12 +399,20 @@ fn coarsen(fine: &[f64], step: usize, coarse: &mut [f64]) {
     }
 }
 
-/// The rounded grids of a bandwidth search, in the scratch after the two kernels:
-/// the floor's grid (1001 points: every σ ≥ 0.01), the finest grid ([`SEARCH_GRID_POINTS`],
-/// σ = 2⁻⁹), and a working grid for the other sizes. The grids with E − 1 dividing
-/// 5120 (1025, 1281, 2561 points: σ = 10, 8 and 4 · 2⁻¹⁰) are coarsened from the finest
-/// grid, which is rounded the first time any of them is needed; the others are rounded
-/// from the samples. A bandwidth search rounds each grid at most once, and reuses it.
+/// Kernel grid points at σ = 3 · 2⁻¹⁰: round(20480/3)/2 + 1, the largest grid of the
+/// search below the finest one that is rounded from the samples rather than coarsened.
+const WORK_GRID_POINTS: usize = 3414;
+
+/// Doubles of the search's three (residual, weight) grids.
+const SEARCH_GRIDS_LEN: usize = 2 * (FLOOR_GRID_POINTS + SEARCH_GRID_POINTS + WORK_GRID_POINTS);
+
+/// The rounded grids of a bandwidth search: the floor's grid (1001 points: every
+/// σ ≥ 0.01), the finest grid ([`SEARCH_GRID_POINTS`], σ = 2⁻⁹), and a working grid for
+/// the sizes between. The grids with E − 1 dividing 5120 (1025, 1281 and 2561 points:
+/// σ = 10, 8 and 4 · 2⁻¹⁰) are coarsened from the finest grid, which is rounded the
+/// first time any of them is needed; the others (σ = 3, 5, 6, 7 and 9 · 2⁻¹⁰) are
+/// rounded from the samples into the working grid. So a search makes at most one pass
+/// over the samples per grid it uses, and none for the coarsened ones.
 struct SearchGrids<'a> {
     floor: &'a mut [f64],
     finest: &'a mut [f64],
@@ -374,14 +422,11 @@ struct SearchGrids<'a> {
     work_holds: Option<usize>,
 }
 
-/// Doubles of the search's grids: three (residual, weight) grids.
-const SEARCH_GRIDS_LEN: usize = 2 * FLOOR_GRID_POINTS + 4 * SEARCH_GRID_POINTS;
-
 impl<'a> SearchGrids<'a> {
     fn new(scratch: &'a mut [f64]) -> Option<Self> {
         let (floor, rest) = scratch.split_at_mut_checked(2 * FLOOR_GRID_POINTS)?;
         let (finest, rest) = rest.split_at_mut_checked(2 * SEARCH_GRID_POINTS)?;
-        let work = rest.get_mut(..2 * SEARCH_GRID_POINTS)?;
+        let work = rest.get_mut(..2 * WORK_GRID_POINTS)?;
         Some(Self {
             floor,
             finest,
@@ -392,37 +437,45 @@ impl<'a> SearchGrids<'a> {
         })
     }
 
-    /// The rounded grid of `points` points (at most [`SEARCH_GRID_POINTS`]).
-    fn grid<I>(&mut self, points: usize, samples: impl Fn() -> I) -> &[f64]
+    /// The rounded grid of `points` points, or `None` for a size the search never uses
+    /// (above [`SEARCH_GRID_POINTS`], or above [`WORK_GRID_POINTS`] and not coarsened).
+    fn grid<I>(&mut self, points: usize, samples: impl Fn() -> I) -> Option<&[f64]>
     where
         I: Iterator<Item = (f64, u8)>,
     {
-        let last = (points - 1) as f64;
         if points == FLOOR_GRID_POINTS {
             if !self.floor_ready {
-                round_to_grid(samples(), last, self.floor);
+                round_to_grid(samples(), (points - 1) as f64, self.floor);
                 self.floor_ready = true;
             }
-            return self.floor;
+            return Some(self.floor);
         }
-        let intervals = SEARCH_GRID_POINTS - 1;
-        let coarsened = (intervals % (points - 1) == 0).then(|| intervals / (points - 1));
-        if coarsened.is_some() && !self.finest_ready {
-            round_to_grid(samples(), intervals as f64, self.finest);
+        const INTERVALS: usize = SEARCH_GRID_POINTS - 1;
+        // The coarsening step, when the grid's E − 1 intervals divide the finest grid's.
+        let cells = NonZeroUsize::new(points.checked_sub(1)?)?;
+        let step = if INTERVALS % cells == 0 {
+            NonZeroUsize::new(INTERVALS / cells)
+        } else if points <= WORK_GRID_POINTS {
+            None
+        } else {
+            return None;
+        };
+        if step.is_some() && !self.finest_ready {
+            round_to_grid(samples(), INTERVALS as f64, self.finest);
             self.finest_ready = true;
         }
-        if points == SEARCH_GRID_POINTS {
-            return self.finest;
+        if step == NonZeroUsize::new(1) {
+            return Some(self.finest);
         }
-        let work = self.work.get_mut(..2 * points).unwrap_or_default();
+        let work = self.work.get_mut(..2 * points)?;
         if self.work_holds != Some(points) {
-            match coarsened {
+            match step {
                 Some(step) => coarsen(self.finest, step, work),
-                None => round_to_grid(samples(), last, work),
+                None => round_to_grid(samples(), (points - 1) as f64, work),
             }
             self.work_holds = Some(points);
         }
-        work
+        Some(work)
     }
 }
 
@@ -455,13 +508,10 @@ where
         if sigma < MIN_BANDWIDTH {
             return (true, None);
         }
-        // Every σ of the search has a grid of at most SEARCH_GRID_POINTS points.
-        let value = match kernel_grid_points(sigma) {
-            Some(points) if points <= SEARCH_GRID_POINTS => {
-                from_grid(sigma, grids.grid(points, &samples), kernels)
-            }
-            _ => f64::NAN,
-        };
+        // Every σ of the search is a multiple of 2⁻¹⁰ whose grid SearchGrids holds.
+        let value = kernel_grid_points(sigma)
+            .and_then(|points| grids.grid(points, &samples))
+            .map_or(f64::NAN, |grid| from_grid(sigma, grid, kernels));
         (sigma < value, Some(value))
     };
     // `search_param(start = 1, refine = 10)`.
@@ -480,7 +530,8 @@ where
         (start, at_start)
     };
     // `start` was only ever set where the value was computed (start ≥ 2⁻⁹ > 0.001), and
-    // at_bandwidth cannot fail there: a NaN would be a defect, named rather than returned.
+    // every grid of the search is held: a NaN would be a defect, named rather than
+    // returned.
     match value {
         Some(value) if value.is_finite() => Ok(SmoothEce { value, bandwidth }),
         _ => Err(SmoothEceError::InvalidBandwidth(bandwidth)),
@@ -531,7 +582,13 @@ pub fn smooth_ece_at(
         });
     }
     let points = needed / 4;
-    let (grid, kernels) = scratch.split_at_mut(2 * points);
+    let too_small = SmoothEceError::ScratchTooSmall {
+        needed,
+        given: scratch.len(),
+    };
+    let (grid, kernels) = scratch
+        .split_at_mut_checked(2 * points)
+        .ok_or(too_small)?;
     round_to_grid(
         scores.iter().copied().zip(labels.iter().copied()),
         (points - 1) as f64,
@@ -549,7 +606,8 @@ mod tests {
         // σ* ≥ 2⁻⁹: 2⁻¹⁰ < MIN_BANDWIDTH is never computed, so never kept as `start`.
         const { assert!(1.0 / 1024.0 < MIN_BANDWIDTH && 2.0 / 1024.0 > MIN_BANDWIDTH) };
         assert_eq!(kernel_grid_points(2.0 / 1024.0), Some(SEARCH_GRID_POINTS));
-        assert_eq!(scratch_len(2.0 / 1024.0), Some(SCRATCH_LEN));
+        assert_eq!(scratch_len(2.0 / 1024.0), Some(4 * SEARCH_GRID_POINTS));
+        assert_eq!(SCRATCH_LEN, 29_314);
         assert_eq!(kernel_grid_points(0.05), Some(1001));
         assert_eq!(mesh_points(0.05), 200);
         assert_eq!(mesh_points(0.01), 1000);
@@ -559,6 +617,75 @@ mod tests {
         assert_eq!(scratch_len(0.0), None);
         assert_eq!(scratch_len(f64::NAN), None);
         assert_eq!(scratch_len(1e-300), None);
+    }
+
+    /// The grid sizes a search can use, k · 2⁻¹⁰ for k = 2..1023 (k = 1 is below
+    /// MIN_BANDWIDTH), and how `SearchGrids` holds each.
+    #[test]
+    fn every_grid_of_the_search_is_held() {
+        let mut coarsened = Vec::new();
+        for k in 2..1024 {
+            let points = kernel_grid_points(k as f64 / 1024.0).unwrap();
+            if points == FLOOR_GRID_POINTS || points == SEARCH_GRID_POINTS {
+                continue;
+            }
+            assert!(points < SEARCH_GRID_POINTS, "k = {k}");
+            if (SEARCH_GRID_POINTS - 1) % (points - 1) == 0 {
+                coarsened.push(points);
+            } else {
+                assert!(points <= WORK_GRID_POINTS, "k = {k}: {points} points");
+            }
+        }
+        assert_eq!(coarsened, [2561, 1281, 1025]);
+        assert_eq!(kernel_grid_points(3.0 / 1024.0), Some(WORK_GRID_POINTS));
+        assert_eq!(kernel_grid_points(11.0 / 1024.0), Some(FLOOR_GRID_POINTS));
+        // And a search over samples at every kind of grid keeps them apart: the values
+        // of the search's σ equal smooth_ece_at's to rounding.
+        let scores: Vec<f64> = (0..3000).map(|i| ((i * 7919) % 3001) as f64 / 3000.0).collect();
+        let labels: Vec<u8> = scores.iter().map(|&s| u8::from(s > 0.37)).collect();
+        let mut scratch = [0.0; SCRATCH_LEN];
+        let mut grids = SearchGrids::new(&mut scratch[2 * SEARCH_GRID_POINTS..]).unwrap();
+        let mut kernels = [0.0; 2 * SEARCH_GRID_POINTS];
+        let mut direct = [0.0; 4 * SEARCH_GRID_POINTS];
+        let samples = || scores.iter().copied().zip(labels.iter().copied());
+        for k in [16, 8, 4, 2, 3, 10, 9, 5, 1000, 4, 8, 3] {
+            let sigma = k as f64 / 1024.0;
+            let points = kernel_grid_points(sigma).unwrap();
+            let grid = grids.grid(points, samples).unwrap();
+            assert_eq!(grid.len(), 2 * points);
+            let ours = from_grid(sigma, grid, &mut kernels);
+            let at = smooth_ece_at(&scores, &labels, sigma, &mut direct).unwrap();
+            assert!((ours - at).abs() <= 1e-13 * at, "k = {k}: {ours} vs {at}");
+        }
+        assert!(grids.grid(SEARCH_GRID_POINTS + 1, samples).is_none());
+        assert!(grids.grid(WORK_GRID_POINTS + 1, samples).is_none());
+    }
+
+    /// Coarsening the finest grid gives the direct rounding onto the coarse grid, to
+    /// rounding, point by point (also at the ends, and for scores on grid points).
+    #[test]
+    fn coarsened_grids_equal_rounded_ones() {
+        let mut scores: Vec<f64> = (0..4000).map(|i| ((i * 6007) % 4001) as f64 / 4000.0).collect();
+        scores.extend([0.0, 1.0, 1.0, 5e-324, 0.5, 0.25, 1.0 - f64::EPSILON]);
+        let labels: Vec<u8> = scores.iter().map(|&s| u8::from(s * 13.0 % 1.0 < 0.6)).collect();
+        let samples = || scores.iter().copied().zip(labels.iter().copied());
+        let mut fine = vec![0.0; 2 * SEARCH_GRID_POINTS];
+        round_to_grid(samples(), (SEARCH_GRID_POINTS - 1) as f64, &mut fine);
+        for points in [2561, 1281, 1025] {
+            let step = NonZeroUsize::new((SEARCH_GRID_POINTS - 1) / (points - 1)).unwrap();
+            let (mut coarse, mut direct) = (vec![0.0; 2 * points], vec![0.0; 2 * points]);
+            coarsen(&fine, step, &mut coarse);
+            round_to_grid(samples(), (points - 1) as f64, &mut direct);
+            let scale = scores.len() as f64;
+            for (j, (c, d)) in coarse.iter().zip(&direct).enumerate() {
+                assert!((c - d).abs() <= 1e-15 * scale, "{points} points, [{j}]: {c} vs {d}");
+            }
+            let (total, direct_total): (f64, f64) = (
+                coarse.iter().skip(1).step_by(2).sum(),
+                direct.iter().skip(1).step_by(2).sum(),
+            );
+            assert!((total - scale).abs() < 1e-9 && (direct_total - scale).abs() < 1e-9);
+        }
     }
 
     #[test]
@@ -586,7 +713,7 @@ mod tests {
         assert_eq!(
             smooth_ece_at(&[0.5], &[1], 1e-4, &mut scratch),
             Err(SmoothEceError::ScratchTooSmall {
-                needed: 3 * 100_001,
+                needed: 4 * 100_001,
                 given: SCRATCH_LEN
             })
         );

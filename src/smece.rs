@@ -65,11 +65,11 @@
 //! 11 · 2⁻¹⁰ up share the floor's grid of 1001 points; below that each has its own grid,
 //! and those of 1025, 1281 and 2561 points are coarsened from the 5121-point one
 //! (E − 1 divides 5120: the coarse points are fine points, so a coarse hat function is a
-//! combination of fine ones). So a search passes over the samples once when σ* ≥ 16 ·
+//! combination of fine ones). So a search passes over the samples once when σ* > 16 ·
 //! 2⁻¹⁰ (a miscalibrated model), and at most four times otherwise (a calibrated model at
 //! large n: 1001, 5121 and 3414 points for σ* = 3 · 2⁻¹⁰), in the order given (relplot
 //! adds in input order too). Each σ then costs O(M · min(E, 24σE)) for the convolution
-//! at the mesh. At n = 10^6 that is ~5 ms for a miscalibrated model and ~11 ms for a
+//! at the mesh. At n = 10^6 that is ~5.5 ms for a miscalibrated model and ~12 ms for a
 //! calibrated one (docs/performance.md, "Smooth ECE").
 
 use core::fmt;
@@ -590,9 +590,7 @@ pub fn smooth_ece_at(
         needed,
         given: scratch.len(),
     };
-    let (grid, kernels) = scratch
-        .split_at_mut_checked(2 * points)
-        .ok_or(too_small)?;
+    let (grid, kernels) = scratch.split_at_mut_checked(2 * points).ok_or(too_small)?;
     round_to_grid(
         scores.iter().copied().zip(labels.iter().copied()),
         (points - 1) as f64,
@@ -645,7 +643,9 @@ mod tests {
         assert_eq!(kernel_grid_points(11.0 / 1024.0), Some(FLOOR_GRID_POINTS));
         // And a search over samples at every kind of grid keeps them apart: the values
         // of the search's σ equal smooth_ece_at's to rounding.
-        let scores: Vec<f64> = (0..3000).map(|i| ((i * 7919) % 3001) as f64 / 3000.0).collect();
+        let scores: Vec<f64> = (0..3000)
+            .map(|i| ((i * 7919) % 3001) as f64 / 3000.0)
+            .collect();
         let labels: Vec<u8> = scores.iter().map(|&s| u8::from(s > 0.37)).collect();
         let mut scratch = [0.0; SCRATCH_LEN];
         let mut grids = SearchGrids::new(&mut scratch[2 * SEARCH_GRID_POINTS..]).unwrap();
@@ -669,9 +669,14 @@ mod tests {
     /// rounding, point by point (also at the ends, and for scores on grid points).
     #[test]
     fn coarsened_grids_equal_rounded_ones() {
-        let mut scores: Vec<f64> = (0..4000).map(|i| ((i * 6007) % 4001) as f64 / 4000.0).collect();
+        let mut scores: Vec<f64> = (0..4000)
+            .map(|i| ((i * 6007) % 4001) as f64 / 4000.0)
+            .collect();
         scores.extend([0.0, 1.0, 1.0, 5e-324, 0.5, 0.25, 1.0 - f64::EPSILON]);
-        let labels: Vec<u8> = scores.iter().map(|&s| u8::from(s * 13.0 % 1.0 < 0.6)).collect();
+        let labels: Vec<u8> = scores
+            .iter()
+            .map(|&s| u8::from(s * 13.0 % 1.0 < 0.6))
+            .collect();
         let samples = || scores.iter().copied().zip(labels.iter().copied());
         let mut fine = vec![0.0; 2 * SEARCH_GRID_POINTS];
         round_to_grid(samples(), (SEARCH_GRID_POINTS - 1) as f64, &mut fine);
@@ -682,7 +687,10 @@ mod tests {
             round_to_grid(samples(), (points - 1) as f64, &mut direct);
             let scale = scores.len() as f64;
             for (j, (c, d)) in coarse.iter().zip(&direct).enumerate() {
-                assert!((c - d).abs() <= 1e-15 * scale, "{points} points, [{j}]: {c} vs {d}");
+                assert!(
+                    (c - d).abs() <= 1e-15 * scale,
+                    "{points} points, [{j}]: {c} vs {d}"
+                );
             }
             let (total, direct_total): (f64, f64) = (
                 coarse.iter().skip(1).step_by(2).sum(),

@@ -266,7 +266,10 @@ mod properties {
     /// the offsets mostly 0, else in [−2, 2].
     fn calibrated_samples() -> impl Strategy<Value = (Vec<f64>, Vec<u8>)> {
         (
-            proptest::collection::vec((0.0..=1.0f64, prop_oneof![3 => Just(0i64), 1 => -2i64..=2]), 4..24),
+            proptest::collection::vec(
+                (0.0..=1.0f64, prop_oneof![3 => Just(0i64), 1 => -2i64..=2]),
+                4..24,
+            ),
             40usize..240,
             any::<bool>(),
         )
@@ -287,7 +290,12 @@ mod properties {
                 // Interleave the groups, as data arrives unsorted.
                 let n = scores.len();
                 let order: Vec<usize> = (0..n).map(|i| (i * 7919) % n).collect();
-                if order.iter().collect::<std::collections::BTreeSet<_>>().len() == n {
+                if order
+                    .iter()
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len()
+                    == n
+                {
                     (
                         order.iter().map(|&i| scores[i]).collect(),
                         order.iter().map(|&i| labels[i]).collect(),

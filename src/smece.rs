@@ -178,7 +178,7 @@ pub fn scratch_len(sigma: f64) -> Option<usize> {
 
 /// numpy's `linspace(0, 1, points)[i]`: i · (1/(points − 1)), the last point exactly 1.
 fn linspace_point(i: usize, points: usize) -> f64 {
-    if i + 1 == points {
+    if i.checked_add(1) == Some(points) {
         1.0
     } else {
         i as f64 * (1.0 / (points - 1) as f64)
@@ -261,16 +261,20 @@ fn convolved(
     first: usize,
     end: usize,
 ) -> (f64, f64) {
+    // The index arithmetic below wraps rather than checks: every value is below 3E, E
+    // the length of a slice of doubles (far below usize::MAX), and the bounds derived in
+    // the comments keep the subtractions from crossing 0; a wrapped value could only make
+    // a `get` fail, adding nothing.
     let points = kernel.len();
-    let top = points - 1;
+    let top = points.wrapping_sub(1);
     // p = m + ⌊E/2⌋ − j runs over (centre − end, centre − first], inside
     // [−(E − 1), 2(E − 1)]: one reflection suffices.
-    let centre = m + points / 2;
+    let centre = m.wrapping_add(points / 2);
     // Σ kernel[j] · V(index) over a run of `len` steps on which both grow by 1.
     let run = |kernel: &[f64], j: usize, index: usize, len: usize| -> (f64, f64) {
         match (
-            kernel.get(j..j + len),
-            grid.get(2 * index..2 * (index + len)),
+            kernel.get(j..j.wrapping_add(len)),
+            grid.get(index.wrapping_mul(2)..index.wrapping_add(len).wrapping_mul(2)),
         ) {
             (Some(k), Some(v)) => dot_pairs(k, v),
             _ => (0.0, 0.0),
@@ -278,24 +282,33 @@ fn convolved(
     };
     let add = |a: (f64, f64), b: (f64, f64)| (a.0 + b.0, a.1 + b.1);
     // Inside the grid: p in [low, high], j = centre − p, reversed index top − centre + p.
-    let low = (centre + 1).saturating_sub(end);
+    let low = centre.wrapping_add(1).saturating_sub(end);
     let high = centre.saturating_sub(first).min(top);
     let mut sum = if low <= high {
-        run(reversed, top + low - centre, low, high - low + 1)
+        // top + low ≥ top + centre + 1 − end ≥ centre (end ≤ E), and low ≤ high.
+        let offset = top.wrapping_add(low).wrapping_sub(centre);
+        run(
+            reversed,
+            offset,
+            low,
+            high.wrapping_sub(low).wrapping_add(1),
+        )
     } else {
         (0.0, 0.0)
     };
     // Below the first point: p = −index, index in [1, end − 1 − centre], j = centre + index.
-    let below = end.saturating_sub(centre + 1);
+    let below = end.saturating_sub(centre.wrapping_add(1));
     if below > 0 {
-        sum = add(sum, run(kernel, centre + 1, 1, below));
+        sum = add(sum, run(kernel, centre.wrapping_add(1), 1, below));
     }
     // Beyond the last point: p in [top + 1, centre − first], index = 2·top − p rising
     // from 2·top − centre + first to top − 1, j = centre − 2·top + index.
     let beyond = centre.saturating_sub(first).saturating_sub(top);
     if beyond > 0 {
-        let index = top - beyond;
-        sum = add(sum, run(kernel, centre + index - 2 * top, index, beyond));
+        // beyond ≤ centre − top ≤ ⌊E/2⌋ ≤ top, and centre + index − 2·top = j ≥ first.
+        let index = top.wrapping_sub(beyond);
+        let j = centre.wrapping_add(index).wrapping_sub(top.wrapping_mul(2));
+        sum = add(sum, run(kernel, j, index, beyond));
     }
     sum
 }
@@ -306,25 +319,28 @@ fn convolved(
 /// Returns the kernel indices [first, end) whose weight can be non-zero.
 fn sample_kernel(sigma: f64, kernel: &mut [f64], reversed: &mut [f64]) -> (usize, usize) {
     let points = kernel.len();
-    let reach = KERNEL_REACH_SIGMAS * sigma * (points - 1) as f64;
+    let top = points.saturating_sub(1);
+    let reach = KERNEL_REACH_SIGMAS * sigma * top as f64;
     let half = points / 2;
     let (first, end) = if reach < half as f64 {
-        let reach = reach as usize + 1;
-        (half.saturating_sub(reach), (half + reach + 1).min(points))
+        let reach = (reach as usize).saturating_add(1);
+        (
+            half.saturating_sub(reach),
+            half.saturating_add(reach).saturating_add(1).min(points),
+        )
     } else {
         (0, points)
     };
     // Only the weights in [first, end) are ever read (`convolved`).
     let variance = sigma * sigma;
     let scale = libm::sqrt(2.0 * core::f64::consts::PI) * sigma;
-    for (j, k) in kernel.iter_mut().enumerate().take(end).skip(first) {
+    for (j, k) in (first..end).zip(kernel.iter_mut().skip(first)) {
         let d = linspace_point(j, points) - 0.5;
         *k = libm::exp(-d * d / (2.0 * variance)) / scale;
     }
-    let top = points - 1;
     for (r, k) in reversed
         .iter_mut()
-        .skip(top + 1 - end)
+        .skip(points.saturating_sub(end))
         .zip(kernel.iter().take(end).skip(first).rev())
     {
         *r = *k;
@@ -357,8 +373,10 @@ fn from_grid(sigma: f64, grid: &[f64], kernels: &mut [f64]) -> f64 {
             Some((index, value)) if index == below => value,
             _ => convolved(below, kernel, reversed, grid, first, end),
         };
-        let upper = convolved(below + 1, kernel, reversed, grid, first, end);
-        cached = Some((below + 1, upper));
+        // below ≤ E − 2.
+        let next = below.wrapping_add(1);
+        let upper = convolved(next, kernel, reversed, grid, first, end);
+        cached = Some((next, upper));
         let r = lower.0 * (1.0 - fraction) + upper.0 * fraction;
         let w = lower.1 * (1.0 - fraction) + upper.1 * fraction;
         numerator += r.abs();
@@ -381,10 +399,12 @@ fn coarsen(fine: &[f64], step: NonZeroUsize, coarse: &mut [f64]) {
     coarse.fill(0.0);
     let share = 1.0 / step.get() as f64;
     for (j, pair) in fine.chunks_exact(2).enumerate() {
+        // below ≤ j < E: the doubled indices wrap nowhere near usize::MAX.
         let (below, offset) = (j / step, j % step);
+        let at = below.wrapping_mul(2);
         if let [r, w] = pair {
             if offset == 0 {
-                if let Some([cr, cw]) = coarse.get_mut(2 * below..2 * below + 2) {
+                if let Some([cr, cw]) = coarse.get_mut(at..at.wrapping_add(2)) {
                     *cr += r;
                     *cw += w;
                 }
@@ -392,7 +412,7 @@ fn coarsen(fine: &[f64], step: NonZeroUsize, coarse: &mut [f64]) {
                 // offset < step: both shares lie in (0, 1).
                 let upper = offset as f64 * share;
                 let lower = (step.get() - offset) as f64 * share;
-                if let Some([r0, w0, r1, w1]) = coarse.get_mut(2 * below..2 * below + 4) {
+                if let Some([r0, w0, r1, w1]) = coarse.get_mut(at..at.wrapping_add(4)) {
                     *r0 += lower * r;
                     *w0 += lower * w;
                     *r1 += upper * r;
@@ -471,7 +491,8 @@ impl<'a> SearchGrids<'a> {
         if step == NonZeroUsize::new(1) {
             return Some(self.finest);
         }
-        let work = self.work.get_mut(..2 * points)?;
+        // points ≤ SEARCH_GRID_POINTS here.
+        let work = self.work.get_mut(..points.wrapping_mul(2))?;
         if self.work_holds != Some(points) {
             match step {
                 Some(step) => coarsen(self.finest, step, work),

@@ -13,7 +13,10 @@
 //! * "realistic": scores 1 − 0.9·u³ (skewed towards 1, like top-label confidences),
 //!   labels 1 with probability score² (an overconfident model);
 //! * "ties": the same, but 30 % of the scores are exactly 1.0 (as in real CIFAR outputs);
-//! * "separable": uniform scores, label 1 exactly when score ≥ 0.5.
+//! * "separable": uniform scores, label 1 exactly when score ≥ 0.5;
+//! * "calibrated" (smooth ECE only): Beta(5, 1) scores u^(1/5), labels 1 with probability
+//!   score, as in benches/csv_vs_pandas.py's file (its small σ* makes the bandwidth
+//!   search visit the finest kernel grids).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -449,6 +452,7 @@ fn ratios() {
     println!("\n## Ratios (self-timed: median of {RUNS} interleaved runs, same inputs)\n");
     println!("| case | baseline | candidate | ratio of medians | ratio of fastest runs | target |");
     println!("|---|---|---|---|---|---|");
+    smooth_ece_rows();
 
     let s = samples(Data::Realistic, N);
     let (base, cand) = interleaved(
@@ -700,6 +704,56 @@ fn ratios() {
             "| EW ece_sweep 1e6 ({}), presorted | {} | b* = {b_star} |",
             data.name(),
             ms(t)
+        );
+    }
+}
+
+/// Beta(5, 1) scores and labels drawn with probability score: a calibrated model.
+fn calibrated_samples(n: usize) -> Samples {
+    let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+    let (mut scores, mut labels) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        let score = rng.unit().powf(0.2);
+        labels.push(u8::from(rng.unit() < score));
+        scores.push(score);
+    }
+    Samples { scores, labels }
+}
+
+/// Smooth ECE's bandwidth search at 10^6 samples against the vectorised read of the same
+/// inputs (the floor of any pass over them), on the data sets of the module docs.
+fn smooth_ece_rows() {
+    let mut scratch = vec![0.0; tce::smece::SCRATCH_LEN];
+    let sets = [
+        (Data::Realistic.name(), samples(Data::Realistic, N)),
+        (Data::Ties.name(), samples(Data::Ties, N)),
+        ("calibrated", calibrated_samples(N)),
+    ];
+    for (name, s) in sets {
+        let mut result = None;
+        let (base, cand) = interleaved(
+            || {
+                time_fresh!(1, (), |_x| sum_vectorised(
+                    black_box(&s.scores),
+                    black_box(&s.labels)
+                ))
+            },
+            || {
+                time_fresh!(1, (), |_x| result = Some(
+                    tce::smooth_ece(black_box(&s.scores), black_box(&s.labels), &mut scratch)
+                        .unwrap()
+                ))
+            },
+        );
+        let bandwidth = result.map_or(f64::NAN, |r| r.bandwidth);
+        row(
+            &format!(
+                "smooth_ece 1e6 ({name}, sigma* = {} / 1024) vs vectorised sum (16 accumulators)",
+                bandwidth * 1024.0
+            ),
+            base,
+            cand,
+            None,
         );
     }
 }

@@ -36,9 +36,10 @@
 
 /**
  * The number of doubles of scratch `tce_smooth_ece` needs (`tce::smece::SCRATCH_LEN`:
- * three kernel grids at the smallest bandwidth the search can pick).
+ * the kernel at the smallest bandwidth the search can pick, forwards and backwards, and
+ * the three grids the search keeps; 229 KiB).
  */
-#define TCE_SMOOTH_ECE_SCRATCH_LEN 15363
+#define TCE_SMOOTH_ECE_SCRATCH_LEN 29314
 
 /**
  * The result of every fallible function: `TCE_STATUS_OK` (0) or the named cause of the

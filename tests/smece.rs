@@ -43,7 +43,7 @@ fn smooth_ece_agrees_with_relplot() {
         .iter()
         .map(|h| h.trim_start_matches("smece_at_").parse().unwrap())
         .collect();
-    let mut scratch = vec![0.0; 3 * 10_001];
+    let mut scratch = vec![0.0; SCRATCH_LEN.max(4 * 10_001)];
     let mut checked = 0;
     for line in lines {
         let fields: Vec<&str> = line.split(',').collect();
@@ -141,9 +141,9 @@ mod literal {
         let mut ext: Vec<f64> = values.iter().rev().take(e - 1).copied().collect();
         ext.extend(&values);
         ext.extend(values.iter().rev().skip(1));
+        // The terms with n ≥ k and n − k < e, in ascending k (the others are not terms).
         let full = |n: usize| -> f64 {
-            (0..ext.len())
-                .filter(|&k| n >= k && n - k < e)
+            ((n + 1).saturating_sub(e)..=n.min(ext.len() - 1))
                 .map(|k| ext[k] * kernel[n - k])
                 .sum()
         };
@@ -239,6 +239,73 @@ mod properties {
         .prop_map(|pairs| pairs.into_iter().unzip())
     }
 
+    /// Heavy ties: scores mostly exactly 1 (a float32 softmax saturating), 0, the
+    /// smallest subnormal and normal doubles, the largest double below 1, and ½.
+    fn tied_samples(max: usize) -> impl Strategy<Value = (Vec<f64>, Vec<u8>)> {
+        proptest::collection::vec(
+            (
+                prop_oneof![
+                    6 => Just(1.0),
+                    2 => Just(0.0),
+                    1 => Just(5e-324),
+                    1 => Just(f64::MIN_POSITIVE),
+                    1 => Just(1.0 - f64::EPSILON / 2.0),
+                    1 => Just(0.5),
+                    3 => 0.0..=1.0f64,
+                ],
+                0u8..=1,
+            ),
+            1..max,
+        )
+        .prop_map(|pairs| pairs.into_iter().unzip())
+    }
+
+    /// Nearly calibrated data, so that σ* is small and the search visits the fine grids
+    /// (and coarsens some): `groups` scores (one of them exactly 1, another 0 when asked),
+    /// each repeated `copies` times with round(copies · score) + offset positive labels,
+    /// the offsets mostly 0, else in [−2, 2].
+    fn calibrated_samples() -> impl Strategy<Value = (Vec<f64>, Vec<u8>)> {
+        (
+            proptest::collection::vec(
+                (0.0..=1.0f64, prop_oneof![3 => Just(0i64), 1 => -2i64..=2]),
+                4..24,
+            ),
+            40usize..240,
+            any::<bool>(),
+        )
+            .prop_map(|(mut groups, copies, ends)| {
+                groups[0].0 = 1.0;
+                if ends {
+                    groups[1].0 = 0.0;
+                }
+                let (mut scores, mut labels) = (Vec::new(), Vec::new());
+                for (score, offset) in groups {
+                    let positives = ((copies as f64 * score).round() as i64 + offset)
+                        .clamp(0, copies as i64) as usize;
+                    for i in 0..copies {
+                        scores.push(score);
+                        labels.push(u8::from(i < positives));
+                    }
+                }
+                // Interleave the groups, as data arrives unsorted.
+                let n = scores.len();
+                let order: Vec<usize> = (0..n).map(|i| (i * 7919) % n).collect();
+                if order
+                    .iter()
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len()
+                    == n
+                {
+                    (
+                        order.iter().map(|&i| scores[i]).collect(),
+                        order.iter().map(|&i| labels[i]).collect(),
+                    )
+                } else {
+                    (scores, labels)
+                }
+            })
+    }
+
     /// Scores at least one kernel-grid step from 0 and 1. relplot's reflection repeats
     /// neither end point of its grid (`flip(v)[:-1]`, `flip(v)[1:]`), so the share of a
     /// score that lands on the end point itself is counted once, where a reflected
@@ -280,6 +347,53 @@ mod properties {
             // (step/σ)² ≤ 4e-4 in the kernel, a few times that in its tails and where R
             // changes sign (2.7e-3 relative seen at σ ≈ 0.05).
             prop_assert!((ours - direct).abs() <= 5e-3 * direct + 1e-4, "{ours} vs {direct}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        #[test]
+        fn with_heavy_ties_at_a_bandwidth_equals_the_literal_algorithm(
+            (scores, labels) in tied_samples(80),
+            sigma in prop_oneof![
+                Just(2.0 / 1024.0), Just(3.0 / 1024.0), Just(4.0 / 1024.0), Just(0.1),
+                0.005..0.02f64, 0.02..1.2f64,
+            ],
+        ) {
+            let mut scratch = vec![0.0; tce::smece::scratch_len(sigma).unwrap()];
+            let ours = smooth_ece_at(&scores, &labels, sigma, &mut scratch).unwrap();
+            let literal = literal::smooth_ece_at(&scores, &labels, sigma);
+            prop_assert!((ours - literal).abs() <= 1e-12 * literal.max(1e-3), "{ours} vs {literal}");
+        }
+    }
+
+    proptest! {
+        // The literal search costs 12 O(E²) convolutions a case, E up to 5121.
+        #![proptest_config(ProptestConfig::with_cases(6))]
+
+        /// Where σ* is small the search coarsens grids and reuses them: still relplot's
+        /// bandwidth and, to rounding, its value.
+        #[test]
+        fn on_nearly_calibrated_data_the_search_equals_the_literal_search(
+            (scores, labels) in calibrated_samples(),
+        ) {
+            let mut scratch = vec![0.0; SCRATCH_LEN];
+            let ours = smooth_ece(&scores, &labels, &mut scratch).unwrap();
+            let (value, sigma) = literal::smooth_ece(&scores, &labels);
+            prop_assert_eq!(ours.bandwidth, sigma);
+            prop_assert!((ours.value - value).abs() <= 1e-12 * value.max(1e-3), "{} vs {value}", ours.value);
+        }
+
+        #[test]
+        fn with_heavy_ties_the_search_equals_the_literal_search(
+            (scores, labels) in tied_samples(60),
+        ) {
+            let mut scratch = vec![0.0; SCRATCH_LEN];
+            let ours = smooth_ece(&scores, &labels, &mut scratch).unwrap();
+            let (value, sigma) = literal::smooth_ece(&scores, &labels);
+            prop_assert_eq!(ours.bandwidth, sigma);
+            prop_assert!((ours.value - value).abs() <= 1e-12 * value.max(1e-3), "{} vs {value}", ours.value);
         }
     }
 

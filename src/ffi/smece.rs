@@ -7,8 +7,9 @@ use super::status::tce_status;
 use crate::smece::{smooth_ece, SmoothEceError};
 
 /// The number of doubles of scratch `tce_smooth_ece` needs (`tce::smece::SCRATCH_LEN`:
-/// three kernel grids at the smallest bandwidth the search can pick).
-pub const TCE_SMOOTH_ECE_SCRATCH_LEN: usize = 15_363;
+/// the kernel at the smallest bandwidth the search can pick, forwards and backwards, and
+/// the three grids the search keeps; 229 KiB).
+pub const TCE_SMOOTH_ECE_SCRATCH_LEN: usize = 29_314;
 const _: () = assert!(TCE_SMOOTH_ECE_SCRATCH_LEN == crate::smece::SCRATCH_LEN);
 
 /// A smooth ECE and its bandwidth.

@@ -12,6 +12,9 @@
 
 use std::fmt;
 use std::io::{self, Read};
+use std::sync::Arc;
+
+use super::halves::Boundary;
 
 use super::{excerpt, number, ColumnNames, Columns, InputError, Samples, Table, MAX_LINE_BYTES};
 
@@ -234,7 +237,7 @@ impl<R: Read> Fast<R> {
     }
 
     /// The next line (without its `\n`) and its number.
-    #[inline]
+    #[inline(always)]
     fn next_line(&mut self) -> Result<Option<(u64, std::ops::Range<usize>)>, Stop> {
         loop {
             let unread = &self.buf[self.start..self.end];
@@ -341,6 +344,10 @@ pub struct Rows<R: Read> {
     /// The line of the header (the first non-empty line).
     pub header_line: u64,
     bounds: Vec<(usize, usize)>,
+    /// The end of the part of the file these rows read, when another thread reads the
+    /// rest ([`super::halves`]): lifted when the parser takes over, since only the
+    /// parser knows where a quoted field ends.
+    boundary: Option<Arc<Boundary>>,
 }
 
 fn stop_error(stop: Stop, line: u64) -> InputError {
@@ -355,7 +362,7 @@ fn stop_error(stop: Stop, line: u64) -> InputError {
 }
 
 /// Splits `line` at its commas into `bounds`.
-#[inline]
+#[inline(always)]
 fn split(line: &[u8], offset: usize, bounds: &mut Vec<(usize, usize)>) {
     bounds.clear();
     let mut start = 0;
@@ -373,6 +380,16 @@ fn split(line: &[u8], offset: usize, bounds: &mut Vec<(usize, usize)>) {
 impl<R: Read> Rows<R> {
     /// Reads the header; `expected` words what an empty file should have held.
     pub fn new(reader: R, expected: impl FnOnce() -> String) -> Result<Self, InputError> {
+        Self::with_boundary(reader, expected, None)
+    }
+
+    /// Like [`Rows::new`] for the first part of a file read in two, up to `boundary`
+    /// unless a quote is met first ([`super::halves`]).
+    pub(super) fn with_boundary(
+        reader: R,
+        expected: impl FnOnce() -> String,
+        boundary: Option<Arc<Boundary>>,
+    ) -> Result<Self, InputError> {
         let mut fast = Fast::new(reader);
         let mut bounds = Vec::new();
         // Empty lines before the header are skipped, as the parser skips them.
@@ -393,6 +410,9 @@ impl<R: Read> Rows<R> {
                 }
                 Ok(None) => break None,
                 Err(Stop::Quote) => {
+                    if let Some(boundary) = &boundary {
+                        boundary.lift();
+                    }
                     let mut parser = Parser::new(fast, true);
                     let header = match parser.reader.headers() {
                         Ok(header) => header.clone(),
@@ -420,12 +440,35 @@ impl<R: Read> Rows<R> {
             header,
             header_line,
             bounds,
+            boundary,
         })
+    }
+
+    /// The rows of a file from a record boundary on (the second part of a file read in
+    /// two, [`super::halves`]): no header is read, `header` is the file's, and lines
+    /// are numbered from 1 at the boundary (the caller adds the lines before it).
+    pub(super) fn continuing(reader: R, header: csv::StringRecord) -> Self {
+        Rows {
+            engine: Engine::Fast(Fast::new(reader)),
+            header,
+            header_line: 0,
+            bounds: Vec::new(),
+            boundary: None,
+        }
+    }
+
+    /// The number of the line the fast scanner reads next, while it reads (`None` once
+    /// the parser has taken over).
+    pub(super) fn fast_line(&self) -> Option<u64> {
+        match &self.engine {
+            Engine::Fast(fast) => Some(fast.line),
+            _ => None,
+        }
     }
 
     /// The next non-blank row with its line, checked to have the header's number of
     /// fields; `needed` are the columns read, for the message of a short row.
-    #[inline]
+    #[inline(always)]
     pub fn next(&mut self, needed: &[usize]) -> Result<Option<(u64, Row<'_>)>, InputError> {
         let Some(line) = self.advance(needed)? else {
             return Ok(None);
@@ -434,7 +477,7 @@ impl<R: Read> Rows<R> {
     }
 
     /// The row last read.
-    #[inline]
+    #[inline(always)]
     fn row(&self) -> Row<'_> {
         let data = match &self.engine {
             Engine::Fast(fast) => &fast.buf[..],
@@ -448,7 +491,7 @@ impl<R: Read> Rows<R> {
     }
 
     /// Reads the next row to use (see [`Rows::next`]), returning its line.
-    #[inline]
+    #[inline(always)]
     fn advance(&mut self, needed: &[usize]) -> Result<Option<u64>, InputError> {
         loop {
             let (line, ascii) = match &mut self.engine {
@@ -461,6 +504,9 @@ impl<R: Read> Rows<R> {
                     }
                     Ok(None) => return Ok(None),
                     Err(Stop::Quote) => {
+                        if let Some(boundary) = &self.boundary {
+                            boundary.lift();
+                        }
                         let Engine::Fast(fast) =
                             std::mem::replace(&mut self.engine, Engine::Switching)
                         else {
@@ -599,69 +645,119 @@ pub fn no_rows(header_line: u64) -> InputError {
     InputError::at(header_line + 1, "no data rows: the file has only a header")
 }
 
-/// Reads (confidence, correct) rows, keeping every row (trimmed) if `keep_records`.
-pub fn read_binary<R: Read>(
-    reader: R,
-    names: ColumnNames<'_>,
-    keep_records: bool,
-) -> Result<Table, InputError> {
-    let mut rows = Rows::new(reader, || {
-        format!(
-            "a header with columns `{}` and `{}`",
-            excerpt(names.score),
-            excerpt(names.label)
-        )
-    })?;
-    let header_line = rows.header_line;
-    let mut samples = Samples::default();
-    let score_index = find_column(
-        &rows.header,
-        names.score,
-        "--score-col",
-        header_line,
-        &mut samples.notes,
-    )?;
-    let label_index = find_column(
-        &rows.header,
-        names.label,
-        "--label-col",
-        header_line,
-        &mut samples.notes,
-    )?;
-    samples.columns = Columns {
-        score: rows.header[score_index].to_owned(),
-        label: rows.header[label_index].to_owned(),
-    };
-    let (score_name, label_name) = (
-        excerpt(&rows.header[score_index]),
-        excerpt(&rows.header[label_index]),
-    );
-    let header = rows.header.clone();
-    let mut records = Vec::new();
+/// The score and label columns of a (confidence, correct) CSV, found in its header.
+pub struct BinaryColumns {
+    score: usize,
+    label: usize,
+    /// Their names as errors quote them.
+    score_name: String,
+    label_name: String,
+}
+
+impl BinaryColumns {
+    /// Finds `names` in `rows`' header; notes of a match without regard to case go to
+    /// `samples.notes`, the names found to `samples.columns`.
+    pub fn find<R: Read>(
+        rows: &Rows<R>,
+        names: ColumnNames<'_>,
+        samples: &mut Samples,
+    ) -> Result<Self, InputError> {
+        let header_line = rows.header_line;
+        let score = find_column(
+            &rows.header,
+            names.score,
+            "--score-col",
+            header_line,
+            &mut samples.notes,
+        )?;
+        let label = find_column(
+            &rows.header,
+            names.label,
+            "--label-col",
+            header_line,
+            &mut samples.notes,
+        )?;
+        samples.columns = Columns {
+            score: rows.header[score].to_owned(),
+            label: rows.header[label].to_owned(),
+        };
+        Ok(BinaryColumns {
+            score,
+            label,
+            score_name: excerpt(&rows.header[score]),
+            label_name: excerpt(&rows.header[label]),
+        })
+    }
+}
+
+/// What `expected` of [`Rows::new`] says for a (confidence, correct) CSV.
+pub fn binary_expected(names: ColumnNames<'_>) -> String {
+    format!(
+        "a header with columns `{}` and `{}`",
+        excerpt(names.score),
+        excerpt(names.label)
+    )
+}
+
+/// Reads the rest of `rows` into `samples` (and every row, trimmed, into `records` if
+/// given). Stops early, with `Ok`, as soon as `cancelled()` (the caller then throws the
+/// samples away).
+pub fn read_binary_rows<R: Read>(
+    rows: &mut Rows<R>,
+    columns: &BinaryColumns,
+    samples: &mut Samples,
+    mut records: Option<&mut Vec<csv::StringRecord>>,
+    cancelled: impl Fn() -> bool,
+) -> Result<(), InputError> {
+    let (score_index, label_index) = (columns.score, columns.label);
     let needed = [score_index, label_index];
     while let Some((line, record)) = rows.next(&needed)? {
-        let score = number::score(&record[score_index], &score_name)
+        let score = number::score(&record[score_index], &columns.score_name)
             .map_err(|p| InputError::at(line, p))?;
-        let label = number::label(&record[label_index], &label_name)
+        let label = number::label(&record[label_index], &columns.label_name)
             .map_err(|p| InputError::at(line, p))?;
         samples.scores.push(score);
         samples.labels.push(label);
-        if keep_records {
+        if let Some(records) = records.as_deref_mut() {
             // Checked to be UTF-8 by `Rows::next`.
             let fields = record
                 .fields()
                 .map(|f| String::from_utf8_lossy(f).trim().to_owned());
             records.push(fields.collect());
         }
+        if cancelled() {
+            break;
+        }
     }
+    Ok(())
+}
+
+/// Reads (confidence, correct) rows, keeping every row (trimmed) if `keep_records`.
+pub fn read_binary<R: Read>(
+    reader: R,
+    names: ColumnNames<'_>,
+    keep_records: bool,
+) -> Result<Table, InputError> {
+    let mut rows = Rows::new(reader, || binary_expected(names))?;
+    let mut samples = Samples::default();
+    let columns = BinaryColumns::find(&rows, names, &mut samples)?;
+    let header = rows.header.clone();
+    let mut records = Vec::new();
+    read_binary_rows(
+        &mut rows,
+        &columns,
+        &mut samples,
+        keep_records.then_some(&mut records),
+        || false,
+    )?;
     if samples.scores.is_empty() {
-        return Err(no_rows(header_line));
+        return Err(no_rows(rows.header_line));
     }
     Ok(Table {
         samples,
         header,
         records,
-        score_index,
+        score_index: columns.score,
     })
 }
 

@@ -23,20 +23,20 @@ fn text(field: &[u8]) -> Cow<'_, str> {
 }
 
 /// `fast_float2`'s reading of a field trimmed of ASCII whitespace, if it has one.
-#[inline]
+#[inline(always)]
 fn fast(field: &[u8]) -> Option<f64> {
     fast_float2::parse::<f64, _>(field.trim_ascii()).ok()
 }
 
 /// Whether a field is empty once trimmed (a blank line's only field).
-#[inline]
+#[inline(always)]
 pub fn is_blank(field: &[u8]) -> bool {
     let ascii = field.trim_ascii();
     ascii.is_empty() || (!ascii.is_ascii() && text(ascii).is_empty())
 }
 
 /// A score: a finite number in [0, 1], by the library's own rule.
-#[inline]
+#[inline(always)]
 pub fn score(field: &[u8], column: &str) -> Result<f64, String> {
     match fast(field) {
         Some(x) if tce::sample::check(x, 0, 0).is_ok() => Ok(x),
@@ -69,7 +69,7 @@ fn slow_score(field: &[u8], column: &str) -> Result<f64, String> {
 }
 
 /// A label 0 or 1, also as written by tools that store labels as floats (`1.0`).
-#[inline]
+#[inline(always)]
 pub fn label(field: &[u8], column: &str) -> Result<u8, String> {
     match field.trim_ascii() {
         b"0" => Ok(0),

@@ -366,15 +366,39 @@ fn stop_error(stop: Stop, line: u64) -> InputError {
 fn split(line: &[u8], offset: usize, bounds: &mut Vec<(usize, usize)>) {
     bounds.clear();
     let mut start = 0;
-    // A plain loop: rows of model outputs are a few dozen bytes, too short for
-    // `memchr`'s vector loop to pay for its set-up (measured).
-    for (i, &byte) in line.iter().enumerate() {
-        if byte == b',' {
+    // Eight bytes at a time (SWAR): rows of model outputs are a few dozen bytes, too
+    // short for `memchr`'s vector loop to pay for its set-up, and a byte loop's branch
+    // per byte cost a third of the scanner's time (measured).
+    let mut words = line.chunks_exact(8);
+    let mut at = 0;
+    for word in &mut words {
+        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        let mut commas = zero_bytes(word ^ 0x2c2c_2c2c_2c2c_2c2c);
+        while commas != 0 {
+            let i = at + (commas.trailing_zeros() / 8) as usize;
             bounds.push((offset + start, offset + i));
             start = i + 1;
+            commas &= commas - 1;
+        }
+        at += 8;
+    }
+    for (i, &byte) in words.remainder().iter().enumerate() {
+        if byte == b',' {
+            bounds.push((offset + start, offset + at + i));
+            start = at + i + 1;
         }
     }
     bounds.push((offset + start, offset + line.len()));
+}
+
+/// The high bit of each zero byte of `word`, and no other bit (exact, unlike the
+/// shorter test for "some byte is zero", whose borrows mark bytes above a zero).
+#[inline(always)]
+fn zero_bytes(word: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    // A byte's low seven bits plus 0x7f reach its high bit unless they are all zero;
+    // or-ing the byte itself in covers its own high bit. No carry crosses bytes.
+    !(((word & LOW7) + LOW7) | word | LOW7)
 }
 
 impl<R: Read> Rows<R> {
@@ -764,6 +788,42 @@ pub fn read_binary<R: Read>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_finds_every_comma() {
+        // Every line of up to 17 bytes (two words and a remainder) of `,` and `a`:
+        // the bounds are those of a byte-by-byte split.
+        let mut bounds = Vec::new();
+        for len in 0..=17usize {
+            for bits in 0..1u32 << len {
+                let line: Vec<u8> = (0..len)
+                    .map(|i| if bits >> i & 1 == 1 { b',' } else { 0xac })
+                    .collect();
+                split(&line, 5, &mut bounds);
+                let mut expected = Vec::new();
+                let mut start = 0;
+                for (i, &b) in line.iter().enumerate() {
+                    if b == b',' {
+                        expected.push((5 + start, 5 + i));
+                        start = i + 1;
+                    }
+                }
+                expected.push((5 + start, 5 + len));
+                assert_eq!(bounds, expected, "{line:?}");
+            }
+        }
+        for byte in 0..=255u8 {
+            let word = u64::from_le_bytes([byte, 1, 0, 0x80, 0xff, byte, 0, 7]);
+            let zeros = zero_bytes(word);
+            for (i, &b) in word.to_le_bytes().iter().enumerate() {
+                assert_eq!(
+                    zeros >> (8 * i) & 0xff,
+                    if b == 0 { 0x80 } else { 0 },
+                    "{byte}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn line_limit_counts_lines_across_blocks() {

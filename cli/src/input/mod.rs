@@ -8,10 +8,10 @@
 //!   label column holding the true class id;
 //! - `.npy` arrays: N×K probabilities or logits (or N confidences) and N labels.
 //!
-//! CSVs may come from stdin (`-`); a large (confidence, correct) CSV file is read on two
-//! threads with the same result ([`halves`]). Class outputs are reduced to top-label samples by
-//! the core's [`tce::toplabel`] rule, or, with [`Reduction::Classwise`], to one
-//! one-vs-rest column per class ([`classes`]).
+//! CSVs may come from stdin (`-`); a large (confidence, correct) CSV file is read on
+//! two threads with the same result ([`halves`]). Class outputs are reduced to
+//! top-label samples by the core's [`tce::toplabel`] rule, or, with
+//! [`Reduction::Classwise`], to one one-vs-rest column per class ([`classes`]).
 //!
 //! The entry point is [`load`]; [`read_path`] and [`read_table`] are the
 //! (confidence, correct) CSV readers the other subcommands use.

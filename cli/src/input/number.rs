@@ -28,7 +28,16 @@ fn text(field: &[u8]) -> Cow<'_, str> {
 #[inline(always)]
 fn fast(field: &[u8]) -> Option<f64> {
     let trimmed = field.trim_ascii();
-    plain_decimal(trimmed).or_else(|| fast_float2::parse::<f64, _>(trimmed).ok())
+    match plain_decimal(trimmed) {
+        Some(x) => Some(x),
+        None => general(trimmed),
+    }
+}
+
+/// `fast_float2`'s reading of a trimmed field (out of line: most fields are plain).
+#[inline(never)]
+fn general(trimmed: &[u8]) -> Option<f64> {
+    fast_float2::parse::<f64, _>(trimmed).ok()
 }
 
 /// 10^0 to 10^18, each exact in f64 (every power up to 10^22 is).

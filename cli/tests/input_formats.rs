@@ -770,6 +770,13 @@ fn quoted_csv_switches_parsers_and_keeps_line_numbers() {
         stderr.contains("line 3: `confidence` 2 is out of range"),
         "{stderr}"
     );
+    // Blank lines after the switch count (the csv parser's own count leaves them out).
+    let blank = "\"confidence\",correct\n0.9,1\n\n\n1.5,1";
+    let stderr = refused(&tce_stdin(&["estimate", "-"], blank.as_bytes()), "blank");
+    assert!(
+        stderr.contains("line 5: `confidence` 1.5 is out of range"),
+        "{stderr}"
+    );
 }
 
 /// A (confidence, correct, note) CSV of `rows` rows, over 1 MiB from 60 000 rows on, so

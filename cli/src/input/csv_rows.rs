@@ -52,9 +52,12 @@ struct LineLimit<R> {
     /// Bytes of that line seen so far.
     length: usize,
     /// The offsets (in the bytes read through) of the line ends that no record has
-    /// passed yet ([`Parser::next`] drops them): the csv parser's own line count leaves
-    /// out blank lines. They are at most the parser's read-ahead, one block.
+    /// passed yet ([`Parser::next`] counts and drops them): the csv parser's own line
+    /// count leaves out blank lines. Only the last two blocks' are kept (see `read`).
     line_ends: std::collections::VecDeque<u64>,
+    /// Line ends dropped from `line_ends` unpassed, as certainly before the next
+    /// record's end.
+    behind: u64,
     /// The bytes read through so far.
     read: u64,
 }
@@ -67,6 +70,7 @@ impl<R: Read> LineLimit<R> {
             line: 1,
             length: 0,
             line_ends: Default::default(),
+            behind: 0,
             read: 0,
         }
     }
@@ -114,7 +118,15 @@ impl<R: Read> Read for LineLimit<R> {
         let n = self.inner.read(buf)?;
         self.account(&buf[..n])
             .map_err(|line| io::Error::new(io::ErrorKind::InvalidData, LineTooLong { line }))?;
+        // The parser above holds at most one block unread, so the next record ends
+        // after every line end two blocks back: those are counted, not kept, and
+        // memory stays bounded inside a record of many lines.
         let read = self.read;
+        let kept = 2 * BLOCK_BYTES as u64;
+        while self.line_ends.front().is_some_and(|&at| at + kept < read) {
+            self.line_ends.pop_front();
+            self.behind += 1;
+        }
         self.line_ends
             .extend(memchr::memchr_iter(b'\n', &buf[..n]).map(|i| read + i as u64));
         self.read += n as u64;
@@ -309,6 +321,7 @@ impl<R: Read> Parser<R> {
                 line: fast.line,
                 length: 0,
                 line_ends: Default::default(),
+                behind: 0,
                 read: 0,
             });
         Parser {
@@ -338,10 +351,11 @@ impl<R: Read> Parser<R> {
                 // So: the line ends up to the record's end (the reader's position
                 // now), less its own terminator, less the line ends inside its fields.
                 let end = self.reader.position().byte();
-                let ends = &mut self.reader.get_mut().line_ends;
+                let limit = self.reader.get_mut();
+                self.lines_passed += std::mem::take(&mut limit.behind);
                 let mut terminated = false;
-                while let Some(&at) = ends.front().filter(|&&at| at < end) {
-                    ends.pop_front();
+                while let Some(&at) = limit.line_ends.front().filter(|&&at| at < end) {
+                    limit.line_ends.pop_front();
                     self.lines_passed += 1;
                     terminated = at + 1 == end;
                 }
@@ -916,6 +930,26 @@ mod tests {
                 read("\"confidence\",correct,note")
             );
         }
+    }
+
+    #[test]
+    fn a_record_of_many_lines_keeps_the_lines_after_it() {
+        // A quoted field of 300 000 line ends (blocks of them counted, not kept), then
+        // a blank line and a bad row: its line is the file's.
+        let mut text = "\"confidence\",correct,note\n0.5,1,\"".to_owned();
+        text += &"\n".repeat(300_000);
+        text += "\"\n0.25,0,x\n\n";
+        let line = text.matches('\n').count() + 1;
+        text += "1.5,1,y\n";
+        let names = ColumnNames {
+            score: "confidence",
+            label: "correct",
+        };
+        let error = read_binary(text.as_bytes(), names, false).err().unwrap();
+        assert_eq!(
+            error.to_string(),
+            format!("line {line}: `confidence` 1.5 is out of range; scores must be in [0, 1]")
+        );
     }
 
     #[test]

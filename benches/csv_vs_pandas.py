@@ -7,6 +7,10 @@ CPU time (user + system: of the child process for tce, of this process for panda
 measured; on a shared machine CPU time is the less disturbed of the two. The ratios are
 of the medians and of the fastest runs.
 
+With `--baseline PATH` a second tce binary (say a copy of the release build before a
+change) is timed in the same interleaved runs, so that before and after share the
+machine's conditions.
+
 Run through benches/csv_vs_pandas.sh, which builds tce and makes the bench venv.
 """
 
@@ -59,22 +63,27 @@ def main():
     parser.add_argument("--rows", type=int, default=10**6)
     parser.add_argument("--runs", type=int, default=31)
     parser.add_argument("--target", type=float, default=1.2)
+    parser.add_argument("--baseline", help="another tce binary, timed in the same runs")
     args = parser.parse_args()
     if not os.path.exists(args.file):
         os.makedirs(os.path.dirname(args.file) or ".", exist_ok=True)
         generate(args.file, args.rows)
     size = os.path.getsize(args.file)
-    # Warm the page cache and both programs.
-    time_tce(args.tce, args.file)
+    # Warm the page cache and the programs.
+    binaries = [args.tce] + ([args.baseline] if args.baseline else [])
+    for binary in binaries:
+        time_tce(binary, args.file)
     time_pandas(args.file)
-    tce, pandas = [], []
+    times = {binary: [] for binary in binaries}
+    pandas = []
     for run in range(args.runs):
-        if run % 2 == 0:
-            tce.append(time_tce(args.tce, args.file))
-            pandas.append(time_pandas(args.file))
-        else:
-            pandas.append(time_pandas(args.file))
-            tce.append(time_tce(args.tce, args.file))
+        order = binaries + [None]
+        for binary in order if run % 2 == 0 else order[::-1]:
+            if binary is None:
+                pandas.append(time_pandas(args.file))
+            else:
+                times[binary].append(time_tce(binary, args.file))
+    tce = times[args.tce]
     print(f"file: {args.file}, {args.rows} rows, {size / 1e6:.1f} MB; {args.runs} interleaved runs")
     print(f"pandas {pd.__version__}, numpy {np.__version__}, python {sys.version.split()[0]}")
     print(f"{'':28} {'median':>9} {'fastest':>9}")
@@ -88,6 +97,12 @@ def main():
         print(f"pandas.read_csv, {kind:4} (ms)   {statistics.median(p) * 1e3:9.1f} {min(p) * 1e3:9.1f}")
         print(f"ratio, {kind:4}                  {med:8.2f}x {fast:8.2f}x")
         rows.append(med)
+    if args.baseline:
+        for kind, index in (("wall", 0), ("cpu", 1)):
+            t = [x[index] for x in times[args.baseline]]
+            p = [x[index] for x in pandas]
+            print(f"baseline, {kind:4} (ms)          {statistics.median(t) * 1e3:9.1f} {min(t) * 1e3:9.1f}")
+            print(f"baseline ratio, {kind:4}         {statistics.median(t) / statistics.median(p):8.2f}x {min(t) / min(p):8.2f}x")
     verdict = "met" if min(rows) <= args.target else "not met"
     print(f"target: at most {args.target}x (ratio of medians, wall or cpu): {verdict}")
 

@@ -2,7 +2,8 @@
 # `tce estimate` on 10^6 CSV rows against pandas.read_csv of the same file, one run
 # (benches/csv_vs_pandas.py). Builds the release tce and, once, a bench venv with pandas
 # in target/bench-venv (not the test venv). Extra arguments go to the Python script,
-# e.g. `benches/csv_vs_pandas.sh --runs 51`.
+# e.g. `benches/csv_vs_pandas.sh --runs 51`, or `--baseline OLD_TCE` to time an older
+# build in the same runs.
 set -eu
 cd "$(dirname "$0")/.."
 cargo build --release -p tce-cli

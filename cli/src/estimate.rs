@@ -123,55 +123,82 @@ pub struct Report {
 /// streaming [`Histogram`] (the path production code runs), everything else from the
 /// [`SortedBuffer`]. Both live on the heap, sized by `settings.bins` and the row count.
 pub fn compute(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Report, String> {
-    // Smooth ECE reads the rows as given and nothing else needs it: it runs on a thread
-    // of its own beside the sort and the binned estimators (a third of the work at
-    // n = 10^6, docs/performance.md).
+    // Two threads: smooth ECE and the histogram read the rows as given, and nothing
+    // else needs them; the sort and the estimators on the sorted samples take the other
+    // thread (at n = 10^6 the two sides take about the same time, docs/performance.md).
+    // Errors are taken in the order one thread would meet them: the histogram's, then
+    // the sorted estimators' (in the report's row order), then smooth ECE's.
     std::thread::scope(|scope| {
-        let smooth = scope.spawn(|| -> Result<tce::SmoothEce, String> {
-            tce::smooth_ece(
-                scores,
-                labels,
-                &mut heap_vec(0.0, tce::smece::SCRATCH_LEN, "doubles")?,
-            )
-            .map_err(context("smooth ECE"))
+        let side = scope.spawn(|| {
+            let histogram = histogram_rows(scores, labels, settings);
+            let smooth =
+                heap_vec(0.0, tce::smece::SCRATCH_LEN, "doubles").and_then(|mut scratch| {
+                    tce::smooth_ece(scores, labels, &mut scratch).map_err(context("smooth ECE"))
+                });
+            (histogram, smooth)
         });
-        let binned = binned(scores, labels, settings);
-        let smooth = smooth
-            .join()
-            .map_err(|_| "smooth ECE: the thread computing it panicked".to_string());
-        let mut report = binned?;
-        report.estimates.push(Row::smooth_ece(smooth??));
+        let sorted = sorted_rows(scores, labels, settings);
+        let (histogram, smooth) = side.join().map_err(|_| {
+            "smooth ECE and the histogram: the thread computing them panicked".to_string()
+        })?;
+        let mut report = report(histogram?, sorted, scores.len(), settings)?;
+        report.estimates.push(Row::smooth_ece(smooth?));
         Ok(report)
     })
 }
 
-/// The report's rows but smooth ECE.
-fn binned(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Report, String> {
-    let n = scores.len();
-    let (ew, em) = (
-        Binning::EqualWidth(settings.closure),
-        Binning::EqualMass(settings.ties),
-    );
-    let (bins, norm) = (settings.bins, settings.norm);
+/// What the histogram gives: equal-width ECE_bin and MCE, and the totals.
+struct HistogramRows {
+    ece_bin: Result<Estimate, String>,
+    mce: Result<Estimate, String>,
+    total: BinStats,
+}
 
-    let mut bin_storage = heap_vec(BinStats::EMPTY, bins, "bins")?;
+fn histogram_rows(
+    scores: &[f64],
+    labels: &[u8],
+    settings: &Settings,
+) -> Result<HistogramRows, String> {
+    let mut bin_storage = heap_vec(BinStats::EMPTY, settings.bins, "bins")?;
     let mut histogram = Histogram::with_storage(&mut bin_storage, settings.closure)
         .map_err(context("histogram"))?;
     histogram
         .push_batch(scores, labels)
         .map_err(context("histogram"))?;
+    Ok(HistogramRows {
+        ece_bin: histogram
+            .ece_bin(settings.norm)
+            .map_err(context("estimate")),
+        mce: histogram.mce().map_err(context("estimate")),
+        total: histogram.total(),
+    })
+}
 
-    let mut slot_storage = heap_vec(Slot::EMPTY, n, "samples")?;
+/// What the sorted samples give: every other binned estimate, in the report's order
+/// (an error stops the list).
+struct SortedRows {
+    em_ece_bin: Estimate,
+    ew_sweep: Estimate,
+    em_sweep: Estimate,
+    ew_debias: Estimate,
+    em_debias: Estimate,
+    /// Last in the report, after the histogram's MCE, whose error comes first.
+    em_mce: Result<Estimate, String>,
+}
+
+fn sorted_rows(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<SortedRows, String> {
+    let (ew, em) = (
+        Binning::EqualWidth(settings.closure),
+        Binning::EqualMass(settings.ties),
+    );
+    let (bins, norm) = (settings.bins, settings.norm);
+    let mut slot_storage = heap_vec(Slot::EMPTY, scores.len(), "samples")?;
     let mut buffer =
         SortedBuffer::with_storage(&mut slot_storage).map_err(context("sample buffer"))?;
     buffer
         .push_batch(scores, labels)
         .map_err(context("sample buffer"))?;
-    let total = histogram.total();
     let sorted = buffer.sorted();
-
-    use BinningKind::{EqualMass as EM, EqualWidth as EW};
-    use Estimator::*;
     let estimate =
         |result: Result<Estimate, tce::EstimateError>| result.map_err(context("estimate"));
     // Each binning's bin statistics are computed once (one O(n) pass each) and every
@@ -179,45 +206,44 @@ fn binned(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Report, 
     // from a pass of their own: the same statistics, so the same values, bit for bit.
     let em_bins: Vec<BinStats> = sorted.bins(em, bins).collect();
     let ew_bins: Vec<BinStats> = sorted.bins(ew, bins).collect();
+    Ok(SortedRows {
+        em_ece_bin: estimate(tce::estimate::ece_bin(em_bins.iter().copied(), norm))?,
+        ew_sweep: estimate(sorted.ece_sweep(ew, norm, settings.sweep))?,
+        em_sweep: estimate(sorted.ece_sweep(em, norm, settings.sweep))?,
+        ew_debias: estimate(tce::estimate::ece_debias(ew_bins.iter().copied(), norm))?,
+        em_debias: estimate(tce::estimate::ece_debias(em_bins.iter().copied(), norm))?,
+        em_mce: estimate(tce::estimate::mce(em_bins.iter().copied())),
+    })
+}
+
+/// The report's rows but smooth ECE, in their order; the first error in that order
+/// wins, as when one thread computed them one after the other.
+fn report(
+    histogram: HistogramRows,
+    sorted: Result<SortedRows, String>,
+    n: usize,
+    settings: &Settings,
+) -> Result<Report, String> {
+    use BinningKind::{EqualMass as EM, EqualWidth as EW};
+    use Estimator::*;
+    let ew_ece_bin = histogram.ece_bin?;
+    let sorted = sorted?;
     let estimates = vec![
-        Row::new(EceBin, EW, estimate(histogram.ece_bin(norm))?),
-        Row::new(
-            EceBin,
-            EM,
-            estimate(tce::estimate::ece_bin(em_bins.iter().copied(), norm))?,
-        ),
-        Row::new(
-            EceSweep,
-            EW,
-            estimate(sorted.ece_sweep(ew, norm, settings.sweep))?,
-        ),
-        Row::new(
-            EceSweep,
-            EM,
-            estimate(sorted.ece_sweep(em, norm, settings.sweep))?,
-        ),
-        Row::new(
-            EceDebias,
-            EW,
-            estimate(tce::estimate::ece_debias(ew_bins.iter().copied(), norm))?,
-        ),
-        Row::new(
-            EceDebias,
-            EM,
-            estimate(tce::estimate::ece_debias(em_bins.iter().copied(), norm))?,
-        ),
-        Row::new(Mce, EW, estimate(histogram.mce())?),
-        Row::new(
-            Mce,
-            EM,
-            estimate(tce::estimate::mce(em_bins.iter().copied()))?,
-        ),
+        Row::new(EceBin, EW, ew_ece_bin),
+        Row::new(EceBin, EM, sorted.em_ece_bin),
+        Row::new(EceSweep, EW, sorted.ew_sweep),
+        Row::new(EceSweep, EM, sorted.em_sweep),
+        Row::new(EceDebias, EW, sorted.ew_debias),
+        Row::new(EceDebias, EM, sorted.em_debias),
+        Row::new(Mce, EW, histogram.mce?),
+        Row::new(Mce, EM, sorted.em_mce?),
     ];
+    let total = histogram.total;
     Ok(Report {
         n,
         accuracy: total.accuracy().unwrap_or(0.0),
         mean_confidence: total.mean_score().unwrap_or(0.0),
-        norm: norm.p(),
+        norm: settings.norm.p(),
         estimates,
     })
 }

@@ -770,4 +770,113 @@ fn quoted_csv_switches_parsers_and_keeps_line_numbers() {
         stderr.contains("line 3: `confidence` 2 is out of range"),
         "{stderr}"
     );
+    // Blank lines after the switch count (the csv parser's own count leaves them out).
+    let blank = "\"confidence\",correct\n0.9,1\n\n\n1.5,1";
+    let stderr = refused(&tce_stdin(&["estimate", "-"], blank.as_bytes()), "blank");
+    assert!(
+        stderr.contains("line 5: `confidence` 1.5 is out of range"),
+        "{stderr}"
+    );
+}
+
+/// A (confidence, correct, note) CSV of `rows` rows, over 1 MiB from 60 000 rows on, so
+/// that a file of it is read in two halves (cli/src/input/halves.rs).
+fn big_csv(rows: usize, eol: &str) -> String {
+    let mut text = format!("confidence,correct,note{eol}");
+    for i in 0..rows {
+        let score = (i * 7919) % 1_000_003;
+        text += &format!("0.{score:07},{},row {i}{eol}", (score % 3 != 0) as u8);
+    }
+    text
+}
+
+/// `text` read from a file (in two halves when large) and from stdin (on one thread):
+/// the two runs' outputs, estimates or errors, must agree.
+fn file_and_stdin(text: &str, what: &str) -> (std::process::Output, std::process::Output) {
+    let dir = common::TempDir::new("halves");
+    let path = dir.file("big.csv", text);
+    let file = tce(&["estimate", "--json", path.to_str().unwrap()]);
+    let stdin = tce_stdin(&["estimate", "--json", "-"], text.as_bytes());
+    assert_eq!(file.status.code(), stdin.status.code(), "{what}");
+    if file.status.success() {
+        assert_eq!(
+            json(&file)["estimates"],
+            json(&stdin)["estimates"],
+            "{what}"
+        );
+        assert_eq!(json(&file)["n"], json(&stdin)["n"], "{what}");
+    }
+    (file, stdin)
+}
+
+/// The error of a refused run without its file name: `line N: problem`.
+fn located(output: &std::process::Output, what: &str) -> String {
+    let stderr = refused(output, what);
+    let at = stderr
+        .find("line ")
+        .unwrap_or_else(|| panic!("{what}: {stderr}"));
+    stderr[at..].trim_end().to_owned()
+}
+
+#[test]
+fn large_files_read_in_two_halves_as_in_one() {
+    let text = big_csv(70_000, "\n");
+    assert!(text.len() > 1 << 20);
+    let (file, _) = file_and_stdin(&text, "plain");
+    assert_eq!(json(&file)["n"], 70_000);
+    // CRLF line ends, no line end at the end.
+    let crlf = big_csv(70_000, "\r\n");
+    let (file, _) = file_and_stdin(crlf.trim_end(), "crlf");
+    assert_eq!(json(&file)["n"], 70_000);
+    // The only quoted field holds the middle of the file, newlines and all.
+    let note: String = (0..2000).map(|i| format!("a note, line {i}\n")).collect();
+    let at = text[..text.len() / 2 - note.len() / 2].rfind('\n').unwrap() + 1;
+    let quoted = format!("{}0.5,1,\"{note}\"\n{}", &text[..at], &text[at..]);
+    let middle = quoted.len() / 2;
+    assert!(quoted.find('"').unwrap() < middle && middle < quoted.rfind('"').unwrap());
+    let (file, _) = file_and_stdin(&quoted, "quoted");
+    assert_eq!(json(&file)["n"], 70_001);
+}
+
+#[test]
+fn large_files_name_the_first_bad_line_in_either_half() {
+    let text = big_csv(70_000, "\n");
+    let lines: Vec<&str> = text.lines().collect();
+    let with = |bad: &[(usize, &str)]| {
+        let mut lines = lines.clone();
+        for &(at, row) in bad.iter().rev() {
+            lines.insert(at, row);
+        }
+        lines.join("\n") + "\n"
+    };
+    // An error in the second half: its line in the file.
+    let (file, stdin) = file_and_stdin(&with(&[(60_000, "0.5,2,bad")]), "second half");
+    let error = located(&file, "second half");
+    assert_eq!(error, located(&stdin, "second half"));
+    assert_eq!(
+        error,
+        "line 60001: `correct` 2 is not a label; labels must be 0 or 1"
+    );
+    // One in each half: the first wins.
+    let both = with(&[(1_000, "nan,1,x"), (60_000, "0.5,2,bad")]);
+    let (file, stdin) = file_and_stdin(&both, "both halves");
+    let error = located(&file, "both halves");
+    assert_eq!(error, located(&stdin, "both halves"));
+    assert!(
+        error.starts_with("line 1001: `confidence` is NaN"),
+        "{error}"
+    );
+    // A ragged row just after the middle, in a CRLF file.
+    let crlf = big_csv(70_000, "\r\n");
+    let middle = crlf.len() / 2;
+    let cut = middle + crlf[middle..].find('\n').unwrap() + 1;
+    let ragged = format!("{}0.5,1\r\n{}", &crlf[..cut], &crlf[cut..]);
+    let (file, stdin) = file_and_stdin(&ragged, "ragged");
+    let error = located(&file, "ragged");
+    assert_eq!(error, located(&stdin, "ragged"));
+    let line = crlf[..cut].matches('\n').count() + 1;
+    assert_eq!(
+        error,
+        format!("line {line}: a ragged row: it has 2 fields where the header has 3")
+    );
 }

@@ -12,6 +12,9 @@
 
 use std::fmt;
 use std::io::{self, Read};
+use std::sync::Arc;
+
+use super::halves::Boundary;
 
 use super::{excerpt, number, ColumnNames, Columns, InputError, Samples, Table, MAX_LINE_BYTES};
 
@@ -48,6 +51,15 @@ struct LineLimit<R> {
     line: u64,
     /// Bytes of that line seen so far.
     length: usize,
+    /// The offsets (in the bytes read through) of the line ends that no record has
+    /// passed yet ([`Parser::next`] counts and drops them): the csv parser's own line
+    /// count leaves out blank lines. Only the last two blocks' are kept (see `read`).
+    line_ends: std::collections::VecDeque<u64>,
+    /// Line ends dropped from `line_ends` unpassed, as certainly before the next
+    /// record's end.
+    behind: u64,
+    /// The bytes read through so far.
+    read: u64,
 }
 
 impl<R: Read> LineLimit<R> {
@@ -57,6 +69,9 @@ impl<R: Read> LineLimit<R> {
             inner,
             line: 1,
             length: 0,
+            line_ends: Default::default(),
+            behind: 0,
+            read: 0,
         }
     }
 
@@ -103,6 +118,18 @@ impl<R: Read> Read for LineLimit<R> {
         let n = self.inner.read(buf)?;
         self.account(&buf[..n])
             .map_err(|line| io::Error::new(io::ErrorKind::InvalidData, LineTooLong { line }))?;
+        // The parser above holds at most one block unread, so the next record ends
+        // after every line end two blocks back: those are counted, not kept, and
+        // memory stays bounded inside a record of many lines.
+        let read = self.read;
+        let kept = 2 * BLOCK_BYTES as u64;
+        while self.line_ends.front().is_some_and(|&at| at + kept < read) {
+            self.line_ends.pop_front();
+            self.behind += 1;
+        }
+        self.line_ends
+            .extend(memchr::memchr_iter(b'\n', &buf[..n]).map(|i| read + i as u64));
+        self.read += n as u64;
         Ok(n)
     }
 }
@@ -234,7 +261,7 @@ impl<R: Read> Fast<R> {
     }
 
     /// The next line (without its `\n`) and its number.
-    #[inline]
+    #[inline(always)]
     fn next_line(&mut self) -> Result<Option<(u64, std::ops::Range<usize>)>, Stop> {
         loop {
             let unread = &self.buf[self.start..self.end];
@@ -260,6 +287,75 @@ impl<R: Read> Fast<R> {
             self.refill()?;
         }
     }
+
+    /// Like [`Fast::next_line`], with the line split at its commas into `bounds` in
+    /// the same pass: line end and commas are found 8 bytes at a time (rows are too
+    /// short for a `memchr` call per line to pay for its set-up, measured).
+    #[inline(always)]
+    fn next_row(
+        &mut self,
+        bounds: &mut Vec<(usize, usize)>,
+    ) -> Result<Option<(u64, std::ops::Range<usize>)>, Stop> {
+        loop {
+            let start = self.start;
+            let unread = &self.buf[start..self.end];
+            bounds.clear();
+            let mut field = start;
+            let mut at = 0;
+            let mut found = None;
+            while at + 8 <= unread.len() {
+                let word = u64::from_le_bytes(unread[at..at + 8].try_into().expect("8 bytes"));
+                let ends = zero_bytes(word ^ 0x0a0a_0a0a_0a0a_0a0a);
+                let mut commas = zero_bytes(word ^ 0x2c2c_2c2c_2c2c_2c2c);
+                if ends != 0 {
+                    // Only the commas before the first line end.
+                    commas &= (ends & ends.wrapping_neg()) - 1;
+                }
+                while commas != 0 {
+                    let i = start + at + (commas.trailing_zeros() / 8) as usize;
+                    bounds.push((field, i));
+                    field = i + 1;
+                    commas &= commas - 1;
+                }
+                if ends != 0 {
+                    found = Some(at + (ends.trailing_zeros() / 8) as usize);
+                    break;
+                }
+                at += 8;
+            }
+            if found.is_none() {
+                for (i, &byte) in unread[at..].iter().enumerate() {
+                    if byte == b'\n' {
+                        found = Some(at + i);
+                        break;
+                    }
+                    if byte == b',' {
+                        bounds.push((field, start + at + i));
+                        field = start + at + i + 1;
+                    }
+                }
+            }
+            if let Some(length) = found.or(if self.eof { Some(unread.len()) } else { None }) {
+                if length > MAX_LINE_BYTES {
+                    return Err(Stop::TooLong(self.line));
+                }
+                if self.eof && length == 0 {
+                    return Ok(None);
+                }
+                if self.quote.is_some_and(|q| q < start + length) {
+                    return Err(Stop::Quote);
+                }
+                bounds.push((field, start + length));
+                self.start += length + usize::from(found.is_some());
+                self.line += 1;
+                return Ok(Some((self.line - 1, start..start + length)));
+            }
+            if unread.len() > MAX_LINE_BYTES {
+                return Err(Stop::TooLong(self.line));
+            }
+            self.refill()?;
+        }
+    }
 }
 
 /// The `csv` parser over the rest of a stream, once a quote was seen.
@@ -269,6 +365,8 @@ struct Parser<R: Read> {
     /// The number of the parser's line 1.
     offset: u64,
     last_line: u64,
+    /// The line ends read past so far, up to the end of the last record.
+    lines_passed: u64,
 }
 
 impl<R: Read> Parser<R> {
@@ -291,12 +389,16 @@ impl<R: Read> Parser<R> {
                 inner: rest,
                 line: fast.line,
                 length: 0,
+                line_ends: Default::default(),
+                behind: 0,
+                read: 0,
             });
         Parser {
             reader,
             record: csv::ByteRecord::new(),
             offset: fast.line,
             last_line: fast.line.saturating_sub(1),
+            lines_passed: 0,
         }
     }
 
@@ -313,10 +415,22 @@ impl<R: Read> Parser<R> {
     fn next(&mut self) -> Result<Option<u64>, InputError> {
         match self.reader.read_byte_record(&mut self.record) {
             Ok(true) => {
-                let line = self
-                    .record
-                    .position()
-                    .map_or(self.last_line + 1, |p| p.line() + self.offset - 1);
+                // The record's line, counted here: the parser's own count leaves out
+                // blank lines, and its record start is where it began skipping them.
+                // So: the line ends up to the record's end (the reader's position
+                // now), less its own terminator, less the line ends inside its fields.
+                let end = self.reader.position().byte();
+                let limit = self.reader.get_mut();
+                self.lines_passed += std::mem::take(&mut limit.behind);
+                let mut terminated = false;
+                while let Some(&at) = limit.line_ends.front().filter(|&&at| at < end) {
+                    limit.line_ends.pop_front();
+                    self.lines_passed += 1;
+                    terminated = at + 1 == end;
+                }
+                let inside = memchr::memchr_iter(b'\n', self.record.as_slice()).count() as u64;
+                let last = self.offset + self.lines_passed - u64::from(terminated);
+                let line = last - inside;
                 self.last_line = line;
                 Ok(Some(line))
             }
@@ -341,6 +455,10 @@ pub struct Rows<R: Read> {
     /// The line of the header (the first non-empty line).
     pub header_line: u64,
     bounds: Vec<(usize, usize)>,
+    /// The end of the part of the file these rows read, when another thread reads the
+    /// rest ([`super::halves`]): lifted when the parser takes over, since only the
+    /// parser knows where a quoted field ends.
+    boundary: Option<Arc<Boundary>>,
 }
 
 fn stop_error(stop: Stop, line: u64) -> InputError {
@@ -355,24 +473,58 @@ fn stop_error(stop: Stop, line: u64) -> InputError {
 }
 
 /// Splits `line` at its commas into `bounds`.
-#[inline]
+#[inline(always)]
 fn split(line: &[u8], offset: usize, bounds: &mut Vec<(usize, usize)>) {
     bounds.clear();
     let mut start = 0;
-    // A plain loop: rows of model outputs are a few dozen bytes, too short for
-    // `memchr`'s vector loop to pay for its set-up (measured).
-    for (i, &byte) in line.iter().enumerate() {
-        if byte == b',' {
+    // Eight bytes at a time (SWAR): rows of model outputs are a few dozen bytes, too
+    // short for `memchr`'s vector loop to pay for its set-up, and a byte loop's branch
+    // per byte cost a third of the scanner's time (measured).
+    let mut words = line.chunks_exact(8);
+    let mut at = 0;
+    for word in &mut words {
+        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        let mut commas = zero_bytes(word ^ 0x2c2c_2c2c_2c2c_2c2c);
+        while commas != 0 {
+            let i = at + (commas.trailing_zeros() / 8) as usize;
             bounds.push((offset + start, offset + i));
             start = i + 1;
+            commas &= commas - 1;
+        }
+        at += 8;
+    }
+    for (i, &byte) in words.remainder().iter().enumerate() {
+        if byte == b',' {
+            bounds.push((offset + start, offset + at + i));
+            start = at + i + 1;
         }
     }
     bounds.push((offset + start, offset + line.len()));
 }
 
+/// The high bit of each zero byte of `word`, and no other bit (exact, unlike the
+/// shorter test for "some byte is zero", whose borrows mark bytes above a zero).
+#[inline(always)]
+fn zero_bytes(word: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    // A byte's low seven bits plus 0x7f reach its high bit unless they are all zero;
+    // or-ing the byte itself in covers its own high bit. No carry crosses bytes.
+    !(((word & LOW7) + LOW7) | word | LOW7)
+}
+
 impl<R: Read> Rows<R> {
     /// Reads the header; `expected` words what an empty file should have held.
     pub fn new(reader: R, expected: impl FnOnce() -> String) -> Result<Self, InputError> {
+        Self::with_boundary(reader, expected, None)
+    }
+
+    /// Like [`Rows::new`] for the first part of a file read in two, up to `boundary`
+    /// unless a quote is met first ([`super::halves`]).
+    pub(super) fn with_boundary(
+        reader: R,
+        expected: impl FnOnce() -> String,
+        boundary: Option<Arc<Boundary>>,
+    ) -> Result<Self, InputError> {
         let mut fast = Fast::new(reader);
         let mut bounds = Vec::new();
         // Empty lines before the header are skipped, as the parser skips them.
@@ -393,6 +545,9 @@ impl<R: Read> Rows<R> {
                 }
                 Ok(None) => break None,
                 Err(Stop::Quote) => {
+                    if let Some(boundary) = &boundary {
+                        boundary.lift();
+                    }
                     let mut parser = Parser::new(fast, true);
                     let header = match parser.reader.headers() {
                         Ok(header) => header.clone(),
@@ -420,12 +575,35 @@ impl<R: Read> Rows<R> {
             header,
             header_line,
             bounds,
+            boundary,
         })
+    }
+
+    /// The rows of a file from a record boundary on (the second part of a file read in
+    /// two, [`super::halves`]): no header is read, `header` is the file's, and lines
+    /// are numbered from 1 at the boundary (the caller adds the lines before it).
+    pub(super) fn continuing(reader: R, header: csv::StringRecord) -> Self {
+        Rows {
+            engine: Engine::Fast(Fast::new(reader)),
+            header,
+            header_line: 0,
+            bounds: Vec::new(),
+            boundary: None,
+        }
+    }
+
+    /// The number of the line the fast scanner reads next, while it reads (`None` once
+    /// the parser has taken over).
+    pub(super) fn fast_line(&self) -> Option<u64> {
+        match &self.engine {
+            Engine::Fast(fast) => Some(fast.line),
+            _ => None,
+        }
     }
 
     /// The next non-blank row with its line, checked to have the header's number of
     /// fields; `needed` are the columns read, for the message of a short row.
-    #[inline]
+    #[inline(always)]
     pub fn next(&mut self, needed: &[usize]) -> Result<Option<(u64, Row<'_>)>, InputError> {
         let Some(line) = self.advance(needed)? else {
             return Ok(None);
@@ -434,7 +612,7 @@ impl<R: Read> Rows<R> {
     }
 
     /// The row last read.
-    #[inline]
+    #[inline(always)]
     fn row(&self) -> Row<'_> {
         let data = match &self.engine {
             Engine::Fast(fast) => &fast.buf[..],
@@ -448,19 +626,19 @@ impl<R: Read> Rows<R> {
     }
 
     /// Reads the next row to use (see [`Rows::next`]), returning its line.
-    #[inline]
+    #[inline(always)]
     fn advance(&mut self, needed: &[usize]) -> Result<Option<u64>, InputError> {
         loop {
             let (line, ascii) = match &mut self.engine {
-                Engine::Fast(fast) => match fast.next_line() {
+                Engine::Fast(fast) => match fast.next_row(&mut self.bounds) {
                     // Empty lines are skipped, as the parser skips them.
                     Ok(Some((_, range))) if range.is_empty() => continue,
-                    Ok(Some((line, range))) => {
-                        split(&fast.buf[range.clone()], range.start, &mut self.bounds);
-                        (line, fast.ascii)
-                    }
+                    Ok(Some((line, _))) => (line, fast.ascii),
                     Ok(None) => return Ok(None),
                     Err(Stop::Quote) => {
+                        if let Some(boundary) = &self.boundary {
+                            boundary.lift();
+                        }
                         let Engine::Fast(fast) =
                             std::mem::replace(&mut self.engine, Engine::Switching)
                         else {
@@ -599,75 +777,284 @@ pub fn no_rows(header_line: u64) -> InputError {
     InputError::at(header_line + 1, "no data rows: the file has only a header")
 }
 
-/// Reads (confidence, correct) rows, keeping every row (trimmed) if `keep_records`.
-pub fn read_binary<R: Read>(
-    reader: R,
-    names: ColumnNames<'_>,
-    keep_records: bool,
-) -> Result<Table, InputError> {
-    let mut rows = Rows::new(reader, || {
-        format!(
-            "a header with columns `{}` and `{}`",
-            excerpt(names.score),
-            excerpt(names.label)
-        )
-    })?;
-    let header_line = rows.header_line;
-    let mut samples = Samples::default();
-    let score_index = find_column(
-        &rows.header,
-        names.score,
-        "--score-col",
-        header_line,
-        &mut samples.notes,
-    )?;
-    let label_index = find_column(
-        &rows.header,
-        names.label,
-        "--label-col",
-        header_line,
-        &mut samples.notes,
-    )?;
-    samples.columns = Columns {
-        score: rows.header[score_index].to_owned(),
-        label: rows.header[label_index].to_owned(),
-    };
-    let (score_name, label_name) = (
-        excerpt(&rows.header[score_index]),
-        excerpt(&rows.header[label_index]),
-    );
-    let header = rows.header.clone();
-    let mut records = Vec::new();
+/// The score and label columns of a (confidence, correct) CSV, found in its header.
+pub struct BinaryColumns {
+    score: usize,
+    label: usize,
+    /// Their names as errors quote them.
+    score_name: String,
+    label_name: String,
+}
+
+impl BinaryColumns {
+    /// Finds `names` in `rows`' header; notes of a match without regard to case go to
+    /// `samples.notes`, the names found to `samples.columns`.
+    pub fn find<R: Read>(
+        rows: &Rows<R>,
+        names: ColumnNames<'_>,
+        samples: &mut Samples,
+    ) -> Result<Self, InputError> {
+        let header_line = rows.header_line;
+        let score = find_column(
+            &rows.header,
+            names.score,
+            "--score-col",
+            header_line,
+            &mut samples.notes,
+        )?;
+        let label = find_column(
+            &rows.header,
+            names.label,
+            "--label-col",
+            header_line,
+            &mut samples.notes,
+        )?;
+        samples.columns = Columns {
+            score: rows.header[score].to_owned(),
+            label: rows.header[label].to_owned(),
+        };
+        Ok(BinaryColumns {
+            score,
+            label,
+            score_name: excerpt(&rows.header[score]),
+            label_name: excerpt(&rows.header[label]),
+        })
+    }
+}
+
+/// What `expected` of [`Rows::new`] says for a (confidence, correct) CSV.
+pub fn binary_expected(names: ColumnNames<'_>) -> String {
+    format!(
+        "a header with columns `{}` and `{}`",
+        excerpt(names.score),
+        excerpt(names.label)
+    )
+}
+
+/// Reads the rest of `rows` into `samples` (and every row, trimmed, into `records` if
+/// given). Stops early, with `Ok`, as soon as `cancelled()` (the caller then throws the
+/// samples away).
+pub fn read_binary_rows<R: Read>(
+    rows: &mut Rows<R>,
+    columns: &BinaryColumns,
+    samples: &mut Samples,
+    mut records: Option<&mut Vec<csv::StringRecord>>,
+    cancelled: impl Fn() -> bool,
+) -> Result<(), InputError> {
+    let (score_index, label_index) = (columns.score, columns.label);
     let needed = [score_index, label_index];
     while let Some((line, record)) = rows.next(&needed)? {
-        let score = number::score(&record[score_index], &score_name)
+        let score = number::score(&record[score_index], &columns.score_name)
             .map_err(|p| InputError::at(line, p))?;
-        let label = number::label(&record[label_index], &label_name)
+        let label = number::label(&record[label_index], &columns.label_name)
             .map_err(|p| InputError::at(line, p))?;
         samples.scores.push(score);
         samples.labels.push(label);
-        if keep_records {
+        if let Some(records) = records.as_deref_mut() {
             // Checked to be UTF-8 by `Rows::next`.
             let fields = record
                 .fields()
                 .map(|f| String::from_utf8_lossy(f).trim().to_owned());
             records.push(fields.collect());
         }
+        if cancelled() {
+            break;
+        }
     }
+    Ok(())
+}
+
+/// Reads (confidence, correct) rows, keeping every row (trimmed) if `keep_records`.
+pub fn read_binary<R: Read>(
+    reader: R,
+    names: ColumnNames<'_>,
+    keep_records: bool,
+) -> Result<Table, InputError> {
+    let mut rows = Rows::new(reader, || binary_expected(names))?;
+    let mut samples = Samples::default();
+    let columns = BinaryColumns::find(&rows, names, &mut samples)?;
+    let header = rows.header.clone();
+    let mut records = Vec::new();
+    read_binary_rows(
+        &mut rows,
+        &columns,
+        &mut samples,
+        keep_records.then_some(&mut records),
+        || false,
+    )?;
     if samples.scores.is_empty() {
-        return Err(no_rows(header_line));
+        return Err(no_rows(rows.header_line));
     }
     Ok(Table {
         samples,
         header,
         records,
-        score_index,
+        score_index: columns.score,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_finds_every_comma() {
+        // Every line of up to 17 bytes (two words and a remainder) of `,` and `a`:
+        // the bounds are those of a byte-by-byte split.
+        let mut bounds = Vec::new();
+        for len in 0..=17usize {
+            for bits in 0..1u32 << len {
+                let line: Vec<u8> = (0..len)
+                    .map(|i| if bits >> i & 1 == 1 { b',' } else { 0xac })
+                    .collect();
+                split(&line, 5, &mut bounds);
+                let mut expected = Vec::new();
+                let mut start = 0;
+                for (i, &b) in line.iter().enumerate() {
+                    if b == b',' {
+                        expected.push((5 + start, 5 + i));
+                        start = i + 1;
+                    }
+                }
+                expected.push((5 + start, 5 + len));
+                assert_eq!(bounds, expected, "{line:?}");
+            }
+        }
+        for byte in 0..=255u8 {
+            let word = u64::from_le_bytes([byte, 1, 0, 0x80, 0xff, byte, 0, 7]);
+            let zeros = zero_bytes(word);
+            for (i, &b) in word.to_le_bytes().iter().enumerate() {
+                assert_eq!(
+                    zeros >> (8 * i) & 0xff,
+                    if b == 0 { 0x80 } else { 0 },
+                    "{byte}"
+                );
+            }
+        }
+    }
+
+    /// One line of a generated file (as in `halves`' tests).
+    fn line() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            8 => (0..10_000u32, 0..2u8).prop_map(|(s, y)| format!("0.{s:04},{y},n")),
+            1 => Just("0.5,0,\"a, b\"".to_owned()),
+            1 => Just("\"0.25\",1,\"two\nlines\"".to_owned()),
+            1 => Just("0.75,1,\"x\r\n\ny\"".to_owned()),
+            1 => Just(" 1 , 1.0 ,\t".to_owned()),
+            1 => Just(String::new()),
+            1 => Just("\r".to_owned()),
+            1 => Just(",,".to_owned()),
+            1 => Just("1.5,1,x".to_owned()),
+            1 => Just("0.5,3,x".to_owned()),
+            1 => Just("0.5,1".to_owned()),
+            1 => Just("0.5,1,x,y".to_owned()),
+            1 => Just("nan,1,x".to_owned()),
+            1 => Just("0.5,1,\u{e9}".to_owned()),
+            1 => Just("0.5,1,\u{a0}".to_owned()),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+
+        /// The fast scanner reads unquoted rows as the `csv` crate's parser does (which
+        /// reads everything after a quoted header): the same samples, bit for bit, or
+        /// the same error on the same line (blank lines and line ends inside quotes
+        /// counted).
+        #[test]
+        fn the_scanner_reads_as_the_csv_parser(
+            lines in proptest::collection::vec(line(), 0..40),
+            crlf in proptest::prelude::any::<bool>(),
+            last_eol in proptest::prelude::any::<bool>(),
+            invalid_byte in proptest::option::of(0..40usize),
+        ) {
+            let eol = if crlf { "\r\n" } else { "\n" };
+            let mut body = Vec::new();
+            for (i, line) in lines.iter().enumerate() {
+                body.extend_from_slice(line.as_bytes());
+                if invalid_byte == Some(i) {
+                    body.push(0xff);
+                }
+                if i + 1 < lines.len() || last_eol {
+                    body.extend_from_slice(eol.as_bytes());
+                }
+            }
+            let read = |header: &str| {
+                let mut text = format!("{header}{eol}").into_bytes();
+                text.extend_from_slice(&body);
+                let names = ColumnNames { score: "confidence", label: "correct" };
+                read_binary(&text[..], names, false)
+                    .map(|t| {
+                        let bits: Vec<u64> = t.samples.scores.iter().map(|x| x.to_bits()).collect();
+                        (bits, t.samples.labels)
+                    })
+                    .map_err(|e| e.to_string())
+            };
+            proptest::prop_assert_eq!(
+                read("confidence,correct,note"),
+                read("\"confidence\",correct,note")
+            );
+        }
+    }
+
+    #[test]
+    fn next_row_finds_every_line_and_comma() {
+        // Every text of up to 11 bytes of `,`, `a` and `\n`: the rows, their lines and
+        // their fields' bounds are those of splitting the bytes by hand.
+        let alphabet = [b',', 0xac, b'\n'];
+        let mut bounds = Vec::new();
+        for len in 0..=11u32 {
+            for code in 0..3usize.pow(len) {
+                let text: Vec<u8> = (0..len)
+                    .map(|i| alphabet[code / 3usize.pow(i) % 3])
+                    .collect();
+                let mut fast = Fast::new(&text[..]);
+                let mut got = Vec::new();
+                while let Some((line, range)) = fast.next_row(&mut bounds).ok().flatten() {
+                    // Bounds are into the scanner's buffer (refills move its bytes).
+                    let fields: Vec<Vec<u8>> = bounds
+                        .iter()
+                        .map(|&(s, e)| fast.buf[s..e].to_vec())
+                        .collect();
+                    got.push((line, fast.buf[range].to_vec(), fields));
+                }
+                let mut pieces: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
+                if pieces.last().is_some_and(|p| p.is_empty()) {
+                    pieces.pop();
+                }
+                let expected: Vec<_> = pieces
+                    .iter()
+                    .enumerate()
+                    .map(|(i, piece)| {
+                        let fields = piece.split(|&b| b == b',').map(<[u8]>::to_vec);
+                        (i as u64 + 1, piece.to_vec(), fields.collect::<Vec<_>>())
+                    })
+                    .collect();
+                assert_eq!(got, expected, "{text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_record_of_many_lines_keeps_the_lines_after_it() {
+        // A quoted field of 300 000 line ends (blocks of them counted, not kept), then
+        // a blank line and a bad row: its line is the file's.
+        let mut text = "\"confidence\",correct,note\n0.5,1,\"".to_owned();
+        text += &"\n".repeat(300_000);
+        text += "\"\n0.25,0,x\n\n";
+        let line = text.matches('\n').count() + 1;
+        text += "1.5,1,y\n";
+        let names = ColumnNames {
+            score: "confidence",
+            label: "correct",
+        };
+        let error = read_binary(text.as_bytes(), names, false).err().unwrap();
+        assert_eq!(
+            error.to_string(),
+            format!("line {line}: `confidence` 1.5 is out of range; scores must be in [0, 1]")
+        );
+    }
 
     #[test]
     fn line_limit_counts_lines_across_blocks() {

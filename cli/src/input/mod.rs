@@ -8,9 +8,10 @@
 //!   label column holding the true class id;
 //! - `.npy` arrays: N×K probabilities or logits (or N confidences) and N labels.
 //!
-//! CSVs may come from stdin (`-`). Class outputs are reduced to top-label samples by
-//! the core's [`tce::toplabel`] rule, or, with [`Reduction::Classwise`], to one
-//! one-vs-rest column per class ([`classes`]).
+//! CSVs may come from stdin (`-`); a large (confidence, correct) CSV file is read on
+//! two threads with the same result ([`halves`]). Class outputs are reduced to
+//! top-label samples by the core's [`tce::toplabel`] rule, or, with
+//! [`Reduction::Classwise`], to one one-vs-rest column per class ([`classes`]).
 //!
 //! The entry point is [`load`]; [`read_path`] and [`read_table`] are the
 //! (confidence, correct) CSV readers the other subcommands use.
@@ -23,6 +24,7 @@
 
 mod classes;
 mod csv_rows;
+mod halves;
 mod npy;
 mod number;
 
@@ -217,8 +219,7 @@ pub fn load(spec: &InputSpec) -> Result<Input, InputError> {
                 score: score_col,
                 label: label_col,
             };
-            let samples =
-                read(open(path).map_err(|e| file(path, e))?, names).map_err(|e| file(path, e))?;
+            let samples = read_csv_path(path, names).map_err(|e| file(path, e))?;
             let rows = samples.scores.len();
             Ok(Input {
                 provenance: Provenance {
@@ -407,15 +408,29 @@ fn open(path: &Path) -> Result<Box<dyn Read>, InputError> {
         Box::new(io::stdin().lock())
     } else {
         // No BufReader: the CSV reader reads in blocks of its own.
-        Box::new(File::open(path).map_err(|e| InputError::general(format!("cannot open: {e}")))?)
+        Box::new(open_file(path)?)
     };
     Ok(reader)
+}
+
+/// Opens the file `path`.
+fn open_file(path: &Path) -> Result<File, InputError> {
+    File::open(path).map_err(|e| InputError::general(format!("cannot open: {e}")))
+}
+
+/// Reads the (confidence, correct) rows of `path` (`-` is stdin): a large file on two
+/// threads ([`halves`]), with the same result.
+fn read_csv_path(path: &Path, names: ColumnNames<'_>) -> Result<Samples, InputError> {
+    if path == Path::new("-") {
+        return read(open(path)?, names);
+    }
+    halves::read_file(open_file(path)?, names)
 }
 
 /// Opens `path` (`-` is stdin) and reads its (confidence, correct) rows; notes go to
 /// stderr.
 pub fn read_path(path: &Path, names: ColumnNames<'_>) -> Result<Samples, InputError> {
-    let samples = read(open(path)?, names)?;
+    let samples = read_csv_path(path, names)?;
     report_notes(&path.display().to_string(), &samples.notes);
     Ok(samples)
 }

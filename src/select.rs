@@ -51,6 +51,13 @@ struct Straddling {
     len: usize,
 }
 
+/// Whether selection serves `samples` samples in `bins` bins: from [`MIN_SAMPLES`] up to
+/// what a buffer holds, in 1 to [`MAX_BINS`] bins. (Callers ask before allocating the
+/// scratch or reading the samples; [`equal_mass_bins`] asks again.)
+pub fn serves(samples: usize, bins: usize) -> bool {
+    (MIN_SAMPLES..=MAX_CAPACITY).contains(&samples) && (1..=MAX_BINS).contains(&bins)
+}
+
 /// Writes the statistics of the `bins.len()` equal-mass bins of the samples (`ties` as
 /// in [`Binning::EqualMass`](crate::Binning::EqualMass)) into `bins`, and returns
 /// `Ok(true)`: the bins of a [`SortedBuffer`](crate::SortedBuffer) fed the same samples,
@@ -73,10 +80,8 @@ pub fn equal_mass_bins(
     scratch: &mut [Slot],
 ) -> Result<bool, PushError> {
     sample::check_batch(scores, labels)?;
-    let n = scores.len();
-    let b = bins.len();
-    let served = (MIN_SAMPLES..=MAX_CAPACITY).contains(&n) && (1..=MAX_BINS).contains(&b);
-    if !served || scratch.len() < n {
+    let (n, b) = (scores.len(), bins.len());
+    if !serves(n, b) || scratch.len() < n {
         return Ok(false);
     }
     // The bins' first sorted positions, then n (as `SortedSamples::bin_starts`); those of
@@ -99,6 +104,11 @@ pub fn equal_mass_bins(
         .map(|(arrival, (&score, &label))| (score + 0.0, label, arrival as u32));
     selection.level(samples, 0, scratch, true);
     Ok(true)
+}
+
+/// The boundaries between `bins` bins: their starts but the first (0) and the last (n).
+fn inner(starts: &[usize], bins: usize) -> &[usize] {
+    starts.get(1..bins).unwrap_or_default()
 }
 
 /// A gathered sample as `Selection::level` reads it: (score, label, arrival).
@@ -146,7 +156,7 @@ impl Selection<'_> {
         let mut straddling = [Straddling::default(); MAX_BINS];
         let mut straddles = 0;
         let (mut at, mut place) = (rank, 0usize);
-        let inner = self.inner();
+        let inner = inner(self.starts, self.bins.len());
         let mut bin = inner.partition_point(|&start| start <= rank);
         for entry in table.iter_mut() {
             let len = *entry as usize;
@@ -219,12 +229,6 @@ impl Selection<'_> {
         }
     }
 
-    /// The boundaries between bins (the starts but the first and the last).
-    fn inner(&self) -> &[usize] {
-        let b = self.bins.len();
-        self.starts.get(1..b).unwrap_or_default()
-    }
-
     /// Records `run`, sorted, the samples at sorted positions `rank..`, into their bins;
     /// first, for kept ties, moves a boundary inside a run of equal scores to the run's
     /// end (as `SortedSamples::after_ties`; runs never cross digits).
@@ -245,8 +249,7 @@ impl Selection<'_> {
                 }
             }
         }
-        let b = self.bins.len();
-        let inner = self.starts.get(1..b).unwrap_or_default();
+        let inner = inner(self.starts, self.bins.len());
         let mut bin = inner.partition_point(|&start| start <= rank);
         for (position, slot) in (rank..).zip(run) {
             while inner.get(bin).is_some_and(|&start| start <= position) {
@@ -386,6 +389,9 @@ mod tests {
 
     #[test]
     fn where_selection_does_not_serve_nothing_is_written() {
+        assert!(serves(MIN_SAMPLES, 1) && serves(MIN_SAMPLES, MAX_BINS));
+        assert!(!serves(MIN_SAMPLES - 1, 15) && !serves(MIN_SAMPLES, 0));
+        assert!(!serves(MIN_SAMPLES, MAX_BINS + 1) && !serves(MAX_CAPACITY + 1, 15));
         let n = MIN_SAMPLES;
         let scores = vec![0.5; n];
         let labels = vec![1u8; n];

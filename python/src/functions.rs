@@ -101,7 +101,7 @@ fn selected_bins(
     ties: tce::Ties,
     bins: usize,
 ) -> Result<Option<Vec<BinStats>>, Failure> {
-    if scores.len() < tce::select::MIN_SAMPLES || bins > tce::select::MAX_BINS {
+    if !tce::select::serves(scores.len(), bins) {
         return Ok(None);
     }
     let mut stats = vec![BinStats::EMPTY; bins];

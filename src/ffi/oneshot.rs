@@ -126,9 +126,10 @@ unsafe fn with_samples(
         // SAFETY: forwarded contract: scratch writable for `scratch_len` bytes, not
         // overlapping the arrays.
         let state = unsafe { state::init::<BufferKind>(scratch.cast(), scratch_len, n, false)? };
-        if let (false, true, Binning::EqualMass(ties)) = (
+        if let (false, true, true, Binning::EqualMass(ties)) = (
             job.needs_sort(&options),
             job.takes_equal_mass_bins(),
+            select::serves(n, options.bins),
             options.binning,
         ) {
             let mut stack = [BinStats::EMPTY; select::MAX_BINS];

@@ -894,7 +894,7 @@ pub fn read_binary<R: Read>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -933,8 +933,10 @@ mod tests {
         }
     }
 
-    /// One line of a generated file (as in `halves`' tests).
-    fn line() -> impl proptest::strategy::Strategy<Value = String> {
+    /// One line of a generated file: good rows of several spellings, blank lines,
+    /// quoted fields (some over several lines), and bad rows of each kind (also the
+    /// lines of `halves`' tests).
+    pub(crate) fn line() -> impl proptest::strategy::Strategy<Value = String> {
         use proptest::prelude::*;
         prop_oneof![
             8 => (0..10_000u32, 0..2u8).prop_map(|(s, y)| format!("0.{s:04},{y},n")),

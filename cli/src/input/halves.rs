@@ -380,25 +380,6 @@ mod tests {
         assert_eq!(halves, whole);
     }
 
-    /// One line of a generated file: good rows of several spellings, blank lines,
-    /// quoted fields (one over several lines), and bad rows of each kind.
-    fn line() -> impl Strategy<Value = String> {
-        prop_oneof![
-            8 => (0..10_000u32, 0..2u8).prop_map(|(s, y)| format!("0.{s:04},{y},n")),
-            1 => Just(" 1 , 1.0 ,\t".to_owned()),
-            1 => Just(String::new()),
-            1 => Just("\r".to_owned()),
-            1 => Just(",,".to_owned()),
-            1 => Just("0.5,0,\"a, b\"".to_owned()),
-            1 => Just("\"0.25\",1,\"two\nlines\"".to_owned()),
-            1 => Just("1.5,1,x".to_owned()),
-            1 => Just("0.5,3,x".to_owned()),
-            1 => Just("0.5,1".to_owned()),
-            1 => Just("nan,1,x".to_owned()),
-            1 => Just("0.5,1,\u{e9}".to_owned()),
-        ]
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
 
@@ -407,7 +388,7 @@ mod tests {
         #[test]
         fn halves_read_as_one(
             clean in prop::collection::vec((0..10_000u32, 0..2u8), 0..60),
-            lines in prop::collection::vec(line(), 0..40),
+            lines in prop::collection::vec(csv_rows::tests::line(), 0..40),
             crlf in any::<bool>(),
             last_eol in any::<bool>(),
             invalid_byte in prop::option::of(0..60usize),

@@ -16,7 +16,9 @@
 //! `em-ties` (the same with 30 % exact 1.0), `sort` (the sort alone, realistic),
 //! `push` (`Histogram::push_batch`, 15 bins), `ew-oneshot` (`tce_ece_bin`, equal width,
 //! 15 bins; needs `--features ffi`), `em-oneshot` (the same, equal mass: selection) and
-//! `em-oneshot-ties`.
+//! `em-oneshot-ties`. Not for callgrind: `time-sort`, `time-em` (and `-ties`), the
+//! fastest of 21 runs in ms, and `time-sort-parallel`, `time-em-parallel` (and
+//! `-parallel-ties`) with `sorted_parallel()`, the two-thread sort.
 
 use std::hint::black_box;
 
@@ -71,13 +73,25 @@ fn main() {
             black_box(buffer.sorted().len());
         }
         // Not for callgrind: the fastest of `N` runs of the sort / EM pipeline, in ms.
-        "time-sort" | "time-em" | "time-sort-ties" | "time-em-ties" => {
+        // `-parallel`: `sorted_parallel` (two threads) instead of `sorted`.
+        "time-sort"
+        | "time-em"
+        | "time-sort-ties"
+        | "time-em-ties"
+        | "time-sort-parallel"
+        | "time-em-parallel"
+        | "time-sort-parallel-ties"
+        | "time-em-parallel-ties" => {
             let mut fastest = f64::INFINITY;
             for _ in 0..21 {
                 let mut buffer = SortedBuffer::with_storage(&mut storage[..2 * n]).unwrap();
                 buffer.push_batch(&scores, &labels).unwrap();
                 let start = std::time::Instant::now();
-                let sorted = buffer.sorted();
+                let sorted = if case.contains("-parallel") {
+                    buffer.sorted_parallel()
+                } else {
+                    buffer.sorted()
+                };
                 if case.starts_with("time-em") {
                     black_box(sorted.ece_bin(Binning::EQUAL_MASS, 15, Norm::L2).unwrap());
                     black_box(

@@ -78,6 +78,17 @@ pub(crate) fn sort_by_arrival(slots: &mut [Slot]) {
 /// often spares the passes over the arrival numbers. Without enough scratch, sorts in
 /// place as [`sort_by_score_then_arrival`], then counts.
 pub(crate) fn sort_and_count_in(slots: &mut [Slot], scratch: &mut [Slot], prefix: usize) {
+    sort_and_count(slots, scratch, prefix, false);
+}
+
+/// [`sort_and_count_in`] on two of rayon's threads where that serves (see
+/// [`two_threads`]); the same order, bit for bit.
+#[cfg(feature = "std")]
+pub(crate) fn sort_and_count_in_parallel(slots: &mut [Slot], scratch: &mut [Slot], prefix: usize) {
+    sort_and_count(slots, scratch, prefix, true);
+}
+
+fn sort_and_count(slots: &mut [Slot], scratch: &mut [Slot], prefix: usize, parallel: bool) {
     let scratch = match scratch.get_mut(..slots.len()) {
         Some(scratch) if slots.len() > SMALL => scratch,
         _ => {
@@ -91,6 +102,17 @@ pub(crate) fn sort_and_count_in(slots: &mut [Slot], scratch: &mut [Slot], prefix
     // arrival order, all arrived after it (a buffer's pushes). Otherwise (a reservoir's
     // replacements) sort by arrival first. One read checks that and finds the bits in
     // which the scores differ (the first level's).
+    #[cfg(feature = "std")]
+    if parallel && two_threads::serves(slots.len()) {
+        let (in_order, varying) = two_threads::appended_in_order(slots, prefix);
+        if in_order {
+            two_threads::sort_and_count(slots, scratch, varying);
+            return;
+        }
+        // A reservoir's storage: sorted on one thread, as below (which reads it again).
+    }
+    #[cfg(not(feature = "std"))]
+    let _ = parallel;
     let (in_order, varying) = appended_in_order(slots, prefix);
     let mut flipped = false;
     let (mut from, mut to) = (slots, scratch);
@@ -327,6 +349,317 @@ fn lsd<'a, K: Fn(&Slot) -> u64>(
     flipped
 }
 
+/// The radix sort on two threads (with `std`; `SortedBuffer::sorted_parallel`): the
+/// first level's counting and distribution split by storage halves, the rest by digits.
+///
+/// Each thread counts the digits of its half of the storage (and their hits) and
+/// distributes that half stably into its half of the scratch. Digit d's bucket is then
+/// the first half's piece followed by the second half's: storage order. The digit range
+/// is then halved by slots, recursively (`rayon::join`), down to ranges of n/16 slots,
+/// so that the threads share out the work however it falls; each range's buckets are
+/// copied, piece by piece, to their sorted place in the storage and sorted there as the
+/// single-threaded levels would ([`by_score`]), with a second array of the range's own
+/// (heap, as long as its largest bucket), recording the running hit counts from the hits
+/// of the digits before the range.
+///
+/// Bit for bit the single-threaded order: the first level is the same stable
+/// distribution, and the buckets are sorted by the same code. It needs storage in order
+/// (ties in storage order are ties in arrival order, see [`sort_and_count_in`]); a
+/// reservoir's storage is sorted on one thread.
+#[cfg(feature = "std")]
+pub(crate) mod two_threads {
+    use core::ops::Range;
+
+    use super::{by_score, finish, score, WIDE};
+    use crate::buffer::Slot;
+
+    /// The bucket ranges are split until they hold at most 1/GRAINS of the slots.
+    const GRAINS: usize = 16;
+
+    /// Sorts of at least this many slots take two threads: from 2^17 slots (2 MiB,
+    /// beyond a core's L2) the threads' hand-over costs less than it saves.
+    pub(crate) const FROM: usize = 1 << 17;
+
+    /// Whether `len` slots are sorted on two threads: long enough, and rayon's pool has
+    /// more than one (`RAYON_NUM_THREADS=1` keeps every sort on the caller's thread).
+    pub(crate) fn serves(len: usize) -> bool {
+        len >= FROM && rayon::current_num_threads() > 1
+    }
+
+    /// [`super::appended_in_order`] on two threads: each half of the storage read on its
+    /// own, and the two readings joined.
+    pub(crate) fn appended_in_order(slots: &[Slot], prefix: usize) -> (bool, u64) {
+        let first = slots.first().map_or(0, score);
+        let half = slots.len() / 2;
+        let (low, high) = slots.split_at(half);
+        let (a, b) = rayon::join(
+            || Reading::of(low, prefix, first),
+            || Reading::of(high, prefix.saturating_sub(half), first),
+        );
+        // The second half's tail must start after everything before it: the first
+        // half's latest arrival (tail or head) and the second half's head.
+        let before = a.latest.max(b.head_latest);
+        let in_order =
+            a.in_order && b.in_order && b.tail_first.map_or(true, |first| before < Some(first));
+        (in_order, a.varying | b.varying)
+    }
+
+    /// One half's part of [`appended_in_order`].
+    struct Reading {
+        /// Its tail slots in increasing arrival order, all after its head slots.
+        in_order: bool,
+        /// The latest arrival among its head slots.
+        head_latest: Option<u32>,
+        /// The arrival of its first tail slot.
+        tail_first: Option<u32>,
+        /// The latest arrival of all its slots (the last tail slot's when in order).
+        latest: Option<u32>,
+        /// The bits in which its scores differ from `first`.
+        varying: u64,
+    }
+
+    impl Reading {
+        /// Reads `slots`, of which the first `head` belong to the sorted prefix.
+        fn of(slots: &[Slot], head: usize, first: u64) -> Reading {
+            let (head, tail) = slots.split_at(head.min(slots.len()));
+            let (mut latest, mut varying) = (None, 0);
+            for slot in head {
+                latest = latest.max(Some(slot.order));
+                varying |= score(slot) ^ first;
+            }
+            let head_latest = latest;
+            let mut in_order = true;
+            for slot in tail {
+                // `None` < `Some`: the first of the tail is later than an empty head.
+                in_order &= latest < Some(slot.order);
+                latest = Some(slot.order);
+                varying |= score(slot) ^ first;
+            }
+            Reading {
+                in_order,
+                head_latest,
+                tail_first: tail.first().map(|slot| slot.order),
+                latest: latest.max(head_latest),
+                varying,
+            }
+        }
+    }
+
+    /// The counts and hits of each first-level digit in one half of the storage.
+    struct Half {
+        counts: [u32; WIDE],
+        hits: [u32; WIDE],
+    }
+
+    /// The first level's digit: `width` bits ending `shift` bits above the bottom.
+    #[derive(Clone, Copy)]
+    struct Digit {
+        shift: u32,
+        mask: usize,
+    }
+
+    impl Digit {
+        fn of(&self, slot: &Slot) -> usize {
+            (score(slot) >> self.shift) as usize & self.mask
+        }
+    }
+
+    /// Sorts `slots` (in storage order, see the module docs) with `scratch` as long, on
+    /// two threads, and records the running hit counts. `varying`: the bits in which the
+    /// scores differ.
+    pub(crate) fn sort_and_count(slots: &mut [Slot], scratch: &mut [Slot], varying: u64) {
+        let n = slots.len();
+        if varying == 0 {
+            // All equal: in order already.
+            finish(slots, scratch, false, &mut 0);
+            return;
+        }
+        // The single-threaded first level's digit (`super::level::<WIDE>`).
+        let top = u64::BITS - varying.leading_zeros();
+        let width = (usize::BITS - n.leading_zeros())
+            .saturating_sub(1)
+            .min(WIDE.trailing_zeros())
+            .min(top);
+        let digit = Digit {
+            shift: top - width,
+            mask: (1usize << width) - 1,
+        };
+        let half = n / 2;
+        let (first, second) = slots.split_at(half);
+        let (first_to, second_to) = scratch.split_at_mut(half);
+        let (a, b) = rayon::join(
+            || distribute_half(first, first_to, digit),
+            || distribute_half(second, second_to, digit),
+        );
+        // Where each digit's bucket starts in the result, and in each half's scratch.
+        let buckets = digit.mask + 1;
+        let mut starts = [0usize; WIDE + 1];
+        let mut a_starts = [0usize; WIDE];
+        let mut b_starts = [0usize; WIDE];
+        let (mut at, mut a_at, mut b_at) = (0usize, 0usize, 0usize);
+        for d in 0..buckets {
+            let (Some(&ca), Some(&cb)) = (a.counts.get(d), b.counts.get(d)) else {
+                break;
+            };
+            if let (Some(s), Some(sa), Some(sb)) =
+                (starts.get_mut(d), a_starts.get_mut(d), b_starts.get_mut(d))
+            {
+                (*s, *sa, *sb) = (at, a_at, b_at);
+            }
+            // Counts add up to n < 2^31.
+            a_at = a_at.wrapping_add(ca as usize);
+            b_at = b_at.wrapping_add(cb as usize);
+            at = a_at.wrapping_add(b_at);
+        }
+        if let Some(end) = starts.get_mut(buckets) {
+            *end = n;
+        }
+        let mut hits_before = [0u32; WIDE + 1];
+        let mut hits = 0u32;
+        for d in 0..buckets {
+            if let Some(before) = hits_before.get_mut(d) {
+                *before = hits;
+            }
+            let (ha, hb) = (a.hits.get(d).copied(), b.hits.get(d).copied());
+            // At most one a slot, and fewer than 2^31 slots.
+            hits = hits
+                .wrapping_add(ha.unwrap_or(0))
+                .wrapping_add(hb.unwrap_or(0));
+        }
+        let pieces = Pieces {
+            first: first_to,
+            second: second_to,
+            starts: &starts,
+            first_starts: &a_starts,
+            second_starts: &b_starts,
+            first_counts: &a.counts,
+            hits_before: &hits_before,
+            shift: digit.shift,
+            grain: n / GRAINS,
+        };
+        pieces.sort_range(slots, 0..buckets);
+    }
+
+    /// Counts the digits (and hits) of `from`, then distributes it stably into `to`.
+    fn distribute_half(from: &[Slot], to: &mut [Slot], digit: Digit) -> Half {
+        let mut half = Half {
+            counts: [0; WIDE],
+            hits: [0; WIDE],
+        };
+        for slot in from {
+            let d = digit.of(slot);
+            if let (Some(count), Some(hits)) = (half.counts.get_mut(d), half.hits.get_mut(d)) {
+                *count += 1;
+                *hits += u32::from(slot.label());
+            }
+        }
+        let mut heads = [0u32; WIDE];
+        let mut sum = 0u32;
+        for (head, &count) in heads.iter_mut().zip(&half.counts) {
+            *head = sum;
+            sum += count;
+        }
+        for slot in from {
+            if let Some(head) = heads.get_mut(digit.of(slot)) {
+                // In range: the heads of each digit stop at its count, which add up to
+                // the half's length.
+                if let Some(place) = to.get_mut(*head as usize) {
+                    *place = *slot;
+                }
+                *head += 1;
+            }
+        }
+        half
+    }
+
+    /// The distributed halves, and where each digit's pieces lie.
+    struct Pieces<'a> {
+        first: &'a [Slot],
+        second: &'a [Slot],
+        /// Each digit's start in the result; one more, n, at the end.
+        starts: &'a [usize; WIDE + 1],
+        first_starts: &'a [usize; WIDE],
+        second_starts: &'a [usize; WIDE],
+        first_counts: &'a [u32; WIDE],
+        /// The hits before each digit's bucket; one more, all hits, at the end.
+        hits_before: &'a [u32; WIDE + 1],
+        /// Digit ranges with more slots than this are split in two, for two threads.
+        grain: usize,
+        /// The bits below the first level's digit.
+        shift: u32,
+    }
+
+    impl Pieces<'_> {
+        /// Sorts the buckets of `digits` into `out`, their part of the result: halves of
+        /// the range (by slots) on rayon's threads, until the ranges are short, so that
+        /// the threads share out the work however it falls (the skewed scores' big
+        /// buckets, which take more levels, bunch at the top).
+        fn sort_range(&self, out: &mut [Slot], digits: Range<usize>) {
+            let start = self.starts.get(digits.start).copied().unwrap_or(0);
+            let end = self.starts.get(digits.end).copied().unwrap_or(start);
+            if digits.len() < 2 || end - start <= self.grain {
+                self.sort_into(out, digits);
+                return;
+            }
+            let middle = start + (end - start) / 2;
+            let split = (digits.start + 1..digits.end)
+                .find(|&d| self.starts.get(d).is_some_and(|&s| s >= middle))
+                .unwrap_or(digits.end - 1);
+            let at = self.starts.get(split).map_or(0, |&s| s - start);
+            let (low, high) = out.split_at_mut(at.min(out.len()));
+            rayon::join(
+                || self.sort_range(low, digits.start..split),
+                || self.sort_range(high, split..digits.end),
+            );
+        }
+
+        /// Sorts the buckets of `digits` into `out` (their part of the result), on this
+        /// thread, with the running hit counts.
+        fn sort_into(&self, out: &mut [Slot], digits: Range<usize>) {
+            let mut hits = self.hits_before.get(digits.start).copied().unwrap_or(0);
+            let base = self.starts.get(digits.start).copied().unwrap_or(0);
+            let len = |d: usize| {
+                let (start, end) = (self.starts.get(d), self.starts.get(d + 1));
+                end.zip(start).map_or(0, |(end, start)| end - start)
+            };
+            let longest = digits.clone().map(len).max().unwrap_or(0);
+            let mut other = vec![Slot::EMPTY; longest];
+            for d in digits {
+                let (Some(&start), Some(&from_first), Some(&a), Some(&b)) = (
+                    self.starts.get(d),
+                    self.first_counts.get(d),
+                    self.first_starts.get(d),
+                    self.second_starts.get(d),
+                ) else {
+                    return;
+                };
+                let (length, from_first) = (len(d), from_first as usize);
+                let (Some(bucket), Some(other)) = (
+                    out.get_mut(start - base..start - base + length),
+                    other.get_mut(..length),
+                ) else {
+                    return;
+                };
+                let (head, tail) = bucket.split_at_mut(from_first.min(length));
+                let first = self.first.get(a..a + head.len()).unwrap_or_default();
+                let second = self.second.get(b..b + tail.len()).unwrap_or_default();
+                for (place, slot) in head
+                    .iter_mut()
+                    .zip(first)
+                    .chain(tail.iter_mut().zip(second))
+                {
+                    *place = *slot;
+                }
+                match bucket.len() {
+                    0 => {}
+                    1 => finish(bucket, other, false, &mut hits),
+                    _ => by_score(bucket, other, self.shift, false, &mut hits),
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -483,6 +816,48 @@ mod tests {
             }
         }
 
+        /// The two-thread sort, called below its threshold, gives the order and running
+        /// hits of the single-threaded one, for a sorted prefix then appended slots.
+        #[test]
+        fn two_threads_sort_as_one(slots in shuffled(600), cut in 0.0..1.0f64) {
+            let mut by_arrival = slots.clone();
+            by_arrival.sort_by_key(|s| s.order);
+            let prefix = (cut * by_arrival.len() as f64) as usize;
+            let mut storage = naive(&by_arrival[..prefix]);
+            storage.extend_from_slice(&by_arrival[prefix..]);
+            let (one, _) = both_sorts(&storage, prefix);
+            let (in_order, varying) = two_threads::appended_in_order(&storage, prefix);
+            prop_assert!(in_order);
+            prop_assert_eq!(varying, appended_in_order(&storage, prefix).1);
+            let (mut two, mut scratch) = (storage.clone(), vec![Slot::EMPTY; storage.len()]);
+            two_threads::sort_and_count(&mut two, &mut scratch, varying);
+            prop_assert!(same_bits(&two, &one));
+            prop_assert!(two.iter().zip(&one).all(|(a, b)| a.hits_before == b.hits_before));
+        }
+
+        /// The two-thread reading of the storage agrees with the one-thread reading on
+        /// any storage and prefix, in order or not.
+        #[test]
+        fn two_threads_read_as_one(slots in shuffled(200), prefix in 0usize..220) {
+            prop_assert_eq!(
+                two_threads::appended_in_order(&slots, prefix),
+                appended_in_order(&slots, prefix)
+            );
+            // A buffer's storage with one late arrival moved forward is out of order.
+            let mut by_arrival = slots.clone();
+            by_arrival.sort_by_key(|s| s.order);
+            prop_assert_eq!(
+                two_threads::appended_in_order(&by_arrival, 0),
+                appended_in_order(&by_arrival, 0)
+            );
+            if by_arrival.len() >= 3 {
+                let last = by_arrival.pop().unwrap();
+                by_arrival.insert(by_arrival.len() / 2, last);
+                let (in_order, _) = two_threads::appended_in_order(&by_arrival, 0);
+                prop_assert!(!in_order);
+            }
+        }
+
         /// Large arrival numbers (a window or reservoir near its rebasing point).
         #[test]
         fn high_arrival_numbers(slots in shuffled(300), offset in (1u32 << 29)..(1 << 30)) {
@@ -544,6 +919,51 @@ mod tests {
         let (radix, in_place) = both_sorts(&slots, 0);
         assert!(same_bits(&radix, &naive(&slots)));
         assert!(same_bits(&in_place, &radix));
+    }
+
+    #[test]
+    fn two_threads_sort_large_skewed_inputs() {
+        // Above the threshold, through `SortedBuffer::sorted_parallel`: 300 000 skewed
+        // full f64 scores with a fifth exact 1.0, pushed in three batches (the later
+        // sorts start from a sorted prefix), against the single-threaded sort.
+        use crate::SortedBuffer;
+        let n = 300_000usize;
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let (mut scores, mut labels) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for i in 0..n {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            let u = (state.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 11) as f64 / (1u64 << 53) as f64;
+            scores.push(if i % 5 == 0 {
+                1.0
+            } else {
+                1.0 - 0.9 * u * u * u
+            });
+            labels.push((state >> 63) as u8);
+        }
+        let (mut two, mut one) = (vec![Slot::EMPTY; 2 * n], vec![Slot::EMPTY; 2 * n]);
+        let mut parallel = SortedBuffer::with_storage(&mut two).unwrap();
+        let mut single = SortedBuffer::with_storage(&mut one).unwrap();
+        for range in [0..n / 2, n / 2..n / 2 + 1000, n / 2 + 1000..n] {
+            parallel
+                .push_batch(&scores[range.clone()], &labels[range.clone()])
+                .unwrap();
+            single
+                .push_batch(&scores[range.clone()], &labels[range])
+                .unwrap();
+            let (a, b) = (parallel.sorted_parallel(), single.sorted());
+            assert!(same_bits(a.slots(), b.slots()));
+            assert!(a
+                .slots()
+                .iter()
+                .zip(b.slots())
+                .all(|(x, y)| x.hits_before == y.hits_before));
+        }
+        let all: Vec<Slot> = (0..n)
+            .map(|i| slot(scores[i], i as u32, u32::from(labels[i])))
+            .collect();
+        assert!(same_bits(parallel.sorted_parallel().slots(), &naive(&all)));
     }
 
     #[test]

@@ -86,7 +86,7 @@ fn binned(
             Some(bins) => estimates::of_bins(&bins, which, norm),
             None => {
                 let mut buffer = buffer_of(scores, labels)?;
-                estimates::of_sorted(&buffer.sorted(), which, binning, bins, norm)
+                estimates::of_sorted(&buffer.sorted_parallel(), which, binning, bins, norm)
             }
         },
     })
@@ -237,7 +237,7 @@ pub fn ece_sweep(
     let sweep = options::sweep(sweep_limit, max_bins).map_err(raise(py))?;
     with_samples(scores, labels, logits, |scores, labels| {
         let mut buffer = buffer_of(scores, labels)?;
-        estimates::sweep_of_sorted(&buffer.sorted(), binning, norm, sweep)
+        estimates::sweep_of_sorted(&buffer.sorted_parallel(), binning, norm, sweep)
     })
 }
 
@@ -312,7 +312,11 @@ pub fn reliability_bins(
         }
         Binning::EqualMass(_) => {
             let mut buffer = buffer_of(scores, labels)?;
-            Ok(Reliability::of_sorted(&buffer.sorted(), binning, bins))
+            Ok(Reliability::of_sorted(
+                &buffer.sorted_parallel(),
+                binning,
+                bins,
+            ))
         }
     })?;
     reliability.into_py(py)

@@ -285,7 +285,7 @@ trait HoldsSamples: Send {
 }
 impl HoldsSamples for BoxedBuffer {
     fn with_sorted<R>(&mut self, f: impl FnOnce(&SortedSamples<'_>) -> R) -> R {
-        f(&self.sorted())
+        f(&self.sorted_parallel())
     }
 }
 impl HoldsSamples for BoxedWindow {

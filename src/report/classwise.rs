@@ -336,7 +336,7 @@ fn joint_bootstrap(
     let classes: Vec<SortedClass<'_>> = buffers
         .iter_mut()
         .map(|b| {
-            let sorted = b.sorted();
+            let sorted = b.sorted_parallel();
             SortedClass {
                 packed: Packed::new(&sorted),
                 rows: sorted

@@ -418,7 +418,7 @@ pub fn report(
         .push_batch(scores, labels)
         .map_err(ReportError::Push)?;
     let hits = buffer.hits();
-    let sorted = buffer.sorted();
+    let sorted = buffer.sorted_parallel();
     let data = DataView {
         sorted,
         scores,

@@ -198,21 +198,22 @@ fn level<const B: usize>(
         .min(top);
     let shift = top - width;
     let mask = (1usize << width) - 1;
-    let digit = |slot: &Slot| (score(slot) >> shift) as usize & mask;
+    // shift = top − width < 64.
+    let digit = |slot: &Slot| score(slot).wrapping_shr(shift) as usize & mask;
     // Counts, then (in the same array) each bucket's next place, which ends as the
-    // bucket's end.
+    // bucket's end. (Counts and places add up to n < 2^31: nothing wraps.)
     let mut places = [0u32; B];
     let places = places.get_mut(..=mask).unwrap_or_default();
     for slot in from.iter() {
         if let Some(count) = places.get_mut(digit(slot)) {
-            *count += 1;
+            *count = count.wrapping_add(1);
         }
     }
     let mut sum = 0u32;
     for place in places.iter_mut() {
         let count = *place;
         *place = sum;
-        sum += count;
+        sum = sum.wrapping_add(count);
     }
     for slot in from.iter() {
         if let Some(head) = places.get_mut(digit(slot)) {
@@ -220,7 +221,7 @@ fn level<const B: usize>(
             if let Some(place) = to.get_mut(*head as usize) {
                 *place = *slot;
             }
-            *head += 1;
+            *head = head.wrapping_add(1);
         }
     }
     // Each bucket now lies in `to`, in the same place as in `from`; sort it on the bits
@@ -267,7 +268,8 @@ fn stable_insertion_sort<K: Fn(&Slot) -> u64>(slots: &mut [Slot], key: K) {
         let k = key(&moving);
         let mut gap = i;
         while gap > 0 {
-            let Some(&before) = slots.get(gap - 1) else {
+            // gap > 0: the subtractions cannot wrap.
+            let Some(&before) = slots.get(gap.wrapping_sub(1)) else {
                 return;
             };
             if key(&before) <= k {
@@ -276,7 +278,7 @@ fn stable_insertion_sort<K: Fn(&Slot) -> u64>(slots: &mut [Slot], key: K) {
             if let Some(place) = slots.get_mut(gap) {
                 *place = before;
             }
-            gap -= 1;
+            gap = gap.wrapping_sub(1);
         }
         if let Some(place) = slots.get_mut(gap) {
             *place = moving;
@@ -317,14 +319,21 @@ fn lsd<'a, K: Fn(&Slot) -> u64>(
     let n = from.len();
     let mut counts = [[0u32; BUCKETS]; 8];
     let bytes = bytes.min(8);
+    // Counts and heads add up to n < 2^31, and shifts are 8 × (byte < 8) < 64: the
+    // `wrapping_` operations never wrap. (Bounded ranges, not `enumerate`, which has an
+    // overflow path.)
     for slot in from.iter() {
         let k = key(slot);
-        for (byte, counts) in counts.iter_mut().enumerate().take(bytes) {
-            counts[(k >> (8 * byte)) as usize & (BUCKETS - 1)] += 1;
+        for (byte, counts) in (0..8u32).zip(counts.iter_mut()).take(bytes) {
+            if let Some(count) =
+                counts.get_mut(k.wrapping_shr(byte.wrapping_mul(8)) as usize & (BUCKETS - 1))
+            {
+                *count = count.wrapping_add(1);
+            }
         }
     }
     let mut flipped = false;
-    for (byte, counts) in counts.iter().enumerate().take(bytes) {
+    for (byte, counts) in (0..8u32).zip(counts.iter()).take(bytes) {
         if counts.iter().any(|&c| c as usize == n) {
             continue; // every key has the same digit here
         }
@@ -332,16 +341,18 @@ fn lsd<'a, K: Fn(&Slot) -> u64>(
         let mut sum = 0u32;
         for (head, &count) in heads.iter_mut().zip(counts) {
             *head = sum;
-            sum += count;
+            sum = sum.wrapping_add(count);
         }
-        let shift = 8 * byte as u32;
+        let shift = byte.wrapping_mul(8);
         for slot in from.iter() {
-            let head = &mut heads[(key(slot) >> shift) as usize & (BUCKETS - 1)];
-            // In range: the heads of each digit stop at its count, which add up to n.
-            if let Some(place) = to.get_mut(*head as usize) {
-                *place = *slot;
+            let digit = key(slot).wrapping_shr(shift) as usize & (BUCKETS - 1);
+            if let Some(head) = heads.get_mut(digit) {
+                // In range: the heads of each digit stop at its count, which add up to n.
+                if let Some(place) = to.get_mut(*head as usize) {
+                    *place = *slot;
+                }
+                *head = head.wrapping_add(1);
             }
-            *head += 1;
         }
         core::mem::swap(from, to);
         flipped = !flipped;

@@ -96,12 +96,11 @@ pub fn equal_mass_bins(
         bins,
     };
     selection.bins.fill(BinStats::EMPTY);
-    // arrival < n ≤ MAX_CAPACITY < 2^31: the conversion keeps every bit.
-    let samples = scores
-        .iter()
-        .zip(labels)
-        .enumerate()
-        .map(|(arrival, (&score, &label))| (score + 0.0, label, arrival as u32));
+    // n ≤ MAX_CAPACITY < 2^31 (`serves`): the conversion keeps every bit. (A bounded
+    // range, not `enumerate`, which has an overflow path.)
+    let samples = (0..n as u32)
+        .zip(scores.iter().zip(labels))
+        .map(|(arrival, (&score, &label))| (score + 0.0, label, arrival));
     selection.level(samples, 0, scratch, true);
     Ok(true)
 }
@@ -139,15 +138,18 @@ impl Selection<'_> {
         let varying = samples
             .clone()
             .fold(0, |v, (s, _, _)| v | (s.to_bits() ^ first));
+        // Arithmetic below: counts, places and positions are at most n < 2^31, and the
+        // straddling digits at most MAX_BINS, so the `wrapping_` operations never wrap;
+        // shift ≤ 64 − width < 64.
         let top = u64::BITS - varying.leading_zeros();
         let width = top.min(DIGIT_BITS);
         let shift = top - width;
         let mask = (1usize << width) - 1;
-        let digit = |score: f64| (score.to_bits() >> shift) as usize & mask;
+        let digit = |score: f64| (score.to_bits().wrapping_shr(shift)) as usize & mask;
         let mut table = [0u32; DIGITS];
         for (score, _, _) in samples.clone() {
             if let Some(count) = table.get_mut(digit(score)) {
-                *count += 1;
+                *count = count.wrapping_add(1);
             }
         }
 
@@ -160,10 +162,10 @@ impl Selection<'_> {
         let mut bin = inner.partition_point(|&start| start <= rank);
         for entry in table.iter_mut() {
             let len = *entry as usize;
-            let end = at + len;
+            let end = at.wrapping_add(len);
             // Boundaries at or before the digit's first position: its bin, if it holds none.
             while inner.get(bin).is_some_and(|&start| start <= at) {
-                bin += 1;
+                bin = bin.wrapping_add(1);
             }
             if inner.get(bin).is_some_and(|&start| start < end) {
                 if let Some(s) = straddling.get_mut(straddles) {
@@ -172,10 +174,10 @@ impl Selection<'_> {
                         place,
                         len,
                     };
-                    straddles += 1;
+                    straddles = straddles.wrapping_add(1);
                 }
                 *entry = STRADDLES | place as u32;
-                place += len;
+                place = place.wrapping_add(len);
             } else {
                 *entry = bin as u32;
             }
@@ -201,7 +203,8 @@ impl Selection<'_> {
                         hits_before: 0,
                     };
                 }
-                *entry += 1;
+                // Places stay below n < 2^31: the mark bit is never reached.
+                *entry = entry.wrapping_add(1);
             }
         }
 
@@ -213,7 +216,7 @@ impl Selection<'_> {
             return; // never: the places count samples, at most the scratch's length
         };
         for s in straddling {
-            let Some(run) = gathered.get_mut(s.place..s.place + s.len) else {
+            let Some(run) = gathered.get_mut(s.place..s.place.wrapping_add(s.len)) else {
                 continue;
             };
             // (The deeper level gathers into the rest of the scratch: it needs the room.)
@@ -233,27 +236,32 @@ impl Selection<'_> {
     /// first, for kept ties, moves a boundary inside a run of equal scores to the run's
     /// end (as `SortedSamples::after_ties`; runs never cross digits).
     fn record_sorted(&mut self, run: &[Slot], rank: usize) {
+        // Positions are at most n < 2^31: the `wrapping_` operations never wrap.
+        let end = rank.wrapping_add(run.len());
         if self.ties == Ties::Keep {
             for start in self
                 .starts
                 .iter_mut()
-                .filter(|p| (rank + 1..rank + run.len()).contains(p))
+                .filter(|p| (rank.wrapping_add(1)..end).contains(p))
             {
-                let at = *start - rank;
-                if let (Some(before), Some(here)) = (run.get(at - 1), run.get(at)) {
+                // rank < start < end: at is in 1..run.len().
+                let at = start.wrapping_sub(rank);
+                if let (Some(before), Some(here)) = (run.get(at.wrapping_sub(1)), run.get(at)) {
                     if before.score == here.score {
                         let score = here.score;
                         let tail = run.get(at..).unwrap_or_default();
-                        *start += tail.partition_point(|slot| slot.score == score);
+                        *start =
+                            start.wrapping_add(tail.partition_point(|slot| slot.score == score));
                     }
                 }
             }
         }
         let inner = inner(self.starts, self.bins.len());
         let mut bin = inner.partition_point(|&start| start <= rank);
-        for (position, slot) in (rank..).zip(run) {
+        // (A bounded range: `rank..` has an overflow path.)
+        for (position, slot) in (rank..end).zip(run) {
             while inner.get(bin).is_some_and(|&start| start <= position) {
-                bin += 1;
+                bin = bin.wrapping_add(1);
             }
             if let Some(stats) = self.bins.get_mut(bin) {
                 stats.record(slot.score, slot.label());

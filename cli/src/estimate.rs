@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::input::ClassSamples;
 use tce::{
-    BinStats, Binning, Closure, Estimate, Histogram, Norm, Slot, SortedBuffer, SweepOptions, Ties,
+    BinStats, Binning, Closure, Estimate, Histogram, Norm, SortedBuffer, SweepOptions, Ties,
 };
 
 /// What `tce estimate` computes: the options, resolved.
@@ -119,7 +119,7 @@ pub struct Report {
     pub estimates: Vec<Row>,
 }
 
-/// Computes the report through the library: equal-width ECE_bin and MCE from the
+/// Computes the report through the library: equal-width ECE_bin, ECE_debias and MCE from the
 /// streaming [`Histogram`] (the path production code runs), everything else from the
 /// [`SortedBuffer`]. Both live on the heap, sized by `settings.bins` and the row count.
 pub fn compute(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Report, String> {
@@ -147,9 +147,11 @@ pub fn compute(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Rep
     })
 }
 
-/// What the histogram gives: equal-width ECE_bin and MCE, and the totals.
+/// What the histogram gives: equal-width ECE_bin, ECE_debias and MCE (the equal-width
+/// bins of the sorted samples are these, bit for bit), and the totals.
 struct HistogramRows {
     ece_bin: Result<Estimate, String>,
+    ece_debias: Result<Estimate, String>,
     mce: Result<Estimate, String>,
     total: BinStats,
 }
@@ -169,19 +171,22 @@ fn histogram_rows(
         ece_bin: histogram
             .ece_bin(settings.norm)
             .map_err(context("estimate")),
+        ece_debias: histogram
+            .ece_debias(settings.norm)
+            .map_err(context("estimate")),
         mce: histogram.mce().map_err(context("estimate")),
         total: histogram.total(),
     })
 }
 
 /// What the sorted samples give: every other binned estimate, in the report's order
-/// (an error stops the list).
+/// (an error stops the list up to the sweeps).
 struct SortedRows {
     em_ece_bin: Estimate,
     ew_sweep: Estimate,
     em_sweep: Estimate,
-    ew_debias: Estimate,
-    em_debias: Estimate,
+    /// After the histogram's ECE_debias, whose error comes first.
+    em_debias: Result<Estimate, String>,
     /// Last in the report, after the histogram's MCE, whose error comes first.
     em_mce: Result<Estimate, String>,
 }
@@ -192,26 +197,28 @@ fn sorted_rows(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Sor
         Binning::EqualMass(settings.ties),
     );
     let (bins, norm) = (settings.bins, settings.norm);
-    let mut slot_storage = heap_vec(Slot::EMPTY, scores.len(), "samples")?;
+    // Room for the radix sort (2n slots), zero-filled so that no pass writes them
+    // before the samples do; the sort takes two threads, as the other side is done by
+    // then at n = 10^6 (docs/performance.md).
+    let mut slot_storage =
+        tce::storage::sorting_slots(scores.len()).map_err(|e| format!("samples: {e}"))?;
     let mut buffer =
         SortedBuffer::with_storage(&mut slot_storage).map_err(context("sample buffer"))?;
     buffer
         .push_batch(scores, labels)
         .map_err(context("sample buffer"))?;
-    let sorted = buffer.sorted();
+    let sorted = buffer.sorted_parallel();
     let estimate =
         |result: Result<Estimate, tce::EstimateError>| result.map_err(context("estimate"));
-    // Each binning's bin statistics are computed once (one O(n) pass each) and every
-    // fixed-B estimator reads them, as `SortedSamples::{ece_bin, mce, ece_debias}` would
-    // from a pass of their own: the same statistics, so the same values, bit for bit.
+    // The equal-mass bin statistics are computed once (one O(n) pass) and every fixed-B
+    // estimator reads them, as `SortedSamples::{ece_bin, mce, ece_debias}` would from a
+    // pass of their own: the same statistics, so the same values, bit for bit.
     let em_bins: Vec<BinStats> = sorted.bins(em, bins).collect();
-    let ew_bins: Vec<BinStats> = sorted.bins(ew, bins).collect();
     Ok(SortedRows {
         em_ece_bin: estimate(tce::estimate::ece_bin(em_bins.iter().copied(), norm))?,
         ew_sweep: estimate(sorted.ece_sweep(ew, norm, settings.sweep))?,
         em_sweep: estimate(sorted.ece_sweep(em, norm, settings.sweep))?,
-        ew_debias: estimate(tce::estimate::ece_debias(ew_bins.iter().copied(), norm))?,
-        em_debias: estimate(tce::estimate::ece_debias(em_bins.iter().copied(), norm))?,
+        em_debias: estimate(tce::estimate::ece_debias(em_bins.iter().copied(), norm)),
         em_mce: estimate(tce::estimate::mce(em_bins.iter().copied())),
     })
 }
@@ -233,8 +240,8 @@ fn report(
         Row::new(EceBin, EM, sorted.em_ece_bin),
         Row::new(EceSweep, EW, sorted.ew_sweep),
         Row::new(EceSweep, EM, sorted.em_sweep),
-        Row::new(EceDebias, EW, sorted.ew_debias),
-        Row::new(EceDebias, EM, sorted.em_debias),
+        Row::new(EceDebias, EW, histogram.ece_debias?),
+        Row::new(EceDebias, EM, sorted.em_debias?),
         Row::new(Mce, EW, histogram.mce?),
         Row::new(Mce, EM, sorted.em_mce?),
     ];

@@ -145,7 +145,6 @@ fn bad_input_exits_2_in_every_subcommand() {
         !paper_out.exists(),
         "paper wrote files before refusing --data"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -187,7 +186,6 @@ fn io_errors_exit_1() {
         let stderr = exits(&tce(args), 1, what);
         assert!(!stderr.is_empty(), "{what}: no message");
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -278,7 +276,6 @@ fn columns_match_without_regard_to_case_and_say_so() {
         "{}",
         &written[..40]
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -334,7 +331,6 @@ fn long_lines_are_refused_with_a_bounded_message() {
         stderr.contains("(49980 more)") && stderr.len() < 800,
         "{stderr}"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// `tce estimate` with the settings of a JSON's `settings` object.
@@ -559,7 +555,6 @@ fn simulate_svg_draws_every_estimator_of_the_csv() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -619,7 +614,6 @@ fn fit_svg_names_the_curve_in_words_and_shows_counts() {
             "{needle} missing: {texts:?}"
         );
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// The fitted map of `tce recalibrate --json`.
@@ -823,7 +817,6 @@ fn recalibrate_prints_and_reports_its_map() {
         stderr.starts_with("temperature scaling: g(c) = σ(logit(c) / T), T = "),
         "{stderr}"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]

@@ -212,7 +212,6 @@ fn fit_svg_writes_a_nonempty_svg() {
         &text[..text.len().min(200)]
     );
     assert!(text.trim_end().ends_with("</svg>"));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -393,7 +392,6 @@ fn recalibrate_isotonic_is_a_monotone_step_function_preserving_the_mean() {
     let (_, labels) = samples(&std::fs::read_to_string(&a).unwrap());
     let outputs: Vec<f64> = own.iter().map(|p| p.1).collect();
     assert!((mean(&outputs) - accuracy(&labels)).abs() < 1e-12);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -426,7 +424,6 @@ fn recalibrate_histogram_maps_each_of_15_bins_to_its_mean_label() {
     let own = recalibrate("histogram", &a, &a, &dir.join("own.csv"));
     let outputs: Vec<f64> = own.iter().map(|p| p.1).collect();
     assert!((mean(&outputs) - accuracy(&labels)).abs() < 1e-12);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// The least-squares line through (logit x, logit y) and its largest residual.
@@ -480,7 +477,6 @@ fn recalibrate_platt_and_temperature_are_the_logit_glms_of_tce_fit() {
     let (_, labels) = samples(&std::fs::read_to_string(&a).unwrap());
     let outputs: Vec<f64> = own.iter().map(|p| p.1).collect();
     assert!((mean(&outputs) - accuracy(&labels)).abs() < 1e-6);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -499,7 +495,6 @@ fn recalibrate_writes_stdout_without_out() {
         path_str(&b),
     ]));
     assert_eq!(stdout, std::fs::read_to_string(&out).unwrap());
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -609,7 +604,6 @@ fn bad_input_exits_2_naming_the_problem() {
         stderr.contains("bogus") && stderr.contains("isotonic"),
         "{stderr}"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -650,7 +644,6 @@ fn a_file_that_cannot_be_fitted_is_bad_input_and_exits_2() {
     ]);
     let stderr = exits(&platt, 2, "platt");
     assert!(stderr.contains("all labels are equal"), "{stderr}");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 // ---------------------------------------------------------------- tce fit-check

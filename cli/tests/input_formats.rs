@@ -261,7 +261,6 @@ fn class_csv_reduces_like_the_top_label_csv() {
     ]));
     assert_same(&report, &reference, 1e-12, "logits");
     assert_eq!(report["settings"]["input"]["values"], "logits");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -297,7 +296,6 @@ fn class_csv_json_reproduces_from_its_settings() {
     }
     let rerun: Vec<&str> = rerun.iter().map(String::as_str).collect();
     assert_eq!(json(&tce(&rerun)), report);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -436,7 +434,6 @@ fn npy_arrays_reduce_like_the_top_label_csv() {
         assert_same(&report, &reference_of(&dir, &csv), 0.0, descr);
         assert_eq!(report["settings"]["input"]["values"], "confidences");
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 fn reference_of(dir: &Path, csv: &str) -> Value {
@@ -533,7 +530,6 @@ fn classwise_is_every_class_one_vs_rest_and_their_lp_mean() {
         text.contains("marginal calibration error") && text.contains("per class"),
         "{text}"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -745,7 +741,6 @@ fn bad_npy_input_names_the_index() {
         let stderr = refused(&tce(args), expected);
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]

@@ -101,15 +101,9 @@ pub fn refused(output: &Output, what: &str) -> String {
 }
 
 /// A directory of its own for test `test` of this test file, under the system's
-/// temporary directory (the process id keeps concurrent runs apart).
-pub fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "tce-{}-{}-{test}",
-        env!("CARGO_CRATE_NAME"),
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// temporary directory, removed when the test is done (a [`TempDir`]).
+pub fn scratch(test: &str) -> TempDir {
+    TempDir::new(test)
 }
 
 /// A directory of its own, removed on drop (a counter keeps the directories of one test
@@ -138,6 +132,14 @@ impl TempDir {
         let path = self.0.join(name);
         std::fs::write(&path, contents).unwrap();
         path
+    }
+}
+
+/// A `TempDir` reads as its path (`dir.join(..)`, `&dir` for a `&Path`).
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
     }
 }
 

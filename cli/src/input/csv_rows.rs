@@ -1081,3 +1081,37 @@ pub(crate) mod tests {
         assert_eq!(LineLimit::new(&b""[..]).account(&exact), Ok(()));
     }
 }
+
+/// Timing of the reader alone, on one thread from memory (not a test of results):
+/// `TCE_CSV_BENCH=FILE cargo test --release -p tce-cli --bin tce -- --ignored --nocapture time_reading`.
+#[cfg(test)]
+mod timing {
+    #[test]
+    #[ignore]
+    fn time_reading() {
+        let Ok(path) = std::env::var("TCE_CSV_BENCH") else {
+            return;
+        };
+        let bytes = std::fs::read(path).unwrap();
+        let names = super::ColumnNames {
+            score: "confidence",
+            label: "correct",
+        };
+        let runs: usize = std::env::var("TCE_CSV_RUNS")
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(15);
+        let mut times = Vec::new();
+        for _ in 0..runs {
+            let start = std::time::Instant::now();
+            let table = super::read_binary(&bytes[..], names, false).unwrap();
+            times.push(start.elapsed().as_secs_f64() * 1e3);
+            std::hint::black_box(table);
+        }
+        times.sort_by(f64::total_cmp);
+        println!(
+            "read_binary: median {:.2} ms, fastest {:.2} ms over {runs} runs",
+            times[runs / 2], times[0]
+        );
+    }
+}

@@ -377,6 +377,21 @@ impl<R: Read> Fast<R> {
         if self.quote.is_some() {
             return;
         }
+        // The two-column files, with their columns known to the compiler (the loop
+        // over the fields unrolled): most files, and a tighter loop.
+        match takes {
+            [Take::Score, Take::Label] => {
+                self.simple_rows_of(&[Take::Score, Take::Label], scores, labels)
+            }
+            [Take::Label, Take::Score] => {
+                self.simple_rows_of(&[Take::Label, Take::Score], scores, labels)
+            }
+            _ => self.simple_rows_of(takes, scores, labels),
+        }
+    }
+
+    #[inline(always)]
+    fn simple_rows_of(&mut self, takes: &[Take], scores: &mut Vec<f64>, labels: &mut Vec<u8>) {
         let data = &self.buf[self.start..self.end];
         let mut at = 0;
         let mut rows = 0;

@@ -119,11 +119,17 @@ fn digit_run(bytes: &[u8], mut m: u64, limit: usize) -> Option<(u64, usize)> {
     while let Some(chunk) = bytes.get(i..i + 8) {
         let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
         let flags = non_digits(word);
-        let run = if flags == 0 {
-            8
-        } else {
-            (flags.trailing_zeros() / 8) as usize
-        };
+        if flags == 0 {
+            // Eight digits, and the run goes on. A branch rather than a select, so
+            // that the next word's address does not wait on this word's digits.
+            if i + 8 > limit {
+                return None;
+            }
+            m = m * POW10_U64[8] + digit_values(word.wrapping_sub(0x3030_3030_3030_3030));
+            i += 8;
+            continue;
+        }
+        let run = (flags.trailing_zeros() / 8) as usize;
         if i + run > limit {
             return None;
         }
@@ -132,10 +138,7 @@ fn digit_run(bytes: &[u8], mut m: u64, limit: usize) -> Option<(u64, usize)> {
             let values = word.wrapping_sub(0x3030_3030_3030_3030) << (8 * (8 - run));
             m = m * POW10_U64[run] + digit_values(values);
         }
-        i += run;
-        if run < 8 {
-            return Some((m, i));
-        }
+        return Some((m, i + run));
     }
     // Fewer than 8 bytes left.
     while let Some(&byte) = bytes.get(i) {

@@ -1125,6 +1125,128 @@ pub(crate) mod tests {
         }
     }
 
+    /// A score field as files spell them, and as they should not: plain decimals of
+    /// every length (past 19 bytes and 15 digits too), the spellings only the general
+    /// path reads (signs, exponents, spaces, 1.0000…1 that rounds to 1) and bad ones.
+    fn score_field() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            6 => "[01]\\.[0-9]{1,18}",
+            2 => "[0-9]{0,3}(\\.[0-9]{0,20})?",
+            1 => Just("1.0000000000000000001".to_owned()),
+            1 => Just("1.0000000000000001".to_owned()),
+            1 => Just("0.99999999999999999999".to_owned()),
+            1 => prop::sample::select(vec![
+                "1", "0", "1.", ".5", "+0.5", "-0", "5e-1", "1E0", " 0.5", "0.5 ", "\t1",
+                "", ".", "nan", "inf", "1.5", "2", "0x1", "0.5.5", "0,5", "\u{e9}", "1e400",
+                "00000000000000000000.5",
+            ]).prop_map(str::to_owned),
+        ]
+    }
+
+    /// A label field: `0`/`1`, the spellings of them only the general path or the
+    /// plain-decimal path reads, and bad ones.
+    fn label_field() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![
+            6 => "[01]",
+            2 => prop::sample::select(vec![
+                "1.0", "0.0", "1.", "0.000", "01", "00", "10", "2", " 1", "1 ", "+1", "1e0",
+                "true", "", "-0", ".0", "1.5", "\u{a0}1", "1\r",
+            ]).prop_map(str::to_owned),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(600))]
+
+        /// The simple path changes nothing: a file reads to the same samples, bit for
+        /// bit, or the same error on the same line, as on the general path alone (which
+        /// reads every row when the records are kept), whatever the columns' order,
+        /// extra columns, line ends, blank lines and bad rows.
+        #[test]
+        fn the_simple_path_reads_as_the_general_path(
+            layout in 0..4usize,
+            rows in proptest::collection::vec(
+                (score_field(), label_field(), "[a-z]{0,3}|\u{e9}|\"q\"|a,b|", 0..8u8),
+                0..40,
+            ),
+            last_eol in proptest::prelude::any::<bool>(),
+        ) {
+            let header = ["confidence,correct", "correct,confidence", "confidence,note,correct", "id,correct,confidence,note"][layout];
+            let mut text = format!("{header}\n");
+            for (i, (score, label, note, shape)) in rows.iter().enumerate() {
+                let fields = match layout {
+                    0 => format!("{score},{label}"),
+                    1 => format!("{label},{score}"),
+                    2 => format!("{score},{note},{label}"),
+                    _ => format!("{note},{label},{score},{note}"),
+                };
+                // Mostly good rows; some blank, ragged or cut.
+                let line = match shape {
+                    0 => String::new(),
+                    1 => format!("{fields},x"),
+                    2 => fields.split(',').next().unwrap_or("").to_owned(),
+                    _ => fields,
+                };
+                text += &line;
+                if i + 1 < rows.len() || last_eol {
+                    text += if shape % 2 == 0 { "\r\n" } else { "\n" };
+                }
+            }
+            let names = ColumnNames { score: "confidence", label: "correct" };
+            let read = |keep_records: bool| {
+                read_binary(text.as_bytes(), names, keep_records)
+                    .map(|t| {
+                        let bits: Vec<u64> = t.samples.scores.iter().map(|x| x.to_bits()).collect();
+                        (bits, t.samples.labels)
+                    })
+                    .map_err(|e| e.to_string())
+            };
+            proptest::prop_assert_eq!(read(false), read(true));
+        }
+    }
+
+    /// Rows across many refills of the scanner's buffer (the simple path stops at its
+    /// end, the general path reads the row cut there): the same samples as the general
+    /// path, and an error after them on the file's line.
+    #[test]
+    fn the_simple_path_reads_across_refills() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut text = "confidence,correct\n".to_owned();
+        for i in 0..60_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let digits = (state % 17) as usize + 1;
+            let score = format!("{:.digits$}", (state >> 11) as f64 / (1u64 << 53) as f64);
+            text += &score;
+            text += if state >> 60 == 0 { ",1.0" } else { ",0" };
+            text += if i % 3 == 0 { "\r\n" } else { "\n" };
+            if i % 9973 == 0 {
+                text += "\n 0.5 , 1 \n";
+            }
+        }
+        let names = ColumnNames {
+            score: "confidence",
+            label: "correct",
+        };
+        let simple = read_binary(text.as_bytes(), names, false).unwrap();
+        let general = read_binary(text.as_bytes(), names, true).unwrap();
+        assert!(text.len() > 4 * BLOCK_BYTES * 3);
+        assert_eq!(simple.samples.scores.len(), 60_000 + 7);
+        let bits = |t: &Table| t.samples.scores.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&simple), bits(&general));
+        assert_eq!(simple.samples.labels, general.samples.labels);
+        let line = text.matches('\n').count() + 1;
+        text += "0.5,2\n";
+        let error = read_binary(text.as_bytes(), names, false).err().unwrap();
+        assert_eq!(
+            error.to_string(),
+            format!("line {line}: `correct` 2 is not a label; labels must be 0 or 1")
+        );
+    }
+
     #[test]
     fn next_row_finds_every_line_and_comma() {
         // Every text of up to 11 bytes of `,`, `a` and `\n`: the rows, their lines and

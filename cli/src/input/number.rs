@@ -515,6 +515,44 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+
+        /// What the row scanner's readers take from a field followed by a delimiter,
+        /// the field parsers give for that field alone: the same score bit for bit, the
+        /// same label; and they take every plain score of at most 15 digits in [0, 1]
+        /// and every `0` and `1`.
+        #[test]
+        fn prefix_readers_agree_with_the_field_parsers(
+            field in "[0-9]{0,3}(\\.[0-9]{0,20})?|[01]\\.[0-9]{0,14}|1\\.0{0,19}1?",
+            delimiter in proptest::prelude::prop_oneof![
+                proptest::prelude::Just(b','), proptest::prelude::Just(b'\n'),
+                proptest::prelude::Just(b'\r'), proptest::prelude::any::<u8>(),
+            ],
+        ) {
+            let mut bytes = field.clone().into_bytes();
+            bytes.push(delimiter);
+            bytes.extend_from_slice(b"0.5,1\n");
+            let digits = field.bytes().filter(u8::is_ascii_digit).count();
+            if let Some((x, length)) = score_prefix(&bytes) {
+                if length == field.len() {
+                    proptest::prop_assert_eq!(score(field.as_bytes(), "c").map(f64::to_bits), Ok(x.to_bits()));
+                }
+            } else if !delimiter.is_ascii_digit() && delimiter != b'.' && digits <= 15 && digits > 0 {
+                // Not read: then out of range, or not a plain decimal.
+                let std: Result<f64, _> = field.parse();
+                proptest::prop_assert!(std.map_or(true, |x| x > 1.0), "{:?} not read", field);
+            }
+            if let Some((y, length)) = label_prefix(&bytes) {
+                if length == field.len() {
+                    proptest::prop_assert_eq!(label(field.as_bytes(), "y"), Ok(y));
+                }
+            } else if (field == "0" || field == "1") && !delimiter.is_ascii_digit() && delimiter != b'.' {
+                proptest::prop_assert!(false, "{:?} not read as a label", field);
+            }
+        }
+    }
+
     #[test]
     fn non_digits_flag_the_first_non_digit() {
         // Every byte value at every position after a run of digits.

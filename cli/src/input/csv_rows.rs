@@ -373,9 +373,14 @@ impl<R: Read> Fast<R> {
     /// words any error. Nothing here refuses a row, so results and errors are the
     /// general path's. Does nothing once a quote is in the buffer (the parser takes
     /// over at its line).
-    fn simple_rows(&mut self, takes: &[Take], scores: &mut Vec<f64>, labels: &mut Vec<u8>) {
+    fn simple_rows(
+        &mut self,
+        takes: &[Take],
+        scores: &mut Vec<f64>,
+        labels: &mut Vec<u8>,
+    ) -> u64 {
         if self.quote.is_some() {
-            return;
+            return 0;
         }
         match takes {
             [Take::Score, Take::Label] => self.simple_rows_of(scores, labels, |data, row| {
@@ -395,7 +400,7 @@ impl<R: Read> Fast<R> {
         scores: &mut Vec<f64>,
         labels: &mut Vec<u8>,
         read: impl Fn(&[u8], usize) -> Option<(f64, u8, usize)>,
-    ) {
+    ) -> u64 {
         let data = &self.buf[self.start..self.end];
         let mut at = 0;
         let mut rows = 0;
@@ -407,6 +412,7 @@ impl<R: Read> Fast<R> {
         }
         self.start += at;
         self.line += rows;
+        rows
     }
 }
 
@@ -740,9 +746,15 @@ impl<R: Read> Rows<R> {
 
     /// Reads the rows of the common shape ahead into `scores` and `labels`
     /// ([`Fast::simple_rows`]), while the fast scanner reads.
-    fn simple_rows(&mut self, takes: &[Take], scores: &mut Vec<f64>, labels: &mut Vec<u8>) {
-        if let Engine::Fast(fast) = &mut self.engine {
-            fast.simple_rows(takes, scores, labels);
+    fn simple_rows(
+        &mut self,
+        takes: &[Take],
+        scores: &mut Vec<f64>,
+        labels: &mut Vec<u8>,
+    ) -> u64 {
+        match &mut self.engine {
+            Engine::Fast(fast) => fast.simple_rows(takes, scores, labels),
+            _ => 0,
         }
     }
 
@@ -996,9 +1008,22 @@ pub fn read_binary_rows<R: Read>(
         takes[score_index] = Take::Score;
         takes[label_index] = Take::Label;
     }
+    // After the simple path took no row, the general rows to read before it is tried
+    // again, doubling while it keeps taking none: a file it never reads (spaces, an
+    // exponent in every row) then costs a try per 1024 rows, not one per row (10 %
+    // slower, measured); one row it does not read costs a single general row.
+    let mut wait = 0u32;
+    let mut backoff = 1u32;
     loop {
         if !takes.is_empty() {
-            rows.simple_rows(&takes, &mut samples.scores, &mut samples.labels);
+            if wait > 0 {
+                wait -= 1;
+            } else if rows.simple_rows(&takes, &mut samples.scores, &mut samples.labels) > 0 {
+                backoff = 1;
+            } else {
+                wait = backoff;
+                backoff = (backoff * 2).min(1024);
+            }
             if cancelled() {
                 break;
             }

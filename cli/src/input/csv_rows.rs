@@ -5,6 +5,11 @@
 //! outputs we know of) is split by a scanner of its own; from the first `"` on, the
 //! `csv` crate's parser reads the rest with the same rules.
 //!
+//! (confidence, correct) rows of the common shape (plain decimals, no spaces, `\n` or
+//! `\r\n`) are read on a simpler path still, straight from the scanner's buffer into the
+//! columns ([`Fast::simple_rows`]); it reads only rows the general path would read to the
+//! same sample, and leaves every other row, and so every error, to that path.
+//!
 //! Rows must have the header's number of fields (a ragged row is an error naming its
 //! line); blank lines are skipped. Columns are matched by name: exactly if the header
 //! has the name, else without regard to case (reported as a note); when nothing
@@ -373,22 +378,17 @@ impl<R: Read> Fast<R> {
     /// words any error. Nothing here refuses a row, so results and errors are the
     /// general path's. Does nothing once a quote is in the buffer (the parser takes
     /// over at its line).
-    fn simple_rows(
-        &mut self,
-        takes: &[Take],
-        scores: &mut Vec<f64>,
-        labels: &mut Vec<u8>,
-    ) -> u64 {
+    fn simple_rows(&mut self, takes: &[Take], scores: &mut Vec<f64>, labels: &mut Vec<u8>) -> u64 {
         if self.quote.is_some() {
             return 0;
         }
         match takes {
-            [Take::Score, Take::Label] => self.simple_rows_of(scores, labels, |data, row| {
-                pair_row(data, row, true)
-            }),
-            [Take::Label, Take::Score] => self.simple_rows_of(scores, labels, |data, row| {
-                pair_row(data, row, false)
-            }),
+            [Take::Score, Take::Label] => {
+                self.simple_rows_of(scores, labels, |data, row| pair_row(data, row, true))
+            }
+            [Take::Label, Take::Score] => {
+                self.simple_rows_of(scores, labels, |data, row| pair_row(data, row, false))
+            }
             _ => self.simple_rows_of(scores, labels, |data, row| simple_row(data, row, takes)),
         }
     }
@@ -746,12 +746,7 @@ impl<R: Read> Rows<R> {
 
     /// Reads the rows of the common shape ahead into `scores` and `labels`
     /// ([`Fast::simple_rows`]), while the fast scanner reads.
-    fn simple_rows(
-        &mut self,
-        takes: &[Take],
-        scores: &mut Vec<f64>,
-        labels: &mut Vec<u8>,
-    ) -> u64 {
+    fn simple_rows(&mut self, takes: &[Take], scores: &mut Vec<f64>, labels: &mut Vec<u8>) -> u64 {
         match &mut self.engine {
             Engine::Fast(fast) => fast.simple_rows(takes, scores, labels),
             _ => 0,
@@ -1297,7 +1292,13 @@ pub(crate) mod tests {
         let general = read_binary(text.as_bytes(), names, true).unwrap();
         assert!(text.len() > 4 * BLOCK_BYTES * 3);
         assert_eq!(simple.samples.scores.len(), 60_000 + 7);
-        let bits = |t: &Table| t.samples.scores.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let bits = |t: &Table| {
+            t.samples
+                .scores
+                .iter()
+                .map(|x| x.to_bits())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(bits(&simple), bits(&general));
         assert_eq!(simple.samples.labels, general.samples.labels);
         let line = text.matches('\n').count() + 1;
@@ -1420,7 +1421,8 @@ mod timing {
         times.sort_by(f64::total_cmp);
         println!(
             "read_binary: median {:.2} ms, fastest {:.2} ms over {runs} runs",
-            times[runs / 2], times[0]
+            times[runs / 2],
+            times[0]
         );
     }
 }

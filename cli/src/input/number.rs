@@ -561,7 +561,11 @@ mod tests {
                 let mut bytes = *b"98765432";
                 bytes[run] = byte;
                 let flags = non_digits(u64::from_le_bytes(bytes));
-                let first = if flags == 0 { 8 } else { flags.trailing_zeros() as usize / 8 };
+                let first = if flags == 0 {
+                    8
+                } else {
+                    flags.trailing_zeros() as usize / 8
+                };
                 let expected = if byte.is_ascii_digit() { 8 } else { run };
                 assert_eq!(first, expected, "{byte:#x} at {run}");
             }

@@ -8,6 +8,11 @@
 //! standard library's parser, which accept exactly what the reader always accepted.
 //! So the fast path changes speed, never verdicts (a unit test compares the two
 //! parsers on every spelling we could think of).
+//!
+//! The row scanner's simple path reads scores and labels before a field is cut out:
+//! [`score_prefix`] and [`label_prefix`] read a plain decimal where it starts and say
+//! where it ends (the same reading as [`plain_decimal`]'s, which is it on a whole
+//! field), and take only what [`score`] and [`label`] would take, with the same value.
 
 use std::borrow::Cow;
 

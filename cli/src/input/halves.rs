@@ -380,6 +380,42 @@ mod tests {
         assert_eq!(halves, whole);
     }
 
+    #[test]
+    fn two_column_files_read_in_halves_as_on_one_thread() {
+        // The layouts the simple path reads in straight-line code, either column first,
+        // with an error after the cut: the same samples and error as one thread's, and
+        // as the general path's alone.
+        for (header, score_first) in [("confidence,correct", true), ("correct,confidence", false)] {
+            for eol in ["\n", "\r\n"] {
+                let mut text = format!("{header}{eol}");
+                for i in 0..2000 {
+                    let score = format!("0.{:013}", (i * 7_919_993_917u64) % 10u64.pow(13));
+                    let label = ["0", "1", "1.0"][i as usize % 3];
+                    text += &if score_first {
+                        format!("{score},{label}{eol}")
+                    } else {
+                        format!("{label},{score}{eol}")
+                    };
+                }
+                let before = halves();
+                let (halves_read, whole) = both(text.as_bytes());
+                assert_eq!(halves(), before + 1, "read in two halves");
+                assert_eq!(halves_read, whole);
+                let general = csv_rows::read_binary(text.as_bytes(), NAMES, true);
+                assert_eq!(whole, outcome(general.map(|t| t.samples)));
+                assert_eq!(whole.unwrap().0.len(), 2000);
+                let bad = if score_first { "0.5,2" } else { "2,0.5" };
+                text += &format!("{bad}{eol}");
+                let (halves_read, whole) = both(text.as_bytes());
+                assert_eq!(halves_read, whole);
+                assert_eq!(
+                    whole.unwrap_err(),
+                    "line 2002: `correct` 2 is not a label; labels must be 0 or 1 (exit 2)"
+                );
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
 

@@ -8,6 +8,11 @@
 //! standard library's parser, which accept exactly what the reader always accepted.
 //! So the fast path changes speed, never verdicts (a unit test compares the two
 //! parsers on every spelling we could think of).
+//!
+//! The row scanner's simple path reads scores and labels before a field is cut out:
+//! [`score_prefix`] and [`label_prefix`] read a plain decimal where it starts and say
+//! where it ends (the same reading as [`plain_decimal`]'s, which is it on a whole
+//! field), and take only what [`score`] and [`label`] would take, with the same value.
 
 use std::borrow::Cow;
 
@@ -54,68 +59,140 @@ const POW10: [f64; 19] = [
 /// skips `fast_float2`'s general machinery (sign, exponent, long mantissas).
 #[inline(always)]
 fn plain_decimal(text: &[u8]) -> Option<f64> {
-    let n = text.len();
-    // At most 19 digits: m < 10^19 < 2^64, no overflow below.
-    if n > 19 {
-        return None;
+    match plain_decimal_prefix(text) {
+        Some((x, length)) if length == text.len() => Some(x),
+        _ => None,
     }
-    let mut m = 0u64;
-    let mut i = 0;
-    while i < n && text[i].is_ascii_digit() {
-        m = m * 10 + u64::from(text[i] - b'0');
-        i += 1;
-    }
-    let whole_digits = i;
-    let mut fraction_digits = 0;
-    if i < n {
-        if text[i] != b'.' {
-            return None;
-        }
-        i += 1;
-        let start = i;
-        while n - i >= 8 {
-            let word = u64::from_le_bytes(text[i..i + 8].try_into().ok()?);
-            if !eight_digits(word) {
-                break;
-            }
-            m = m * 100_000_000 + eight_digits_value(word);
-            i += 8;
-        }
-        while i < n && text[i].is_ascii_digit() {
-            m = m * 10 + u64::from(text[i] - b'0');
-            i += 1;
-        }
-        if i != n {
-            return None;
-        }
-        fraction_digits = n - start;
-    }
+}
+
+/// The longest plain decimal (`digits[.digits]`, as [`plain_decimal`] reads it) at
+/// the start of `bytes`, and its length in bytes; `None` if there is none, or if it
+/// is one `plain_decimal` would not read (over 19 bytes, digits over 2^53). The CSV
+/// scanner reads fields with it straight from its buffer, up to the byte after (which
+/// it checks is a delimiter), and [`plain_decimal`] is it on a whole field: one reading.
+#[inline(always)]
+pub fn plain_decimal_prefix(bytes: &[u8]) -> Option<(f64, usize)> {
+    plain_parts(bytes).map(|(m, k, length)| (m as f64 / POW10[k], length))
+}
+
+/// The plain decimal at the start of `bytes` as [`plain_decimal_prefix`] reads it, in
+/// parts: its digits as an integer m (at most 2^53), the number k of fraction digits
+/// (at most 18; the value is m / 10^k) and its length.
+#[inline(always)]
+fn plain_parts(bytes: &[u8]) -> Option<(u64, usize, usize)> {
+    let (m, whole_digits) = match bytes {
+        // One whole digit, as scores have: without the 8-byte reading.
+        [digit, b'.', ..] if digit.is_ascii_digit() => (u64::from(digit - b'0'), 1),
+        _ => digit_run(bytes, 0, PLAIN_BYTES)?,
+    };
+    let (m, length, fraction_digits) = if bytes.get(whole_digits) == Some(&b'.') {
+        let rest = &bytes[whole_digits + 1..];
+        let limit = PLAIN_BYTES.checked_sub(whole_digits + 1)?;
+        let (m, fraction_digits) = digit_run(rest, m, limit)?;
+        (m, whole_digits + 1 + fraction_digits, fraction_digits)
+    } else {
+        (m, whole_digits, 0)
+    };
     if whole_digits + fraction_digits == 0 || m > 1 << 53 {
         return None;
     }
-    Some(m as f64 / POW10[fraction_digits])
+    // k ≤ 18: the length is at most 19 and includes the point.
+    Some((m, fraction_digits, length))
+}
+
+/// The most bytes of a plain decimal: its digits stay under 10^19 < 2^64.
+const PLAIN_BYTES: usize = 19;
+
+/// 10^0 to 10^18 as integers.
+const POW10_U64: [u64; 19] = {
+    let mut powers = [1u64; 19];
+    let mut i = 1;
+    while i < 19 {
+        powers[i] = powers[i - 1] * 10;
+        i += 1;
+    }
+    powers
+};
+
+/// Appends the run of ASCII digits at the start of `bytes` to `m` (as decimal digits),
+/// returning the new `m` and the run's length; `None` if the run is longer than
+/// `limit` (≤ 19 minus the digits already in `m`, so no overflow). Eight bytes at a
+/// time: the run ends at the first byte flagged by [`non_digits`] (exact up to it).
+#[inline(always)]
+fn digit_run(bytes: &[u8], mut m: u64, limit: usize) -> Option<(u64, usize)> {
+    let mut i = 0;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let flags = non_digits(word);
+        if flags == 0 {
+            // Eight digits, and the run goes on. A branch rather than a select, so
+            // that the next word's address does not wait on this word's digits.
+            if i + 8 > limit {
+                return None;
+            }
+            m = m * POW10_U64[8] + digit_values(word.wrapping_sub(0x3030_3030_3030_3030));
+            i += 8;
+            continue;
+        }
+        let run = (flags.trailing_zeros() / 8) as usize;
+        if i + run > limit {
+            return None;
+        }
+        if run > 0 {
+            // The run's digit values moved to the word's top bytes: leading zeros below.
+            let values = word.wrapping_sub(0x3030_3030_3030_3030) << (8 * (8 - run));
+            m = m * POW10_U64[run] + digit_values(values);
+        }
+        return Some((m, i + run));
+    }
+    // Fewer than 8 bytes left.
+    while let Some(&byte) = bytes.get(i) {
+        if !byte.is_ascii_digit() {
+            break;
+        }
+        if i + 1 > limit {
+            return None;
+        }
+        m = m * 10 + u64::from(byte - b'0');
+        i += 1;
+    }
+    Some((m, i))
+}
+
+/// The high bit of every byte of `word` that is not an ASCII digit, exact from the
+/// lowest byte up to and including the first such byte (carries and borrows only move
+/// up, and digit bytes make none), so its lowest set bit marks where a run of digits
+/// ends: a byte below `0` borrows in the subtraction, one above `9` (below 0xba) sets
+/// its high bit in the addition, and one of 0xba or more keeps it in the subtraction.
+#[inline(always)]
+fn non_digits(word: u64) -> u64 {
+    (word.wrapping_add(0x4646_4646_4646_4646) | word.wrapping_sub(0x3030_3030_3030_3030))
+        & 0x8080_8080_8080_8080
 }
 
 /// Whether the 8 bytes of `word` (little-endian) are all ASCII digits.
-#[inline(always)]
+#[cfg(test)]
 fn eight_digits(word: u64) -> bool {
-    // Each byte 0x30..=0x3f, and still 0x3_ after adding 6 (so at most 0x39); a byte
-    // of 0x3_ plus 6 carries into no other.
-    const HIGH: u64 = 0xf0f0_f0f0_f0f0_f0f0;
-    const THIRTY: u64 = 0x3030_3030_3030_3030;
-    word & HIGH == THIRTY && word.wrapping_add(0x0606_0606_0606_0606) & HIGH == THIRTY
+    non_digits(word) == 0
 }
 
 /// The number the 8 ASCII digits of `word` (little-endian: the first digit lowest)
-/// spell, by three multiplications instead of eight (the SWAR reading fast_float uses).
-#[inline(always)]
+/// spell.
+#[cfg(test)]
 fn eight_digits_value(word: u64) -> u64 {
+    digit_values(word - 0x3030_3030_3030_3030)
+}
+
+/// The number spelled by 8 digit values (0 to 9, one a byte, little-endian: the first
+/// digit lowest), by three multiplications instead of eight (the SWAR reading
+/// fast_float uses).
+#[inline(always)]
+fn digit_values(values: u64) -> u64 {
     const MASK: u64 = 0x0000_00ff_0000_00ff;
     const MUL1: u64 = 100 + (1_000_000 << 32);
     const MUL2: u64 = 1 + (10_000 << 32);
-    let mut v = word - 0x3030_3030_3030_3030;
     // Pairs of digits: each byte pair now holds 10·first + second in its low byte.
-    v = v * 10 + (v >> 8);
+    let v = values * 10 + (values >> 8);
     let v1 = (v & MASK).wrapping_mul(MUL1);
     let v2 = ((v >> 16) & MASK).wrapping_mul(MUL2);
     u64::from((v1.wrapping_add(v2) >> 32) as u32)
@@ -135,6 +212,21 @@ pub fn score(field: &[u8], column: &str) -> Result<f64, String> {
         Some(x) if tce::sample::check(x, 0, 0).is_ok() => Ok(x),
         _ => slow_score(field, column),
     }
+}
+
+/// A score at the start of `bytes`, spelled as a plain decimal, and its length: the
+/// row scanner's reading of a field it has not cut out yet (the caller checks that a
+/// delimiter follows). `None` leaves the verdict to [`score`] on the whole field, which
+/// reads every score this reads as this does (the plain decimal path, then the same
+/// range rule).
+#[inline(always)]
+pub fn score_prefix(bytes: &[u8]) -> Option<(f64, usize)> {
+    let (m, k, length) = plain_parts(bytes)?;
+    // The library's rule, in [0, 1], decided on the integers (off the division's
+    // latency): m / 10^k ≥ 0, and m ≤ 10^k exactly when m / 10^k ≤ 1 before rounding,
+    // so also after it. The few m just above 10^k whose quotient rounds to 1.0 are left
+    // to `score`, which accepts them.
+    (m <= POW10_U64[k]).then(|| (m as f64 / POW10[k], length))
 }
 
 #[cold]
@@ -168,6 +260,22 @@ pub fn label(field: &[u8], column: &str) -> Result<u8, String> {
         b"0" => Ok(0),
         b"1" => Ok(1),
         _ => slow_label(field, column),
+    }
+}
+
+/// A label at the start of `bytes` and its length, as [`score_prefix`] reads a score:
+/// `0` or `1`, or a plain decimal equal to one of them (`1.0`), whose value is
+/// `str::parse`'s as [`slow_label`] reads it.
+#[inline(always)]
+pub fn label_prefix(bytes: &[u8]) -> Option<(u8, usize)> {
+    match bytes {
+        [digit @ (b'0' | b'1'), next, ..] if !next.is_ascii_digit() && *next != b'.' => {
+            Some((digit - b'0', 1))
+        }
+        _ => match plain_decimal_prefix(bytes)? {
+            (x, length) if x == 0.0 || x == 1.0 => Some((u8::from(x == 1.0), length)),
+            _ => None,
+        },
     }
 }
 
@@ -355,6 +463,116 @@ mod tests {
             // Up to 15 decimals the digits stay under 2^53: the plain path reads them.
             if (1..=15).contains(&k) {
                 proptest::prop_assert!(plain_decimal(text.as_bytes()).is_some(), "{}", text);
+            }
+        }
+    }
+
+    /// The naive reading of a plain decimal at the start of `bytes`: the longest
+    /// `digits[.digits]` prefix, and `str::parse`'s value of it.
+    fn naive_prefix(bytes: &[u8]) -> (usize, Option<f64>) {
+        let digits = |from: usize| {
+            bytes[from..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count()
+        };
+        let whole = digits(0);
+        let length = if bytes.get(whole) == Some(&b'.') {
+            whole + 1 + digits(whole + 1)
+        } else {
+            whole
+        };
+        let text = std::str::from_utf8(&bytes[..length]).unwrap();
+        (length, text.parse().ok())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+
+        /// The prefix reader, on a decimal followed by any bytes (the bytes of the row
+        /// after a field): its value is `str::parse`'s of the longest plain prefix and
+        /// its length that prefix's; it reads every prefix of at most 19 bytes with at
+        /// most 15 digits, and none over 19 bytes.
+        #[test]
+        fn prefixes_are_read_as_std_reads_them(
+            number in "[0-9]{0,21}(\\.[0-9]{0,21})?",
+            tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..12),
+        ) {
+            let mut bytes = number.into_bytes();
+            bytes.extend_from_slice(&tail);
+            let (length, std) = naive_prefix(&bytes);
+            let digits = bytes[..length].iter().filter(|b| b.is_ascii_digit()).count();
+            match plain_decimal_prefix(&bytes) {
+                Some((x, got)) => {
+                    proptest::prop_assert_eq!(got, length, "{:?}", bytes);
+                    proptest::prop_assert!(length <= 19, "{:?}", bytes);
+                    proptest::prop_assert_eq!(Some(x.to_bits()), std.map(f64::to_bits), "{:?}", bytes);
+                }
+                None => proptest::prop_assert!(
+                    length > 19 || digits > 15 || digits == 0,
+                    "{:?} not read", bytes
+                ),
+            }
+            // On the whole field it is `plain_decimal`.
+            let whole = plain_decimal(&bytes);
+            let expected = (length == bytes.len()).then_some(()).and(plain_decimal_prefix(&bytes));
+            proptest::prop_assert_eq!(whole.map(f64::to_bits), expected.map(|(x, _)| x.to_bits()));
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+
+        /// What the row scanner's readers take from a field followed by a delimiter,
+        /// the field parsers give for that field alone: the same score bit for bit, the
+        /// same label; and they take every plain score of at most 15 digits in [0, 1]
+        /// and every `0` and `1`.
+        #[test]
+        fn prefix_readers_agree_with_the_field_parsers(
+            field in "[0-9]{0,3}(\\.[0-9]{0,20})?|[01]\\.[0-9]{0,14}|1\\.0{0,19}1?",
+            delimiter in proptest::prelude::prop_oneof![
+                proptest::prelude::Just(b','), proptest::prelude::Just(b'\n'),
+                proptest::prelude::Just(b'\r'), proptest::prelude::any::<u8>(),
+            ],
+        ) {
+            let mut bytes = field.clone().into_bytes();
+            bytes.push(delimiter);
+            bytes.extend_from_slice(b"0.5,1\n");
+            let digits = field.bytes().filter(u8::is_ascii_digit).count();
+            if let Some((x, length)) = score_prefix(&bytes) {
+                if length == field.len() {
+                    proptest::prop_assert_eq!(score(field.as_bytes(), "c").map(f64::to_bits), Ok(x.to_bits()));
+                }
+            } else if !delimiter.is_ascii_digit() && delimiter != b'.' && digits <= 15 && digits > 0 {
+                // Not read: then out of range, or not a plain decimal.
+                let std: Result<f64, _> = field.parse();
+                proptest::prop_assert!(std.map_or(true, |x| x > 1.0), "{:?} not read", field);
+            }
+            if let Some((y, length)) = label_prefix(&bytes) {
+                if length == field.len() {
+                    proptest::prop_assert_eq!(label(field.as_bytes(), "y"), Ok(y));
+                }
+            } else if (field == "0" || field == "1") && !delimiter.is_ascii_digit() && delimiter != b'.' {
+                proptest::prop_assert!(false, "{:?} not read as a label", field);
+            }
+        }
+    }
+
+    #[test]
+    fn non_digits_flag_the_first_non_digit() {
+        // Every byte value at every position after a run of digits.
+        for byte in 0..=255u8 {
+            for run in 0..8 {
+                let mut bytes = *b"98765432";
+                bytes[run] = byte;
+                let flags = non_digits(u64::from_le_bytes(bytes));
+                let first = if flags == 0 {
+                    8
+                } else {
+                    flags.trailing_zeros() as usize / 8
+                };
+                let expected = if byte.is_ascii_digit() { 8 } else { run };
+                assert_eq!(first, expected, "{byte:#x} at {run}");
             }
         }
     }

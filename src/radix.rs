@@ -975,6 +975,37 @@ mod tests {
             .map(|i| slot(scores[i], i as u32, u32::from(labels[i])))
             .collect();
         assert!(same_bits(parallel.sorted_parallel().slots(), &naive(&all)));
+        // The parallel view sums bins of 2^16 samples or more in two halves: the same
+        // bits as one pass (2 and 4 bins are such bins, 15 are not).
+        use crate::{Binning, Closure, Norm, SweepOptions, Ties};
+        let (a, b) = (parallel.sorted_parallel(), single.sorted());
+        for binning in [
+            Binning::EqualMass(Ties::Split),
+            Binning::EqualMass(Ties::Keep),
+            Binning::EqualWidth(Closure::Left),
+        ] {
+            for bins in [1, 2, 4, 15] {
+                assert!(a.bins(binning, bins).eq(b.bins(binning, bins)));
+                assert_eq!(
+                    a.ece_bin(binning, bins, Norm::L2),
+                    b.ece_bin(binning, bins, Norm::L2)
+                );
+                assert_eq!(
+                    a.ece_debias(binning, bins, Norm::L1),
+                    b.ece_debias(binning, bins, Norm::L1)
+                );
+                assert_eq!(a.mce(binning, bins), b.mce(binning, bins));
+            }
+            let options = SweepOptions::default();
+            assert_eq!(
+                a.ece_sweep(binning, Norm::L2, options),
+                b.ece_sweep(binning, Norm::L2, options)
+            );
+        }
+        assert_eq!(
+            a.bins(Binning::EQUAL_MASS, 1).next().unwrap().count(),
+            n as u64
+        );
     }
 
     #[test]

@@ -741,6 +741,17 @@ mod tests {
             })
     }
 
+    /// A buffer's storage of `slots`: the first `cut` of them (a fraction, by arrival)
+    /// sorted, the rest after them in arrival order; and the sorted prefix's length.
+    fn buffer_storage(slots: &[Slot], cut: f64) -> (Vec<Slot>, usize) {
+        let mut by_arrival = slots.to_vec();
+        by_arrival.sort_by_key(|s| s.order);
+        let prefix = (cut * by_arrival.len() as f64) as usize;
+        let mut storage = naive(&by_arrival[..prefix]);
+        storage.extend_from_slice(&by_arrival[prefix..]);
+        (storage, prefix)
+    }
+
     /// Sorts with scratch and in place; both must give `expected`.
     fn both_sorts(slots: &[Slot], prefix: usize) -> (Vec<Slot>, Vec<Slot>) {
         let mut with_scratch = slots.to_vec();
@@ -783,11 +794,7 @@ mod tests {
         /// arrival passes are skipped).
         #[test]
         fn sorted_prefix_then_appended(slots in shuffled(600), cut in 0.0..1.0f64) {
-            let mut by_arrival = slots.clone();
-            by_arrival.sort_by_key(|s| s.order);
-            let prefix = (cut * by_arrival.len() as f64) as usize;
-            let mut storage = naive(&by_arrival[..prefix]);
-            storage.extend_from_slice(&by_arrival[prefix..]);
+            let (storage, prefix) = buffer_storage(&slots, cut);
             let (radix, in_place) = both_sorts(&storage, prefix);
             let expected = naive(&slots);
             prop_assert!(same_bits(&radix, &expected));
@@ -831,11 +838,7 @@ mod tests {
         /// hits of the single-threaded one, for a sorted prefix then appended slots.
         #[test]
         fn two_threads_sort_as_one(slots in shuffled(600), cut in 0.0..1.0f64) {
-            let mut by_arrival = slots.clone();
-            by_arrival.sort_by_key(|s| s.order);
-            let prefix = (cut * by_arrival.len() as f64) as usize;
-            let mut storage = naive(&by_arrival[..prefix]);
-            storage.extend_from_slice(&by_arrival[prefix..]);
+            let (storage, prefix) = buffer_storage(&slots, cut);
             let (one, _) = both_sorts(&storage, prefix);
             let (in_order, varying) = two_threads::appended_in_order(&storage, prefix);
             prop_assert!(in_order);

@@ -150,7 +150,8 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
         self.buffer.sorted = 0;
         let slots = self.buffer.held_mut();
         sort_by_arrival(slots);
-        for (arrival, slot) in slots.iter_mut().enumerate() {
+        // (A bounded range, not `enumerate`: no overflow path.)
+        for (arrival, slot) in (0..slots.len()).zip(slots.iter_mut()) {
             // arrival < len < 2^31: the shift cannot lose bits.
             slot.order = (arrival as u32) << 1 | (slot.order & 1);
         }

@@ -43,9 +43,8 @@ pub fn check_batch(scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
     if all_valid {
         return Ok(());
     }
-    scores
-        .iter()
-        .zip(labels)
-        .enumerate()
+    // (A bounded range, not `enumerate`: no overflow path.)
+    (0..scores.len())
+        .zip(scores.iter().zip(labels))
         .try_for_each(|(i, (&s, &l))| check(s, l, i))
 }

@@ -269,7 +269,8 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>, R: AsRef<[f64]> + AsMut<[f64]>> SlidingWi
         // The batch's samples that stay: those from arrival `keep_from` on, at most
         // `capacity` of them (the index is below the batch's length, a `usize`).
         let first = keep_from.saturating_sub(self.arrivals) as usize;
-        let staying = scores.iter().zip(labels).enumerate().skip(first);
+        // (A bounded range, not `enumerate`: no overflow path.)
+        let staying = (0..scores.len()).zip(scores.iter().zip(labels)).skip(first);
         // The survivors above all arrived in [keep_from, arrivals), so `kept` ≤
         // arrivals − keep_from, and the batch adds total − max(keep_from, arrivals):
         // together at most total − keep_from ≤ capacity, so every staying sample has a

@@ -128,7 +128,8 @@ pub(crate) fn write_bin_stats(
 ) -> Result<(), tce_status> {
     check_bin_stats(bins, out.len())?;
     let bin_stats = sorted.bins_with_score_ranges(binning, bins);
-    for (k, (slot, (stats, scores))) in out.iter_mut().zip(bin_stats).enumerate() {
+    // (A bounded range, not `enumerate`: no overflow path.)
+    for (k, (slot, (stats, scores))) in (0..bins).zip(out.iter_mut().zip(bin_stats)) {
         *slot = match binning {
             Binning::EqualWidth(_) => tce_bin_stats::equal_width(&stats, k, bins),
             Binning::EqualMass(_) => {

@@ -16,7 +16,9 @@
 //! memory stays as on one thread: the parsed columns and a few blocks of input per
 //! thread (the two halves' columns are joined by one copy of the second's).
 //!
-//! Files under [`MIN_SPLIT_BYTES`], stdin and non-Unix systems are read on one thread.
+//! Files under [`MIN_SPLIT_BYTES`], files whose first rows look plain ([`plain_rows`]:
+//! reading them is cheap enough that one thread is as fast), stdin and non-Unix systems
+//! are read on one thread.
 
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -60,7 +62,8 @@ impl Boundary {
     }
 }
 
-/// Reads `path`'s rows, on two threads if it is a large regular file.
+/// Reads `path`'s rows, on two threads if it is a large regular file whose rows do not
+/// all look plain ([`plain_rows`]).
 pub fn read_file(file: File, names: ColumnNames<'_>) -> Result<Samples, InputError> {
     #[cfg(unix)]
     {
@@ -70,10 +73,46 @@ pub fn read_file(file: File, names: ColumnNames<'_>) -> Result<Samples, InputErr
             .filter(|m| m.is_file())
             .map(|m| m.len());
         if let Some(len) = len.filter(|&len| len >= MIN_SPLIT_BYTES) {
-            return split::read(&file, len, names);
+            if !split::starts_plain(&file) {
+                return split::read(&file, len, names);
+            }
         }
     }
     csv_rows::read_binary(file, names, false).map(|t| t.samples)
+}
+
+/// How much of a file's start [`plain_rows`] looks at.
+const SNIFF_BYTES: usize = 1 << 14;
+
+/// Whether the rows after the first line of `start` (a file's first bytes) look like
+/// those the scanner's simple path reads (`csv_rows`): ASCII, no spaces, tabs, quotes,
+/// signs or exponents, no run of more than 15 digits (those on both sides of a decimal
+/// point count together), and at least one whole row. Such files read faster on one thread:
+/// their reading is cheap enough that a second thread's columns (faulted in, then copied
+/// onto the first's) and the cores' contention cost what it saves (docs/performance.md).
+/// Only the choice of threads hangs on it, never what is read: a file that looks plain
+/// and is not still reads right, on one thread.
+fn plain_rows(start: &[u8]) -> bool {
+    let Some(header_end) = memchr::memchr(b'\n', start) else {
+        return false;
+    };
+    let Some(rows_end) = memchr::memrchr(b'\n', start).filter(|&end| end > header_end) else {
+        return false;
+    };
+    let mut digits = 0usize;
+    for &byte in start.get(header_end + 1..rows_end).unwrap_or_default() {
+        match byte {
+            b'0'..=b'9' => digits += 1,
+            b'.' => {}
+            b' ' | b'\t' | b'"' | b'e' | b'E' | b'+' | b'-' => return false,
+            0x80.. => return false,
+            _ => digits = 0,
+        }
+        if digits > 15 {
+            return false;
+        }
+    }
+    true
 }
 
 #[cfg(test)]
@@ -84,6 +123,16 @@ thread_local! {
 
 #[cfg(unix)]
 mod split {
+    /// Whether `file`'s first [`super::SNIFF_BYTES`] look plain ([`super::plain_rows`]).
+    pub(super) fn starts_plain(file: &std::fs::File) -> bool {
+        use std::os::unix::fs::FileExt;
+        let mut start = vec![0u8; super::SNIFF_BYTES];
+        match file.read_at(&mut start, 0) {
+            Ok(read) => super::plain_rows(start.get(..read).unwrap_or_default()),
+            Err(_) => false,
+        }
+    }
+
     use std::fs::File;
     use std::io::{self, Read};
     use std::os::unix::fs::FileExt;
@@ -249,6 +298,25 @@ mod tests {
         score: "confidence",
         label: "correct",
     };
+
+    #[test]
+    fn plain_rows_are_those_of_the_simple_path() {
+        let plain = |rows: &str| plain_rows(format!("confidence,correct\n{rows}").as_bytes());
+        assert!(plain("0.9123456789012,1\n0.5,0\n"));
+        assert!(plain("0.25,1\r\n1,0\r\n"));
+        assert!(plain("7,0.25,1,vgg16\n")); // other ASCII columns (an e would count as an exponent)
+        assert!(plain("0.5,1\n0.25,0")); // the cut last row is not looked at
+        assert!(!plain("")); // no whole row
+        assert!(!plain("0.5,1")); // nor here
+        assert!(!plain("9.1e-01,1\n"));
+        assert!(!plain("0.5, 1\n"));
+        assert!(!plain("\"0.5\",1\n"));
+        assert!(!plain("+0.5,1\n"));
+        assert!(!plain("0.12345678901234567,1\n")); // 17 digits
+        assert!(plain("0.12345678901234,1\n")); // 15
+        assert!(!plain("0.5,1,é\n"));
+        assert!(!plain_rows(b"no line end"));
+    }
 
     /// `bytes` in a scratch file of their own.
     fn file_of(bytes: &[u8]) -> (File, std::path::PathBuf) {

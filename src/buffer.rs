@@ -368,8 +368,8 @@ pub(crate) fn held_prefix_mut(slots: &mut [Slot], len: usize) -> &mut [Slot] {
 
 pub(crate) use crate::radix::{sort_by_arrival, sort_by_score_then_arrival};
 
-/// The statistics of the samples of `run`.
-fn stats_of(run: &[Slot]) -> BinStats {
+/// The statistics of the samples of `run`, summed in one pass.
+fn summed(run: &[Slot]) -> BinStats {
     let mut stats = BinStats::EMPTY;
     for slot in run {
         stats.record(slot.score, slot.label());
@@ -420,13 +420,13 @@ impl<'a> SortedSamples<'a> {
         #[cfg(feature = "std")]
         if self.parallel && run.len() >= PARALLEL_BIN {
             let (low, high) = run.split_at(run.len() / 2);
-            let (mut stats, other) = rayon::join(|| stats_of(low), || stats_of(high));
+            let (mut stats, other) = rayon::join(|| summed(low), || summed(high));
             // Never refused: the two halves hold fewer than MAX_COUNT samples.
             if stats.merge(&other).is_ok() {
                 return stats;
             }
         }
-        stats_of(run)
+        summed(run)
     }
 
     /// The number of samples n.

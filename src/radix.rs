@@ -502,40 +502,38 @@ pub(crate) mod two_threads {
             || distribute_half(first, first_to, digit),
             || distribute_half(second, second_to, digit),
         );
-        // Where each digit's bucket starts in the result, and in each half's scratch.
+        // Where each digit's bucket starts in the result and in each half's scratch, and
+        // the hits before it: running sums of the halves' counts.
         let buckets = digit.mask + 1;
         let mut starts = [0usize; WIDE + 1];
         let mut a_starts = [0usize; WIDE];
         let mut b_starts = [0usize; WIDE];
-        let (mut at, mut a_at, mut b_at) = (0usize, 0usize, 0usize);
+        let mut hits_before = [0u32; WIDE + 1];
+        let (mut a_at, mut b_at, mut hits) = (0usize, 0usize, 0u32);
         for d in 0..buckets {
-            let (Some(&ca), Some(&cb)) = (a.counts.get(d), b.counts.get(d)) else {
+            let (Some(&ca), Some(&cb), Some(&ha), Some(&hb)) = (
+                a.counts.get(d),
+                b.counts.get(d),
+                a.hits.get(d),
+                b.hits.get(d),
+            ) else {
                 break;
             };
-            if let (Some(s), Some(sa), Some(sb)) =
-                (starts.get_mut(d), a_starts.get_mut(d), b_starts.get_mut(d))
-            {
-                (*s, *sa, *sb) = (at, a_at, b_at);
+            if let (Some(s), Some(sa), Some(sb), Some(h)) = (
+                starts.get_mut(d),
+                a_starts.get_mut(d),
+                b_starts.get_mut(d),
+                hits_before.get_mut(d),
+            ) {
+                (*s, *sa, *sb, *h) = (a_at.wrapping_add(b_at), a_at, b_at, hits);
             }
-            // Counts add up to n < 2^31.
+            // Counts and hits add up to at most n < 2^31.
             a_at = a_at.wrapping_add(ca as usize);
             b_at = b_at.wrapping_add(cb as usize);
-            at = a_at.wrapping_add(b_at);
+            hits = hits.wrapping_add(ha).wrapping_add(hb);
         }
-        if let Some(end) = starts.get_mut(buckets) {
-            *end = n;
-        }
-        let mut hits_before = [0u32; WIDE + 1];
-        let mut hits = 0u32;
-        for d in 0..buckets {
-            if let Some(before) = hits_before.get_mut(d) {
-                *before = hits;
-            }
-            let (ha, hb) = (a.hits.get(d).copied(), b.hits.get(d).copied());
-            // At most one a slot, and fewer than 2^31 slots.
-            hits = hits
-                .wrapping_add(ha.unwrap_or(0))
-                .wrapping_add(hb.unwrap_or(0));
+        if let (Some(end), Some(all)) = (starts.get_mut(buckets), hits_before.get_mut(buckets)) {
+            (*end, *all) = (n, hits);
         }
         let pieces = Pieces {
             first: first_to,

@@ -388,16 +388,24 @@ fn rust_estimates(scores: &[f64], labels: &[u8]) -> BTreeMap<String, (u64, usize
         ("em_keep", Binning::EqualMass(Ties::Keep)),
     ];
     for (name, binning) in binnings {
+        // The one-call equal-mass estimators (by selection in C) against the sorted
+        // buffer too.
+        let callers: &[&str] = match binning {
+            Binning::EqualMass(_) => &["buffer", "oneshot"],
+            Binning::EqualWidth(_) => &["buffer"],
+        };
         for p in 1..=3 {
             let norm = Norm::new(f64::from(p)).unwrap();
-            put(
-                format!("buffer.{name}.ece_bin.p{p}"),
-                sorted.ece_bin(binning, 15, norm).unwrap(),
-            );
-            put(
-                format!("buffer.{name}.ece_debias.p{p}"),
-                sorted.ece_debias(binning, 15, norm).unwrap(),
-            );
+            for caller in callers {
+                put(
+                    format!("{caller}.{name}.ece_bin.p{p}"),
+                    sorted.ece_bin(binning, 15, norm).unwrap(),
+                );
+                put(
+                    format!("{caller}.{name}.ece_debias.p{p}"),
+                    sorted.ece_debias(binning, 15, norm).unwrap(),
+                );
+            }
             put(
                 format!("buffer.{name}.ece_sweep.p{p}"),
                 sorted
@@ -405,10 +413,12 @@ fn rust_estimates(scores: &[f64], labels: &[u8]) -> BTreeMap<String, (u64, usize
                     .unwrap(),
             );
         }
-        put(
-            format!("buffer.{name}.mce"),
-            sorted.mce(binning, 15).unwrap(),
-        );
+        for caller in callers {
+            put(
+                format!("{caller}.{name}.mce"),
+                sorted.mce(binning, 15).unwrap(),
+            );
+        }
     }
     put(
         "oneshot.em.ece_sweep.p2".into(),
@@ -416,25 +426,6 @@ fn rust_estimates(scores: &[f64], labels: &[u8]) -> BTreeMap<String, (u64, usize
             .ece_sweep(Binning::EQUAL_MASS, Norm::L2, SweepOptions::default())
             .unwrap(),
     );
-    // The one-call equal-mass estimators (by selection in C) against the sorted buffer.
-    for (name, ties) in [("em", Ties::Split), ("em_keep", Ties::Keep)] {
-        let binning = Binning::EqualMass(ties);
-        for p in 1..=3 {
-            let norm = Norm::new(f64::from(p)).unwrap();
-            put(
-                format!("oneshot.{name}.ece_bin.p{p}"),
-                sorted.ece_bin(binning, 15, norm).unwrap(),
-            );
-            put(
-                format!("oneshot.{name}.ece_debias.p{p}"),
-                sorted.ece_debias(binning, 15, norm).unwrap(),
-            );
-        }
-        put(
-            format!("oneshot.{name}.mce"),
-            sorted.mce(binning, 15).unwrap(),
-        );
-    }
     out
 }
 

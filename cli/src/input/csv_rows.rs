@@ -1116,6 +1116,26 @@ pub(crate) mod tests {
         }
     }
 
+    /// Appends `lines` to `out`, each but the last followed by `eol` (the last too with
+    /// `last_eol`), and a byte 0xff (invalid UTF-8) after line `invalid_byte` if given.
+    pub(crate) fn append_lines(
+        out: &mut Vec<u8>,
+        lines: &[String],
+        eol: &str,
+        last_eol: bool,
+        invalid_byte: Option<usize>,
+    ) {
+        for (i, line) in lines.iter().enumerate() {
+            out.extend_from_slice(line.as_bytes());
+            if invalid_byte == Some(i) {
+                out.push(0xff);
+            }
+            if i + 1 < lines.len() || last_eol {
+                out.extend_from_slice(eol.as_bytes());
+            }
+        }
+    }
+
     /// One line of a generated file: good rows of several spellings, blank lines,
     /// quoted fields (some over several lines), and bad rows of each kind (also the
     /// lines of `halves`' tests).
@@ -1156,15 +1176,7 @@ pub(crate) mod tests {
         ) {
             let eol = if crlf { "\r\n" } else { "\n" };
             let mut body = Vec::new();
-            for (i, line) in lines.iter().enumerate() {
-                body.extend_from_slice(line.as_bytes());
-                if invalid_byte == Some(i) {
-                    body.push(0xff);
-                }
-                if i + 1 < lines.len() || last_eol {
-                    body.extend_from_slice(eol.as_bytes());
-                }
-            }
+            append_lines(&mut body, &lines, eol, last_eol, invalid_byte);
             let read = |header: &str| {
                 let mut text = format!("{header}{eol}").into_bytes();
                 text.extend_from_slice(&body);

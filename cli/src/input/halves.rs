@@ -503,15 +503,7 @@ mod tests {
             for (s, y) in clean {
                 text.extend_from_slice(format!("0.{s:04},{y},n{eol}").as_bytes());
             }
-            for (i, line) in lines.iter().enumerate() {
-                text.extend_from_slice(line.as_bytes());
-                if invalid_byte == Some(i) {
-                    text.push(0xff);
-                }
-                if i + 1 < lines.len() || last_eol {
-                    text.extend_from_slice(eol.as_bytes());
-                }
-            }
+            csv_rows::tests::append_lines(&mut text, &lines, eol, last_eol, invalid_byte);
             // (About four cases in five are cut, most of them with an error after
             // the cut: measured.)
             let (halves, whole) = both(&text);

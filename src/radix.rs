@@ -203,28 +203,28 @@ fn level<const B: usize>(
     let digit = |slot: &Slot| score(slot).wrapping_shr(shift) as usize & mask;
     // Counts, then (in the same array) each bucket's next place, which ends as the
     // bucket's end. (Counts and places add up to n < 2^31: nothing wraps.)
+    // (Indexed by `digit & (B − 1)`, which is the digit (mask < B), so that the compiler
+    // sees every index in range: no check per slot.)
     let mut places = [0u32; B];
-    let places = places.get_mut(..=mask).unwrap_or_default();
     for slot in from.iter() {
-        if let Some(count) = places.get_mut(digit(slot)) {
-            *count = count.wrapping_add(1);
-        }
+        let count = &mut places[digit(slot) & (B - 1)];
+        *count = count.wrapping_add(1);
     }
     let mut sum = 0u32;
-    for place in places.iter_mut() {
+    for place in places.iter_mut().take(mask.wrapping_add(1)) {
         let count = *place;
         *place = sum;
         sum = sum.wrapping_add(count);
     }
     for slot in from.iter() {
-        if let Some(head) = places.get_mut(digit(slot)) {
-            // In range: the heads of each digit stop at its count, which add up to n.
-            if let Some(place) = to.get_mut(*head as usize) {
-                *place = *slot;
-            }
-            *head = head.wrapping_add(1);
+        let head = &mut places[digit(slot) & (B - 1)];
+        // In range: the heads of each digit stop at its count, which add up to n.
+        if let Some(place) = to.get_mut(*head as usize) {
+            *place = *slot;
         }
+        *head = head.wrapping_add(1);
     }
+    let places = places.get(..=mask).unwrap_or_default();
     // Each bucket now lies in `to`, in the same place as in `from`; sort it on the bits
     // below with the roles swapped (so the result lands where it must). Runs of short
     // buckets are finished together by one insertion sort: the run is in order by digit,
@@ -413,7 +413,7 @@ fn lsd<'a, K: Fn(&Slot) -> u64>(
 pub(crate) mod two_threads {
     use core::ops::Range;
 
-    use super::{by_score, finish, score, WIDE};
+    use super::{distribute, finish, finish_short, score, SMALL, WIDE};
     use crate::buffer::Slot;
 
     /// The bucket ranges are split until they hold at most 1/GRAINS of the slots.
@@ -502,8 +502,10 @@ pub(crate) mod two_threads {
     }
 
     impl Digit {
+        /// (Masked by `WIDE − 1` too, which changes nothing, mask < WIDE, but shows the
+        /// compiler that it indexes the counting arrays in range.)
         fn of(&self, slot: &Slot) -> usize {
-            (score(slot) >> self.shift) as usize & self.mask
+            (score(slot) >> self.shift) as usize & self.mask & (WIDE - 1)
         }
     }
 
@@ -589,10 +591,8 @@ pub(crate) mod two_threads {
         };
         for slot in from {
             let d = digit.of(slot);
-            if let (Some(count), Some(hits)) = (half.counts.get_mut(d), half.hits.get_mut(d)) {
-                *count += 1;
-                *hits += u32::from(slot.label());
-            }
+            half.counts[d] += 1;
+            half.hits[d] += u32::from(slot.label());
         }
         let mut heads = [0u32; WIDE];
         let mut sum = 0u32;
@@ -601,14 +601,13 @@ pub(crate) mod two_threads {
             sum += count;
         }
         for slot in from {
-            if let Some(head) = heads.get_mut(digit.of(slot)) {
-                // In range: the heads of each digit stop at its count, which add up to
-                // the half's length.
-                if let Some(place) = to.get_mut(*head as usize) {
-                    *place = *slot;
-                }
-                *head += 1;
+            let head = &mut heads[digit.of(slot)];
+            // In range: the heads of each digit stop at its count, which add up to the
+            // half's length.
+            if let Some(place) = to.get_mut(*head as usize) {
+                *place = *slot;
             }
+            *head += 1;
         }
         half
     }
@@ -655,19 +654,23 @@ pub(crate) mod two_threads {
         }
 
         /// Sorts the buckets of `digits` into `out` (their part of the result), on this
-        /// thread, with the running hit counts.
+        /// thread, with the running hit counts. Each bucket's two pieces are copied into
+        /// place, reading the bits in which its scores differ on the way; long buckets
+        /// are then sorted as [`super::level`] sorts its buckets, and runs of short ones
+        /// finished together (see there).
         fn sort_into(&self, out: &mut [Slot], digits: Range<usize>) {
             let mut hits = self.hits_before.get(digits.start).copied().unwrap_or(0);
-            let base = self.starts.get(digits.start).copied().unwrap_or(0);
             let len = |d: usize| {
                 let (start, end) = (self.starts.get(d), self.starts.get(d + 1));
                 end.zip(start).map_or(0, |(end, start)| end - start)
             };
             let longest = digits.clone().map(len).max().unwrap_or(0);
             let mut other = vec![Slot::EMPTY; longest];
+            // shift < 64 (see `sort_and_count`).
+            let below = (1u64 << self.shift) - 1;
+            let (mut run, mut at) = (0, 0);
             for d in digits {
-                let (Some(&start), Some(&from_first), Some(&a), Some(&b)) = (
-                    self.starts.get(d),
+                let (Some(&from_first), Some(&a), Some(&b)) = (
                     self.first_counts.get(d),
                     self.first_starts.get(d),
                     self.second_starts.get(d),
@@ -675,27 +678,38 @@ pub(crate) mod two_threads {
                     return;
                 };
                 let (length, from_first) = (len(d), from_first as usize);
-                let (Some(bucket), Some(other)) = (
-                    out.get_mut(start - base..start - base + length),
-                    other.get_mut(..length),
-                ) else {
+                let end = at + length;
+                let Some(bucket) = out.get_mut(at..end) else {
                     return;
                 };
                 let (head, tail) = bucket.split_at_mut(from_first.min(length));
                 let first = self.first.get(a..a + head.len()).unwrap_or_default();
                 let second = self.second.get(b..b + tail.len()).unwrap_or_default();
+                let lowest = first.first().map_or(0, score);
+                let mut varying = 0;
                 for (place, slot) in head
                     .iter_mut()
                     .zip(first)
                     .chain(tail.iter_mut().zip(second))
                 {
                     *place = *slot;
+                    varying |= score(slot) ^ lowest;
                 }
-                match bucket.len() {
-                    0 => {}
-                    1 => finish(bucket, other, false, &mut hits),
-                    _ => by_score(bucket, other, self.shift, false, &mut hits),
+                if length > SMALL {
+                    if let Some(short) = out.get_mut(run..at) {
+                        finish_short(short, &mut [], false, &mut hits);
+                    }
+                    if let (Some(bucket), Some(other)) =
+                        (out.get_mut(at..end), other.get_mut(..length))
+                    {
+                        distribute(bucket, other, varying & below, false, &mut hits);
+                    }
+                    run = end;
                 }
+                at = end;
+            }
+            if let Some(short) = out.get_mut(run..at) {
+                finish_short(short, &mut [], false, &mut hits);
             }
         }
     }

@@ -12,7 +12,8 @@ use serde::Serialize;
 
 use crate::input::ClassSamples;
 use tce::{
-    BinStats, Binning, Closure, Estimate, Histogram, Norm, SortedBuffer, SweepOptions, Ties,
+    BinStats, Binning, Closure, Estimate, Histogram, Norm, Slot, SortedBuffer, SweepOptions,
+    Ties,
 };
 
 /// What `tce estimate` computes: the options, resolved.
@@ -119,10 +120,37 @@ pub struct Report {
     pub estimates: Vec<Row>,
 }
 
+/// Slot storage for the sort of `rows` samples ([`tce::storage::sorting_slots`]), with
+/// every page written once. A fresh page costs its first write a fault, about 3 µs on the
+/// VM of docs/performance.md: 32 MB of slots at 10^6 rows took ~23 ms of faults, in the
+/// push and the sort's first level. Made on a thread that has nothing else to do while
+/// the input is read, they cost no wall time. `None` if the allocator refuses.
+pub fn sort_storage_ahead(rows: usize) -> Option<Box<[Slot]>> {
+    let mut slots = tce::storage::sorting_slots(rows).ok()?;
+    // (Through `black_box`, so that the compiler cannot tell the slots are zero already
+    // and drop the writes.)
+    for page in std::hint::black_box(&mut slots[..]).chunks_mut(SLOTS_A_PAGE) {
+        if let Some(slot) = page.first_mut() {
+            *slot = Slot::EMPTY;
+        }
+    }
+    Some(slots)
+}
+
+/// Slots in a 4 KiB page.
+const SLOTS_A_PAGE: usize = 4096 / std::mem::size_of::<Slot>();
+
 /// Computes the report through the library: equal-width ECE_bin, ECE_debias and MCE from the
 /// streaming [`Histogram`] (the path production code runs), everything else from the
 /// [`SortedBuffer`]. Both live on the heap, sized by `settings.bins` and the row count.
-pub fn compute(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Report, String> {
+/// The sort's storage is `ahead` ([`sort_storage_ahead`]) if that has room for twice the
+/// samples, else allocated here; the report is the same either way.
+pub fn compute(
+    scores: &[f64],
+    labels: &[u8],
+    settings: &Settings,
+    ahead: Option<Box<[Slot]>>,
+) -> Result<Report, String> {
     // Two threads: smooth ECE and the histogram read the rows as given, and nothing
     // else needs them; the sort and the estimators on the sorted samples take the other
     // thread (at n = 10^6 the two sides take about the same time, docs/performance.md).
@@ -137,7 +165,7 @@ pub fn compute(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Rep
                 });
             (histogram, smooth)
         });
-        let sorted = sorted_rows(scores, labels, settings);
+        let sorted = sorted_rows(scores, labels, settings, ahead);
         let (histogram, smooth) = side.join().map_err(|_| {
             "smooth ECE and the histogram: the thread computing them panicked".to_string()
         })?;
@@ -191,7 +219,12 @@ struct SortedRows {
     em_mce: Result<Estimate, String>,
 }
 
-fn sorted_rows(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<SortedRows, String> {
+fn sorted_rows(
+    scores: &[f64],
+    labels: &[u8],
+    settings: &Settings,
+    ahead: Option<Box<[Slot]>>,
+) -> Result<SortedRows, String> {
     let (ew, em) = (
         Binning::EqualWidth(settings.closure),
         Binning::EqualMass(settings.ties),
@@ -200,8 +233,11 @@ fn sorted_rows(scores: &[f64], labels: &[u8], settings: &Settings) -> Result<Sor
     // Room for the radix sort (2n slots), zero-filled so that no pass writes them
     // before the samples do; the sort takes two threads, as the other side is done by
     // then at n = 10^6 (docs/performance.md).
-    let mut slot_storage =
-        tce::storage::sorting_slots(scores.len()).map_err(|e| format!("samples: {e}"))?;
+    let room = scores.len().max(1).saturating_mul(2);
+    let mut slot_storage = match ahead {
+        Some(storage) if storage.len() >= room => storage,
+        _ => tce::storage::sorting_slots(scores.len()).map_err(|e| format!("samples: {e}"))?,
+    };
     let mut buffer =
         SortedBuffer::with_storage(&mut slot_storage).map_err(context("sample buffer"))?;
     buffer
@@ -302,7 +338,7 @@ pub fn compute_classwise(
 ) -> Result<ClasswiseReport, String> {
     let mut classes = Vec::with_capacity(columns.len());
     for column in columns {
-        let report = compute(&column.scores, &column.labels, settings)
+        let report = compute(&column.scores, &column.labels, settings, None)
             .map_err(|e| format!("class {}: {e}", column.class))?;
         classes.push(ClassReport {
             class: column.class,
@@ -500,7 +536,7 @@ mod tests {
             assert_eq!(bins, b);
             assert!((value - v).abs() < 1e-12, "{value} vs {v}");
         };
-        let r = compute(&F, &Y, &settings(Norm::L2)).unwrap();
+        let r = compute(&F, &Y, &settings(Norm::L2), None).unwrap();
         assert_eq!(r.n, 20);
         assert_eq!(r.accuracy, 0.85);
         close(value(&r, EceBin, EqualWidth), (15, 0.136057083608));
@@ -509,7 +545,7 @@ mod tests {
         close(value(&r, EceSweep, EqualWidth), (11, 0.076884984939));
         close(value(&r, EceDebias, EqualMass), (15, 0.108649206164));
         close(value(&r, EceDebias, EqualWidth), (15, 0.0));
-        let r = compute(&F, &Y, &settings(Norm::L1)).unwrap();
+        let r = compute(&F, &Y, &settings(Norm::L1), None).unwrap();
         close(value(&r, EceBin, EqualWidth), (15, 0.091050000000));
         close(value(&r, EceSweep, EqualMass), (9, 0.104650000000));
         assert_eq!(r.estimates.len(), 9);

@@ -363,7 +363,15 @@ fn main() -> ExitCode {
 }
 
 fn run_estimate(args: &EstimateArgs) -> Result<(), Failure> {
-    let loaded = args.input.load()?;
+    // While the input is read (on one thread, for most large files), another thread
+    // prepares the sort's storage for about as many rows (estimate::sort_storage_ahead).
+    let hint = args.input.spec().ok().and_then(|spec| spec.rows_hint());
+    let (loaded, ahead) = std::thread::scope(|scope| {
+        let ahead = hint.map(|rows| scope.spawn(move || estimate::sort_storage_ahead(rows)));
+        let loaded = args.input.load();
+        (loaded, ahead.and_then(|thread| thread.join().ok().flatten()))
+    });
+    let (loaded, mut ahead) = (loaded?, ahead);
     let settings = estimate::Settings {
         bins: args.bins,
         norm: args.norm,
@@ -398,7 +406,8 @@ fn run_estimate(args: &EstimateArgs) -> Result<(), Failure> {
     let json = |report: &dyn erased::Report| report.json(settings_json());
     let text = match &loaded.data {
         input::Data::TopLabel { scores, labels } => {
-            let report = estimate::compute(scores, labels, &settings).map_err(Failure::internal)?;
+            let report = estimate::compute(scores, labels, &settings, ahead.take())
+                .map_err(Failure::internal)?;
             if args.json {
                 json(&report)?
             } else {

@@ -302,7 +302,7 @@ pub fn run(args: &MergeArgs) -> Result<(), Failure> {
         if scores.is_empty() {
             return Err(Failure::input("the merged state holds no samples"));
         }
-        estimate::compute(&scores, &labels, &settings).map_err(Failure::internal)
+        estimate::compute(&scores, &labels, &settings, None).map_err(Failure::internal)
     };
     let kind = state.kind();
     let (report, seen, histogram) = match &mut state {

@@ -279,6 +279,45 @@ pub fn load(spec: &InputSpec) -> Result<Input, InputError> {
     }
 }
 
+impl InputSpec {
+    /// About how many rows a (confidence, correct) CSV file of at least
+    /// [`halves::MIN_SPLIT_BYTES`] holds: its length times the lines of its first
+    /// [`HINT_SAMPLE_BYTES`] over their bytes, plus 1/32 and 64 rows. `None` for stdin,
+    /// smaller files, other inputs, or a file that cannot be read (which [`load`] then
+    /// reports). A guess made before the file is read, for memory that is best prepared
+    /// ahead (`tce estimate`'s sort storage): what is read never depends on it.
+    pub fn rows_hint(&self) -> Option<usize> {
+        let Source::ConfidenceCsv { path, .. } = &self.source else {
+            return None;
+        };
+        if path.as_os_str() == "-" {
+            return None;
+        }
+        let mut file = File::open(path).ok()?;
+        let len = file.metadata().ok()?.len();
+        if len < halves::MIN_SPLIT_BYTES {
+            return None;
+        }
+        let mut sample = vec![0; HINT_SAMPLE_BYTES];
+        let mut filled = 0;
+        while filled < sample.len() {
+            match file.read(sample.get_mut(filled..)?) {
+                Ok(0) => break,
+                Ok(read) => filled += read,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+        let lines = memchr::memchr_iter(b'\n', sample.get(..filled)?).count().max(1);
+        let rows = u128::from(len) * lines as u128 / filled.max(1) as u128;
+        let rows = usize::try_from(rows).ok()?;
+        rows.checked_add(rows / 32)?.checked_add(64)
+    }
+}
+
+/// The bytes [`InputSpec::rows_hint`] reads from the start of a file.
+pub const HINT_SAMPLE_BYTES: usize = 1 << 16;
+
 fn values(logits: bool) -> Values {
     if logits {
         Values::Logits

@@ -12,8 +12,7 @@ use serde::Serialize;
 
 use crate::input::ClassSamples;
 use tce::{
-    BinStats, Binning, Closure, Estimate, Histogram, Norm, Slot, SortedBuffer, SweepOptions,
-    Ties,
+    BinStats, Binning, Closure, Estimate, Histogram, Norm, Slot, SortedBuffer, SweepOptions, Ties,
 };
 
 /// What `tce estimate` computes: the options, resolved.
@@ -249,11 +248,21 @@ fn sorted_rows(
     // The equal-mass bin statistics are computed once (one O(n) pass) and every fixed-B
     // estimator reads them, as `SortedSamples::{ece_bin, mce, ece_debias}` would from a
     // pass of their own: the same statistics, so the same values, bit for bit.
-    let em_bins: Vec<BinStats> = sorted.bins(em, bins).collect();
+    // The two sweeps, each a few passes over the sorted samples, on two threads (the
+    // other side is done by then: docs/performance.md).
+    let (em_bins, (ew_sweep, em_sweep)) = rayon::join(
+        || sorted.bins(em, bins).collect::<Vec<BinStats>>(),
+        || {
+            rayon::join(
+                || sorted.ece_sweep(ew, norm, settings.sweep),
+                || sorted.ece_sweep(em, norm, settings.sweep),
+            )
+        },
+    );
     Ok(SortedRows {
         em_ece_bin: estimate(tce::estimate::ece_bin(em_bins.iter().copied(), norm))?,
-        ew_sweep: estimate(sorted.ece_sweep(ew, norm, settings.sweep))?,
-        em_sweep: estimate(sorted.ece_sweep(em, norm, settings.sweep))?,
+        ew_sweep: estimate(ew_sweep)?,
+        em_sweep: estimate(em_sweep)?,
         em_debias: estimate(tce::estimate::ece_debias(em_bins.iter().copied(), norm)),
         em_mce: estimate(tce::estimate::mce(em_bins.iter().copied())),
     })
@@ -526,6 +535,41 @@ mod tests {
             .find(|r| r.estimator == estimator && r.binning == Some(binning))
             .unwrap();
         (row.bins.unwrap(), row.value)
+    }
+
+    /// The sort's storage made ahead, of any length with room, gives the same report,
+    /// bit for bit, as storage allocated in `compute`; one without room is passed over.
+    #[test]
+    fn storage_ahead_gives_the_same_report() {
+        let n = 200_000;
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let (mut scores, mut labels) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for _ in 0..n {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let u = (state >> 11) as f64 / (1u64 << 53) as f64;
+            scores.push(if state % 5 == 0 {
+                1.0
+            } else {
+                1.0 - 0.9 * u * u * u
+            });
+            labels.push(u8::from(state % 7 < 5));
+        }
+        let bits = |r: &Report| {
+            r.estimates
+                .iter()
+                .map(|row| (row.bins, row.value.to_bits()))
+                .collect::<Vec<_>>()
+        };
+        let fresh = compute(&scores, &labels, &settings(Norm::L2), None).unwrap();
+        for rows in [n, n + 12_345, n - 1] {
+            let ahead = sort_storage_ahead(rows).unwrap();
+            assert_eq!(ahead.len(), 2 * rows);
+            let report = compute(&scores, &labels, &settings(Norm::L2), Some(ahead)).unwrap();
+            assert_eq!(bits(&report), bits(&fresh), "ahead for {rows} rows");
+            assert_eq!(report.table(), fresh.table());
+        }
     }
 
     #[test]

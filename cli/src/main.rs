@@ -369,7 +369,10 @@ fn run_estimate(args: &EstimateArgs) -> Result<(), Failure> {
     let (loaded, ahead) = std::thread::scope(|scope| {
         let ahead = hint.map(|rows| scope.spawn(move || estimate::sort_storage_ahead(rows)));
         let loaded = args.input.load();
-        (loaded, ahead.and_then(|thread| thread.join().ok().flatten()))
+        (
+            loaded,
+            ahead.and_then(|thread| thread.join().ok().flatten()),
+        )
     });
     let (loaded, mut ahead) = (loaded?, ahead);
     let settings = estimate::Settings {

@@ -308,7 +308,9 @@ impl InputSpec {
                 Err(_) => return None,
             }
         }
-        let lines = memchr::memchr_iter(b'\n', sample.get(..filled)?).count().max(1);
+        let lines = memchr::memchr_iter(b'\n', sample.get(..filled)?)
+            .count()
+            .max(1);
         let rows = u128::from(len) * lines as u128 / filled.max(1) as u128;
         let rows = usize::try_from(rows).ok()?;
         rows.checked_add(rows / 32)?.checked_add(64)
@@ -503,4 +505,56 @@ pub fn read_table(path: &Path, names: ColumnNames<'_>) -> Result<Table, InputErr
 /// labels from column `names.label`; no line may exceed [`MAX_LINE_BYTES`].
 pub fn read<R: Read>(reader: R, names: ColumnNames<'_>) -> Result<Samples, InputError> {
     csv_rows::read_binary(reader, names, false).map(|t| t.samples)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn confidence_csv(path: PathBuf) -> InputSpec {
+        InputSpec {
+            source: Source::ConfidenceCsv {
+                path,
+                score_col: "confidence".into(),
+                label_col: "correct".into(),
+            },
+            reduction: Reduction::TopLabel,
+        }
+    }
+
+    /// The hint brackets the true row count from above (by at most 1/32 and 64 rows
+    /// more, with rows alike), and there is none for small files, stdin, missing files
+    /// or class outputs.
+    #[test]
+    fn rows_hint_of_a_large_file() {
+        let dir = std::env::temp_dir().join(format!("tce-rows-hint-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (large, small) = (dir.join("large.csv"), dir.join("small.csv"));
+        let mut text = String::from("confidence,correct\n");
+        let rows = 120_000;
+        for i in 0..rows {
+            // Rows of 9 to 11 bytes, so that the sample's mean row is not exactly the
+            // file's.
+            text.push_str(&format!("0.{},{}\n", 1000 + i % 101 * 37, i % 2));
+        }
+        std::fs::write(&large, &text).unwrap();
+        std::fs::write(&small, &text[..50_000]).unwrap();
+        let hint = confidence_csv(large.clone()).rows_hint().unwrap();
+        assert!(hint >= rows, "{hint} < {rows}");
+        assert!(hint <= rows + rows / 16 + 64, "{hint}");
+        assert_eq!(confidence_csv(small.clone()).rows_hint(), None);
+        assert_eq!(confidence_csv("-".into()).rows_hint(), None);
+        assert_eq!(confidence_csv(dir.join("missing.csv")).rows_hint(), None);
+        let classes = InputSpec {
+            source: Source::ClassCsv {
+                path: large,
+                classes: ClassColumns::parse("p*"),
+                label_col: "label".into(),
+                logits: false,
+            },
+            reduction: Reduction::TopLabel,
+        };
+        assert_eq!(classes.rows_hint(), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

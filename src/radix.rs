@@ -685,7 +685,8 @@ pub(crate) mod two_threads {
                 let (head, tail) = bucket.split_at_mut(from_first.min(length));
                 let first = self.first.get(a..a + head.len()).unwrap_or_default();
                 let second = self.second.get(b..b + tail.len()).unwrap_or_default();
-                let lowest = first.first().map_or(0, score);
+                // (Any slot of the bucket serves; the first piece may be empty.)
+                let lowest = first.first().or(second.first()).map_or(0, score);
                 let mut varying = 0;
                 for (place, slot) in head
                     .iter_mut()

@@ -401,9 +401,10 @@ fn lsd<'a, K: Fn(&Slot) -> u64>(
 /// is then halved by slots, recursively (`rayon::join`), down to ranges of n/16 slots,
 /// so that the threads share out the work however it falls; each range's buckets are
 /// copied, piece by piece, to their sorted place in the storage and sorted there as the
-/// single-threaded levels would ([`by_score`]), with a second array of the range's own
-/// (heap, as long as its largest bucket), recording the running hit counts from the hits
-/// of the digits before the range.
+/// single-threaded levels sort a level's buckets (`level`: the long ones distributed
+/// further, runs of short ones finished together), with a second array of the range's
+/// own (heap, as long as its largest bucket), recording the running hit counts from the
+/// hits of the digits before the range.
 ///
 /// Bit for bit the single-threaded order: the first level is the same stable
 /// distribution, and the buckets are sorted by the same code. It needs storage in order

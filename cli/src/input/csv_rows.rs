@@ -29,19 +29,33 @@ const LISTED_COLUMNS: usize = 20;
 /// The block the CSV parser reads at a time.
 const BLOCK_BYTES: usize = 1 << 16;
 
-/// The error a [`LineLimit`] reader returns for a line over its limit.
+/// The error a [`LineLimit`] reader returns for a line, or a record of lines joined by
+/// a quoted field, over the limit.
 #[derive(Debug)]
 struct LineTooLong {
+    /// The line, or the record's first line.
     line: u64,
+    /// A record of several lines (else one line).
+    record: bool,
+}
+
+impl LineTooLong {
+    /// What the error says, after its line number.
+    fn message(&self) -> String {
+        if self.record {
+            format!(
+                "the record starting on this line (a quoted field spans lines) is longer than \
+                 the limit of {MAX_LINE_BYTES} bytes (1 MiB)"
+            )
+        } else {
+            format!("the line is longer than the limit of {MAX_LINE_BYTES} bytes (1 MiB)")
+        }
+    }
 }
 
 impl fmt::Display for LineTooLong {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "line {} is longer than the limit of {MAX_LINE_BYTES} bytes (1 MiB)",
-            self.line
-        )
+        write!(f, "line {}: {}", self.line, self.message())
     }
 }
 
@@ -65,18 +79,22 @@ struct LineLimit<R> {
     behind: u64,
     /// The bytes read through so far.
     read: u64,
+    /// Where those bytes stand in the CSV's quoting: the bound on records.
+    quoting: Quoting,
 }
 
 impl<R: Read> LineLimit<R> {
-    #[cfg(test)]
-    fn new(inner: R) -> Self {
+    /// Reads `inner`, which starts at the start of line `line` (a record's start: no
+    /// quote before it).
+    fn new(inner: R, line: u64) -> Self {
         LineLimit {
             inner,
-            line: 1,
+            line,
             length: 0,
             line_ends: Default::default(),
             behind: 0,
             read: 0,
+            quoting: Quoting::new(line, MAX_LINE_BYTES),
         }
     }
 
@@ -121,8 +139,24 @@ impl<R: Read> LineLimit<R> {
 impl<R: Read> Read for LineLimit<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.account(&buf[..n])
-            .map_err(|line| io::Error::new(io::ErrorKind::InvalidData, LineTooLong { line }))?;
+        let first_line = self.line;
+        self.account(&buf[..n]).map_err(|line| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                LineTooLong {
+                    line,
+                    record: false,
+                },
+            )
+        })?;
+        self.quoting
+            .account(&buf[..n], first_line)
+            .map_err(|line| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    LineTooLong { line, record: true },
+                )
+            })?;
         // The parser above holds at most one block unread, so the next record ends
         // after every line end two blocks back: those are counted, not kept, and
         // memory stays bounded inside a record of many lines.
@@ -139,18 +173,135 @@ impl<R: Read> Read for LineLimit<R> {
     }
 }
 
+/// The record bound of [`LineLimit`]: a quoted field may hold line ends, so one record
+/// of many short lines could otherwise be buffered whole by the parser above, however
+/// long. This follows the quoting as the `csv` parser reads it (csv-core, configured in
+/// [`Parser::new`]: `,` between fields, `"` quoting, `""` a quote inside one, records
+/// ending at `\n`): a `"` opens a quoted field only at a field's start, and inside one a
+/// `"` ends it unless another follows. It only measures; what the parser reads does not
+/// depend on it. A record is measured from the line end outside quotes before it (blank
+/// lines are records of no bytes), so without quoted fields it is a line, which the line
+/// bound already holds.
+struct Quoting {
+    /// Inside a quoted field.
+    quoted: bool,
+    /// Inside a quoted field, just after a `"`: the field's end, or the first of `""`.
+    quote_ahead: bool,
+    /// Past a field's start (so a `"` here is a character like another).
+    in_field: bool,
+    /// The bytes of the record being read, so far.
+    record: usize,
+    /// The line that record starts on.
+    record_line: u64,
+    /// The most bytes a record may have ([`MAX_LINE_BYTES`]; smaller in tests).
+    limit: usize,
+}
+
+impl Quoting {
+    /// At the start of line `line`, a record's start.
+    fn new(line: u64, limit: usize) -> Self {
+        Quoting {
+            quoted: false,
+            quote_ahead: false,
+            in_field: false,
+            record: 0,
+            record_line: line,
+            limit,
+        }
+    }
+
+    /// Accounts for `block`, which starts on line `line`; `Err` names the first line of
+    /// a record over the limit.
+    fn account(&mut self, block: &[u8], line: u64) -> Result<(), u64> {
+        if !self.quoted && memchr::memchr(b'"', block).is_none() {
+            // No quoted field here: every line end ends a record.
+            let Some(first) = memchr::memchr(b'\n', block) else {
+                self.record += block.len();
+                if let Some(&last) = block.last() {
+                    self.in_field = last != b',';
+                }
+                return self.check();
+            };
+            self.record += first;
+            self.check()?;
+            let last = memchr::memrchr(b'\n', block).unwrap_or(first);
+            let ends = memchr::memchr_iter(b'\n', block).count() as u64;
+            // The whole lines between are records too: only a stretch longer than the
+            // limit can hold one over it (never with the line bound's limit, which
+            // `LineLimit` checked already), and only then are they measured.
+            if last - first > self.limit {
+                let (mut start, mut number) = (first + 1, line + 1);
+                for end in memchr::memchr_iter(b'\n', &block[first + 1..=last]) {
+                    let end = end + first + 1;
+                    if end - start > self.limit {
+                        return Err(number);
+                    }
+                    (start, number) = (end + 1, number + 1);
+                }
+            }
+            self.record = block.len() - last - 1;
+            self.record_line = line + ends;
+            self.in_field = block.last().is_some_and(|&b| b != b',' && b != b'\n');
+            return self.check();
+        }
+        let mut line = line;
+        for &byte in block {
+            if self.quoted {
+                if self.quote_ahead {
+                    self.quote_ahead = false;
+                    if byte == b'"' {
+                        // `""`: a quote inside the field.
+                        self.record += 1;
+                        self.check()?;
+                        continue;
+                    }
+                    // The `"` before ended the field; this byte follows it, outside.
+                    self.quoted = false;
+                    self.in_field = true;
+                } else {
+                    self.quote_ahead = byte == b'"';
+                    self.record += 1;
+                    if byte == b'\n' {
+                        line += 1;
+                    }
+                    self.check()?;
+                    continue;
+                }
+            }
+            match byte {
+                b'\n' => {
+                    line += 1;
+                    self.record = 0;
+                    self.record_line = line;
+                    self.in_field = false;
+                    continue;
+                }
+                b',' => self.in_field = false,
+                b'"' if !self.in_field => self.quoted = true,
+                _ => self.in_field = true,
+            }
+            self.record += 1;
+            self.check()?;
+        }
+        Ok(())
+    }
+
+    fn check(&self) -> Result<(), u64> {
+        if self.record > self.limit {
+            Err(self.record_line)
+        } else {
+            Ok(())
+        }
+    }
+}
+
 impl From<csv::Error> for InputError {
     fn from(err: csv::Error) -> Self {
         let line = err.position().map(|p| p.line());
         match err.kind() {
             csv::ErrorKind::Io(e) => {
                 if let Some(long) = e.get_ref().and_then(|r| r.downcast_ref::<LineTooLong>()) {
-                    return InputError::at(
-                        long.line,
-                        format!(
-                            "the line is longer than the limit of {MAX_LINE_BYTES} bytes (1 MiB)"
-                        ),
-                    );
+                    return InputError::at(long.line, long.message());
                 }
                 InputError::io(line, format!("read error: {e}"))
             }
@@ -528,14 +679,7 @@ impl<R: Read> Parser<R> {
             // other whitespace.
             .terminator(csv::Terminator::Any(b'\n'))
             .buffer_capacity(BLOCK_BYTES)
-            .from_reader(LineLimit {
-                inner: rest,
-                line: fast.line,
-                length: 0,
-                line_ends: Default::default(),
-                behind: 0,
-                read: 0,
-            });
+            .from_reader(LineLimit::new(rest, fast.line));
         Parser {
             reader,
             record: csv::ByteRecord::new(),
@@ -547,8 +691,12 @@ impl<R: Read> Parser<R> {
 
     /// A parser error, with its line counted from the start of the file.
     fn error(&self, err: csv::Error) -> InputError {
+        // The line and record bounds count lines from the start of the file already.
+        let too_long = matches!(
+            err.kind(),
+            csv::ErrorKind::Io(e) if e.get_ref().is_some_and(|r| r.is::<LineTooLong>())
+        );
         let mut error = InputError::from(err);
-        let too_long = error.problem.starts_with("the line is longer");
         if let (Some(super::Location::Line(line)), false) = (error.location, too_long) {
             error.location = Some(super::Location::Line(line + self.offset - 1));
         }
@@ -585,7 +733,8 @@ impl<R: Read> Parser<R> {
 
 enum Engine<R: Read> {
     Fast(Fast<R>),
-    Parser(Parser<R>),
+    /// (Boxed: made once a file, and much larger than the scanner.)
+    Parser(Box<Parser<R>>),
     /// Between the two (never seen outside [`Rows::next`]).
     Switching,
 }
@@ -702,7 +851,7 @@ impl<R: Read> Rows<R> {
                     let line = parser.reader.position().line().saturating_sub(1).max(1)
                         + parser.offset
                         - 1;
-                    break Some((line, header, Engine::Parser(parser)));
+                    break Some((line, header, Engine::Parser(Box::new(parser))));
                 }
                 Err(stop) => return Err(stop_error(stop, fast.line)),
             }
@@ -796,7 +945,7 @@ impl<R: Read> Rows<R> {
                         else {
                             unreachable!()
                         };
-                        self.engine = Engine::Parser(Parser::new(fast, false));
+                        self.engine = Engine::Parser(Box::new(Parser::new(fast, false)));
                         continue;
                     }
                     Err(stop) => return Err(stop_error(stop, fast.line)),
@@ -1381,13 +1530,117 @@ pub(crate) mod tests {
         );
     }
 
+    /// The record spans csv-core (as configured in `Parser::new`) reads in `input`:
+    /// each record's first line and its bytes (from its first byte to its line end,
+    /// outside quotes, or the end of the input).
+    fn csv_core_records(input: &[u8]) -> Vec<(u64, usize)> {
+        let mut reader = csv_core::ReaderBuilder::new()
+            .terminator(csv_core::Terminator::Any(b'\n'))
+            .build();
+        let (mut output, mut ends) = (vec![0; input.len() + 1], vec![0; input.len() + 1]);
+        let (mut at, mut records, mut start) = (0, Vec::new(), None);
+        loop {
+            // Blank lines before a record are skipped by the parser: not the record's.
+            let first = *start.get_or_insert_with(|| {
+                at + input[at..].iter().take_while(|&&b| b == b'\n').count()
+            });
+            // (A record the end of the input ends has no line end of its own.)
+            let eof = at == input.len();
+            let (result, read, _, _) = reader.read_record(&input[at..], &mut output, &mut ends);
+            at += read;
+            match result {
+                csv_core::ReadRecordResult::Record => {
+                    let end = if eof { at } else { at - 1 };
+                    let line = 1 + memchr::memchr_iter(b'\n', &input[..first]).count() as u64;
+                    records.push((line, end - first));
+                    start = None;
+                }
+                csv_core::ReadRecordResult::End => return records,
+                csv_core::ReadRecordResult::InputEmpty => {}
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+
+        /// The record bound measures the records the parser reads: with a limit of the
+        /// longest record's bytes it passes the input, in blocks of any size; with one
+        /// byte less it names the first line of the first record over it.
+        #[test]
+        fn the_record_bound_follows_the_parsers_quoting(
+            input in proptest::collection::vec(
+                proptest::prop_oneof![
+                    3 => proptest::strategy::Just(b'"'),
+                    3 => proptest::strategy::Just(b','),
+                    3 => proptest::strategy::Just(b'\n'),
+                    4 => proptest::strategy::Just(b'a'),
+                    1 => proptest::strategy::Just(b'\r'),
+                ],
+                0..200,
+            ),
+            block in 1usize..40,
+        ) {
+            let records = csv_core_records(&input);
+            let longest = records.iter().map(|&(_, bytes)| bytes).max().unwrap_or(0);
+            let run = |limit: usize| {
+                let mut quoting = Quoting::new(1, limit);
+                let mut line = 1;
+                for chunk in input.chunks(block) {
+                    quoting.account(chunk, line)?;
+                    line += memchr::memchr_iter(b'\n', chunk).count() as u64;
+                }
+                Ok::<(), u64>(())
+            };
+            proptest::prop_assert_eq!(run(longest), Ok(()));
+            if longest > 0 {
+                let first_over = records.iter().find(|&&(_, bytes)| bytes == longest).unwrap().0;
+                proptest::prop_assert_eq!(run(longest - 1), Err(first_over));
+            }
+        }
+    }
+
+    /// A quoted field may span lines, but not past 1 MiB in all: the record is refused
+    /// with its first line. Many blank lines, or a record just under the bound, are read.
+    #[test]
+    fn a_record_of_many_lines_is_bounded() {
+        let names = ColumnNames {
+            score: "confidence",
+            label: "correct",
+        };
+        let file = |note_lines: usize| {
+            let mut text = "confidence,correct,note\n0.5,1,x\n0.25,0,\"".to_owned();
+            text += &"note line\n".repeat(note_lines);
+            text += "\"\n0.75,1,y\n";
+            text
+        };
+        // 10 bytes a note line: the record (from its `0.25`) is 7 + 1 + 10 k + 1 bytes.
+        let under = (MAX_LINE_BYTES - 8) / 10;
+        let read = read_binary(file(under).as_bytes(), names, false).unwrap();
+        assert_eq!(read.samples.scores, [0.5, 0.25, 0.75]);
+        let error = read_binary(file(under + 1).as_bytes(), names, false)
+            .err()
+            .unwrap();
+        assert_eq!(
+            error.to_string(),
+            "line 3: the record starting on this line (a quoted field spans lines) is longer \
+             than the limit of 1048576 bytes (1 MiB)"
+        );
+        let mut blank = "confidence,correct\n0.5,1\n\"0.25\",0\n".to_owned();
+        blank += &"\n".repeat(2 * MAX_LINE_BYTES);
+        blank += "0.75,1\n";
+        let read = read_binary(blank.as_bytes(), names, false).unwrap();
+        assert_eq!(read.samples.scores, [0.5, 0.25, 0.75]);
+    }
+
     #[test]
     fn line_limit_counts_lines_across_blocks() {
         // The same bytes in blocks of every size count the same lines.
         let text: Vec<u8> = b"a\nbb\n\nccc\ndddd\n".repeat(7);
         let lines = 1 + memchr::memchr_iter(b'\n', &text).count() as u64;
         for block in 1..text.len() {
-            let mut limit = LineLimit::new(&text[..]);
+            let mut limit = LineLimit::new(&text[..], 1);
             for chunk in text.chunks(block) {
                 limit.account(chunk).unwrap();
             }
@@ -1397,11 +1650,11 @@ pub(crate) mod tests {
         let mut long = b"h\nok\n".to_vec();
         long.extend(std::iter::repeat(b'0').take(MAX_LINE_BYTES + 1));
         long.extend(b"\nend\n");
-        assert_eq!(LineLimit::new(&b""[..]).account(&long), Err(3));
+        assert_eq!(LineLimit::new(&b""[..], 1).account(&long), Err(3));
         let mut exact = b"h\n".to_vec();
         exact.extend(std::iter::repeat(b'0').take(MAX_LINE_BYTES));
         exact.extend(b"\nend\n");
-        assert_eq!(LineLimit::new(&b""[..]).account(&exact), Ok(()));
+        assert_eq!(LineLimit::new(&b""[..], 1).account(&exact), Ok(()));
     }
 }
 

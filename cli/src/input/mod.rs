@@ -16,9 +16,10 @@
 //! The entry point is [`load`]; [`read_path`] and [`read_table`] are the
 //! (confidence, correct) CSV readers the other subcommands use.
 //!
-//! Two bounds keep hostile files in check: no CSV line may be longer than
-//! [`MAX_LINE_BYTES`] (a longer one is refused with its line number before more of it
-//! is read into memory), and an error quotes at most [`EXCERPT_CHARS`] characters of
+//! Two bounds keep hostile files in check: no CSV line, and no record of lines joined by
+//! a quoted field, may be longer than [`MAX_LINE_BYTES`] (a longer one is refused with
+//! its first line's number before more of it is read into memory, so a record holds at
+//! most that much), and an error quotes at most [`EXCERPT_CHARS`] characters of
 //! any field or column name ([`excerpt`]). A `.npy` header's shape is checked against
 //! the file's length before anything is allocated for its data.
 
@@ -37,8 +38,9 @@ use serde::Serialize;
 
 pub use classes::ClassSamples;
 
-/// The longest line (in bytes, without its `\n`) a CSV may have: 1 MiB. A row of two
-/// numbers needs a few dozen bytes; a header of thousands of columns still fits.
+/// The longest line (in bytes, without its `\n`) a CSV may have: 1 MiB; and the longest
+/// record, its lines joined by a quoted field that holds line ends. A row of two numbers
+/// needs a few dozen bytes; a header of thousands of columns still fits.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// The most characters of one field or column name an error message quotes.

@@ -181,14 +181,12 @@ impl<R: Read> Read for LineLimit<R> {
 /// `"` ends it unless another follows. It only measures; what the parser reads does not
 /// depend on it. A record is measured from the line end outside quotes before it (blank
 /// lines are records of no bytes), so without quoted fields it is a line, which the line
-/// bound already holds.
+/// bound already holds. A record over the limit is refused at its end or at the end of
+/// the block that takes it over, so at most a block more is read.
 struct Quoting {
-    /// Inside a quoted field.
-    quoted: bool,
-    /// Inside a quoted field, just after a `"`: the field's end, or the first of `""`.
-    quote_ahead: bool,
-    /// Past a field's start (so a `"` here is a character like another).
-    in_field: bool,
+    /// Where the last byte left the quoting: [`FIELD_START`], [`IN_FIELD`], [`QUOTED`]
+    /// or [`QUOTE_AHEAD`].
+    state: u8,
     /// The bytes of the record being read, so far.
     record: usize,
     /// The line that record starts on.
@@ -197,13 +195,49 @@ struct Quoting {
     limit: usize,
 }
 
+/// At a field's start, outside quotes: a `"` here opens a quoted field.
+const FIELD_START: u8 = 0;
+/// Inside a field, outside quotes: a `"` here is a character like another.
+const IN_FIELD: u8 = 1;
+/// Inside a quoted field: line ends here do not end the record.
+const QUOTED: u8 = 2;
+/// Inside a quoted field, just after a `"`: the field's end, or the first of `""`.
+const QUOTE_AHEAD: u8 = 3;
+
+/// The next state, at `state << 2 | class`, by the byte's class (other, `"`, `,`, `\n`).
+const NEXT: [u8; 16] = [
+    IN_FIELD,
+    QUOTED,
+    FIELD_START,
+    FIELD_START, // after FIELD_START
+    IN_FIELD,
+    IN_FIELD,
+    FIELD_START,
+    FIELD_START, // after IN_FIELD
+    QUOTED,
+    QUOTE_AHEAD,
+    QUOTED,
+    QUOTED, // after QUOTED
+    IN_FIELD,
+    QUOTED,
+    FIELD_START,
+    FIELD_START, // after QUOTE_AHEAD
+];
+
+/// A byte's class in [`NEXT`]; 3 is the line end.
+const CLASS: [u8; 256] = {
+    let mut class = [0; 256];
+    class[b'"' as usize] = 1;
+    class[b',' as usize] = 2;
+    class[b'\n' as usize] = 3;
+    class
+};
+
 impl Quoting {
     /// At the start of line `line`, a record's start.
     fn new(line: u64, limit: usize) -> Self {
         Quoting {
-            quoted: false,
-            quote_ahead: false,
-            in_field: false,
+            state: FIELD_START,
             record: 0,
             record_line: line,
             limit,
@@ -211,79 +245,90 @@ impl Quoting {
     }
 
     /// Accounts for `block`, which starts on line `line`; `Err` names the first line of
-    /// a record over the limit.
-    fn account(&mut self, block: &[u8], line: u64) -> Result<(), u64> {
-        if !self.quoted && memchr::memchr(b'"', block).is_none() {
-            // No quoted field here: every line end ends a record.
-            let Some(first) = memchr::memchr(b'\n', block) else {
-                self.record += block.len();
-                if let Some(&last) = block.last() {
-                    self.in_field = last != b',';
-                }
-                return self.check();
-            };
-            self.record += first;
-            self.check()?;
-            let last = memchr::memrchr(b'\n', block).unwrap_or(first);
-            let ends = memchr::memchr_iter(b'\n', block).count() as u64;
-            // The whole lines between are records too: only a stretch longer than the
-            // limit can hold one over it (never with the line bound's limit, which
-            // `LineLimit` checked already), and only then are they measured.
-            if last - first > self.limit {
-                let (mut start, mut number) = (first + 1, line + 1);
-                for end in memchr::memchr_iter(b'\n', &block[first + 1..=last]) {
-                    let end = end + first + 1;
-                    if end - start > self.limit {
-                        return Err(number);
+    /// a record over the limit. A block outside quotes and without a `"` is taken whole
+    /// (`memchr`); others byte by byte, through [`NEXT`].
+    fn account(&mut self, block: &[u8], mut line: u64) -> Result<(), u64> {
+        if self.state < QUOTED && memchr::memchr(b'"', block).is_none() {
+            return self.unquoted(block, line);
+        }
+        // (Locals, and table indices masked in range: a tight loop, no checks.)
+        let (mut state, mut record) = (usize::from(self.state), self.record);
+        // `byte`, or `width` bytes of its class other than the line end.
+        let mut step = |byte: u8, width: usize| {
+            let class = usize::from(CLASS[usize::from(byte)]);
+            let quoted = state == usize::from(QUOTED);
+            state = usize::from(NEXT[(state << 2 | class) & 15]);
+            if class == 3 {
+                line += 1;
+                if !quoted {
+                    // The record's end.
+                    if record > self.limit {
+                        return Err(self.record_line);
                     }
-                    (start, number) = (end + 1, number + 1);
+                    (record, self.record_line) = (0, line);
+                    return Ok(());
                 }
             }
-            self.record = block.len() - last - 1;
-            self.record_line = line + ends;
-            self.in_field = block.last().is_some_and(|&b| b != b',' && b != b'\n');
+            record += width;
+            Ok(())
+        };
+        // Eight bytes at a time where none of them is a `"`, `,` or line end (most of
+        // a field's bytes): they only move the state as one other byte does.
+        let mut words = block.chunks_exact(8);
+        for word in &mut words {
+            let bits = u64::from_le_bytes(word.try_into().unwrap_or_default());
+            let special = zero_bytes(bits ^ 0x2222_2222_2222_2222)
+                | zero_bytes(bits ^ 0x2c2c_2c2c_2c2c_2c2c)
+                | zero_bytes(bits ^ 0x0a0a_0a0a_0a0a_0a0a);
+            if special == 0 {
+                step(b'a', 8)?;
+            } else {
+                for &byte in word {
+                    step(byte, 1)?;
+                }
+            }
+        }
+        for &byte in words.remainder() {
+            step(byte, 1)?;
+        }
+        (self.state, self.record) = (state as u8, record);
+        self.check()
+    }
+
+    /// Accounts for `block`, outside quotes and without a `"`: every line end ends a
+    /// record. `line`: the block's first line.
+    fn unquoted(&mut self, block: &[u8], line: u64) -> Result<(), u64> {
+        let Some(first) = memchr::memchr(b'\n', block) else {
+            self.record += block.len();
+            if let Some(&last) = block.last() {
+                self.state = if last == b',' { FIELD_START } else { IN_FIELD };
+            }
             return self.check();
-        }
-        let mut line = line;
-        for &byte in block {
-            if self.quoted {
-                if self.quote_ahead {
-                    self.quote_ahead = false;
-                    if byte == b'"' {
-                        // `""`: a quote inside the field.
-                        self.record += 1;
-                        self.check()?;
-                        continue;
-                    }
-                    // The `"` before ended the field; this byte follows it, outside.
-                    self.quoted = false;
-                    self.in_field = true;
-                } else {
-                    self.quote_ahead = byte == b'"';
-                    self.record += 1;
-                    if byte == b'\n' {
-                        line += 1;
-                    }
-                    self.check()?;
-                    continue;
+        };
+        self.record += first;
+        self.check()?;
+        let last = memchr::memrchr(b'\n', block).unwrap_or(first);
+        // The whole lines between are records too: only a stretch longer than the limit
+        // can hold one over it (never with the line bound's limit, which `LineLimit`
+        // checked already), and only then are they measured.
+        if last - first > self.limit {
+            let (mut start, mut number) = (first + 1, line + 1);
+            let between = block.get(first + 1..=last).unwrap_or_default();
+            for end in memchr::memchr_iter(b'\n', between) {
+                let end = end + first + 1;
+                if end - start > self.limit {
+                    return Err(number);
                 }
+                (start, number) = (end + 1, number + 1);
             }
-            match byte {
-                b'\n' => {
-                    line += 1;
-                    self.record = 0;
-                    self.record_line = line;
-                    self.in_field = false;
-                    continue;
-                }
-                b',' => self.in_field = false,
-                b'"' if !self.in_field => self.quoted = true,
-                _ => self.in_field = true,
-            }
-            self.record += 1;
-            self.check()?;
         }
-        Ok(())
+        self.record = block.len() - last - 1;
+        self.record_line = line + memchr::memchr_iter(b'\n', block).count() as u64;
+        self.state = match block.last() {
+            Some(b',' | b'\n') | None => FIELD_START,
+            Some(_) => IN_FIELD,
+        };
+        self.check()
     }
 
     fn check(&self) -> Result<(), u64> {

@@ -537,7 +537,7 @@ mod tests {
         for i in 0..rows {
             // Rows of 9 to 11 bytes, so that the sample's mean row is not exactly the
             // file's.
-            text.push_str(&format!("0.{},{}\n", 1000 + i % 101 * 37, i % 2));
+            text.push_str(&format!("0.{},{}\n", 1000 + i % 101 * 3701, i % 2));
         }
         std::fs::write(&large, &text).unwrap();
         std::fs::write(&small, &text[..50_000]).unwrap();

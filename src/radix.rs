@@ -12,8 +12,11 @@
 //! later arrivals in order (every buffer that only appends), which one read checks.
 //! Otherwise (a reservoir's replacements land anywhere) the sort first orders by
 //! arrival, with LSD passes over the bytes of the arrival numbers that differ (`lsd`).
-//! Stack: 1 KiB a level of `by_score` for ranges of up to 2^10 slots, 8 KiB above (at
-//! most six such levels: each takes at least 10 of the 64 bits), 8 KiB for `lsd`.
+//! Stack: 1 KiB a level of `by_score` for ranges of up to `WIDE_FROM` slots (2^10 with
+//! `std`, 2^16 without), 8 KiB above. Each level but the last takes at least 10 bits
+//! (11 without `std`) of the 62 a score can vary in, so at most seven (six) wide levels
+//! nest, and only for scores that agree in ever more of their top bits; 8 KiB for `lsd`,
+//! which returns before.
 //!
 //! **In place** (no scratch): the standard library's pattern-defeating quicksort by
 //! score, then each run of equal scores by arrival. An in-place radix sort (American
@@ -34,8 +37,15 @@ const SMALL: usize = 32;
 const BUCKETS: usize = 256;
 /// Most buckets of a level over more slots: digits of at most 11 bits.
 const WIDE: usize = 2048;
-/// Ranges longer than this are distributed by digits of up to 11 bits.
-const WIDE_FROM: usize = 1 << 10;
+/// Ranges longer than this are distributed by digits of up to 11 bits: from 2^10 slots
+/// with `std` (the skewed scores' big buckets then take a level less), from 2^16 without
+/// (embedded stacks: wide levels, 8 KiB each, then nest only in ranges of 1 MiB).
+/// The order is the same either way.
+const WIDE_FROM: usize = if cfg!(feature = "std") {
+    1 << 10
+} else {
+    1 << 16
+};
 
 /// Sorts slots by score, equal scores in arrival order (SPEC §3.2), in place.
 ///
@@ -138,9 +148,10 @@ fn sort_and_count(slots: &mut [Slot], scratch: &mut [Slot], prefix: usize, paral
 /// byte boundaries: for scores in [0.1, 1] the top byte of the exponent hardly varies.)
 /// The digit is about a bit narrower than log2 of the range's length, so that buckets
 /// average about two slots and the counting arrays stay small against the range: 10 or 11
-/// bits (8 KiB of stack) for ranges of more than 2^10 slots, at most 8 bits (1 KiB)
-/// below. (With at most 8 bits up to 2^16 slots, skewed scores took a level more in the
-/// big buckets: 6 % more instructions in the whole sort of the benchmark's scores.)
+/// bits (8 KiB of stack) for ranges of more than `WIDE_FROM` slots, at most 8 bits
+/// (1 KiB) below. (With at most 8 bits up to 2^16 slots, as without `std`, skewed scores
+/// took a level more in the big buckets: 6 % more instructions in the whole sort of the
+/// benchmark's scores.)
 /// Buckets are finished in increasing order, so the hit counts are recorded on each
 /// finished range while it is in the cache, instead of in a pass of its own.
 fn by_score(from: &mut [Slot], to: &mut [Slot], bits: u32, into_to: bool, hits: &mut u32) {

@@ -271,7 +271,7 @@ fn finish_short(from: &mut [Slot], to: &mut [Slot], into_to: bool, hits: &mut u3
         insertion_sort(from, |i, out| out.get(i).copied());
         from
     };
-    finish(result, &mut [], false, hits);
+    record_hits(result, hits);
 }
 
 /// Ends a range that is in order in `from`: copies it to `to` if the result belongs there,
@@ -285,7 +285,13 @@ fn finish(from: &mut [Slot], to: &mut [Slot], into_to: bool, hits: &mut u32) {
     } else {
         from
     };
-    for slot in result {
+    record_hits(result, hits);
+}
+
+/// Records the running hit counts on `slots`, in order, from `*hits` (which ends past
+/// their hits).
+fn record_hits(slots: &mut [Slot], hits: &mut u32) {
+    for slot in slots {
         slot.hits_before = *hits;
         // At most one per slot, and a buffer holds fewer than 2^31.
         *hits = hits.wrapping_add(u32::from(slot.label()));

@@ -374,7 +374,7 @@ fn run_estimate(args: &EstimateArgs) -> Result<(), Failure> {
             ahead.and_then(|thread| thread.join().ok().flatten()),
         )
     });
-    let (loaded, mut ahead) = (loaded?, ahead);
+    let loaded = loaded?;
     let settings = estimate::Settings {
         bins: args.bins,
         norm: args.norm,
@@ -409,8 +409,8 @@ fn run_estimate(args: &EstimateArgs) -> Result<(), Failure> {
     let json = |report: &dyn erased::Report| report.json(settings_json());
     let text = match &loaded.data {
         input::Data::TopLabel { scores, labels } => {
-            let report = estimate::compute(scores, labels, &settings, ahead.take())
-                .map_err(Failure::internal)?;
+            let report =
+                estimate::compute(scores, labels, &settings, ahead).map_err(Failure::internal)?;
             if args.json {
                 json(&report)?
             } else {

@@ -204,24 +204,12 @@ const QUOTED: u8 = 2;
 /// Inside a quoted field, just after a `"`: the field's end, or the first of `""`.
 const QUOTE_AHEAD: u8 = 3;
 
-/// The next state, at `state << 2 | class`, by the byte's class (other, `"`, `,`, `\n`).
-const NEXT: [u8; 16] = [
-    IN_FIELD,
-    QUOTED,
-    FIELD_START,
-    FIELD_START, // after FIELD_START
-    IN_FIELD,
-    IN_FIELD,
-    FIELD_START,
-    FIELD_START, // after IN_FIELD
-    QUOTED,
-    QUOTE_AHEAD,
-    QUOTED,
-    QUOTED, // after QUOTED
-    IN_FIELD,
-    QUOTED,
-    FIELD_START,
-    FIELD_START, // after QUOTE_AHEAD
+/// The next state: a row a state, a column a byte's class (other, `"`, `,`, `\n`).
+const NEXT: [[u8; 4]; 4] = [
+    [IN_FIELD, QUOTED, FIELD_START, FIELD_START], // after FIELD_START
+    [IN_FIELD, IN_FIELD, FIELD_START, FIELD_START], // after IN_FIELD
+    [QUOTED, QUOTE_AHEAD, QUOTED, QUOTED],        // after QUOTED
+    [IN_FIELD, QUOTED, FIELD_START, FIELD_START], // after QUOTE_AHEAD
 ];
 
 /// A byte's class in [`NEXT`]; 3 is the line end.
@@ -257,7 +245,7 @@ impl Quoting {
         let mut step = |byte: u8, width: usize| {
             let class = usize::from(CLASS[usize::from(byte)]);
             let quoted = state == usize::from(QUOTED);
-            state = usize::from(NEXT[(state << 2 | class) & 15]);
+            state = usize::from(NEXT[state & 3][class & 3]);
             if class == 3 {
                 line += 1;
                 if !quoted {

@@ -56,8 +56,58 @@ pub struct SortedBuffer<S: ?Sized = [Slot]> {
     /// Positions `..sorted` are in sorted order with valid `hits_before`.
     pub(crate) sorted: usize,
     pub(crate) hits: u64,
+    /// What the pushes have told about the held slots, so that the sort need not read
+    /// them first (see [`Appended`]).
+    pub(crate) appended: Appended,
     /// Last, so that the inline form coerces to the unsized view.
     pub(crate) slots: S,
+}
+
+/// What a buffer knows of its held slots from the pushes since its last `clear`, so that
+/// the radix sort can skip the read that would find it out (`radix::sort_and_count`):
+/// that they are a sorted prefix followed by slots in arrival order, all arrived after
+/// it, and the bits in which their scores differ.
+///
+/// Known while only pushes (and merges of buffers that only pushed) have added slots;
+/// whatever else writes slots (a reservoir's replacements, `held_mut`) makes it unknown,
+/// and the sort then reads the slots as before. The zero value (a C ABI state starts
+/// zeroed) is unknown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub(crate) struct Appended {
+    /// Whether the rest holds.
+    known: u64,
+    /// The OR and the AND of the held scores' bits: they differ in `any & !all`.
+    any: u64,
+    all: u64,
+}
+
+impl Appended {
+    /// Nothing known: the sort reads the slots.
+    pub(crate) const UNKNOWN: Appended = Appended {
+        known: 0,
+        any: 0,
+        all: 0,
+    };
+    /// No slots held.
+    const EMPTY: Appended = Appended {
+        known: 1,
+        any: 0,
+        all: u64::MAX,
+    };
+
+    /// Takes in one appended score (stored, −0 as +0).
+    #[inline]
+    fn add(&mut self, score: f64) {
+        let bits = score.to_bits();
+        self.any |= bits;
+        self.all &= bits;
+    }
+
+    /// The bits in which the held scores differ, if known (and so the slots in order).
+    pub(crate) fn varying(&self) -> Option<u64> {
+        (self.known != 0).then_some(self.any & !self.all)
+    }
 }
 
 /// A buffer of `N` samples stored inline.
@@ -77,6 +127,7 @@ impl<const N: usize> SortedBuffer<[Slot; N]> {
             len: 0,
             sorted: 0,
             hits: 0,
+            appended: Appended::EMPTY,
             slots: [Slot::EMPTY; N],
         }
     }
@@ -96,6 +147,7 @@ impl<'a> SortedBuffer<&'a mut [Slot]> {
             len: 0,
             sorted: 0,
             hits: 0,
+            appended: Appended::EMPTY,
             slots: storage,
         })
     }
@@ -130,6 +182,7 @@ impl SortedBuffer<Box<[Slot]>> {
             len: 0,
             sorted: 0,
             hits: 0,
+            appended: Appended::EMPTY,
             slots: storage,
         })
     }
@@ -151,21 +204,24 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         self.ensure_room(scores.len())?;
         // The batch fits the free slots (just checked), so zipping with them takes all of
         // it; len + added ≤ capacity < 2^31 and hits ≤ len, so nothing wraps.
-        let (len, mut hits) = (self.len, self.hits);
+        let (len, mut hits, mut appended) = (self.len, self.hits, self.appended);
         let free = self.slots.as_mut().get_mut(len..).unwrap_or_default();
         let mut added = 0usize;
         for (slot, (&score, &label)) in free.iter_mut().zip(scores.iter().zip(labels)) {
+            // `+ 0.0` turns −0 into +0, as in `append`.
+            let score = score + 0.0;
             *slot = Slot {
-                // `+ 0.0` turns −0 into +0, as in `append`.
-                score: score + 0.0,
+                score,
                 order: (len.wrapping_add(added) as u32) << 1 | u32::from(label),
                 hits_before: 0,
             };
+            appended.add(score);
             added = added.wrapping_add(1);
             hits = hits.wrapping_add(u64::from(label));
         }
         self.len = len.wrapping_add(added);
         self.hits = hits;
+        self.appended = appended;
         Ok(())
     }
 
@@ -199,6 +255,16 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         }
         self.len = len.wrapping_add(requested);
         self.hits = self.hits.wrapping_add(other.hits);
+        // The merged slots are in arrival order if the other buffer holds them so: it only
+        // pushed, and has not sorted since its `clear`.
+        self.appended = match (self.appended.varying(), other.appended.varying()) {
+            (Some(_), Some(_)) if other.sorted == 0 => Appended {
+                known: 1,
+                any: self.appended.any | other.appended.any,
+                all: self.appended.all & other.appended.all,
+            },
+            _ => Appended::UNKNOWN,
+        };
         Ok(())
     }
 
@@ -207,6 +273,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         self.len = 0;
         self.sorted = 0;
         self.hits = 0;
+        self.appended = Appended::EMPTY;
     }
 
     fn ensure_room(&self, requested: usize) -> Result<(), PushError> {
@@ -230,11 +297,13 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         // `+ 0.0` turns −0 into +0, the same confidence, so that bits order like values.
         let order = (self.len as u32) << 1 | u32::from(label);
         if let Some(slot) = self.slots.as_mut().get_mut(self.len) {
+            let score = score + 0.0;
             *slot = Slot {
-                score: score + 0.0,
+                score,
                 order,
                 hits_before: 0,
             };
+            self.appended.add(score);
             self.len = self.len.wrapping_add(1);
             self.hits = self.hits.wrapping_add(u64::from(label));
         }
@@ -249,8 +318,10 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         slots.get_mut(len..).unwrap_or_default()
     }
 
-    /// The held samples, `slots[..len]`, mutable (see [`SortedBuffer::held`]).
+    /// The held samples, `slots[..len]`, mutable (see [`SortedBuffer::held`]), for a
+    /// caller that may move or replace them: what the pushes told is forgotten.
     pub(crate) fn held_mut(&mut self) -> &mut [Slot] {
+        self.appended = Appended::UNKNOWN;
         held_prefix_mut(self.slots.as_mut(), self.len)
     }
 
@@ -260,7 +331,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     /// anywhere, relies on the sort always happening.
     pub(crate) fn arrival_order(&mut self) -> impl Iterator<Item = (f64, u8)> + '_ {
         self.sorted = 0;
-        let slots = self.held_mut();
+        // (Not `held_mut`: the same slots, now all in arrival order, so what the pushes
+        // told stays true.)
+        let slots = held_prefix_mut(self.slots.as_mut(), self.len);
         sort_by_arrival(slots);
         slots.iter().map(|slot| (slot.score, slot.label()))
     }
@@ -274,9 +347,11 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         let hits = self.hits;
         let unsorted_from = (self.sorted < len).then_some(self.sorted);
         self.sorted = len; // sorted just below
-        let slots = self.held_mut();
+        let appended = self.appended;
+        // (Not `held_mut`: the sort keeps what the pushes told true.)
+        let slots = held_prefix_mut(self.slots.as_mut(), len);
         if let Some(sorted) = unsorted_from {
-            crate::radix::sort_and_count_in(slots, scratch, sorted);
+            crate::radix::sort_and_count_in(slots, scratch, sorted, appended);
         }
         SortedSamples::new(slots, hits)
     }
@@ -293,13 +368,14 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
 
     /// As [`SortedBuffer::sorted`], on two of rayon's threads: the radix sort when the
     /// buffer holds at least 2^17 samples in arrival order (pushes and merges; not a
-    /// reservoir's) and has room for twice as many, and, on the view it returns, the
-    /// statistics of every bin of at least 2^16 samples (each half summed on its own
-    /// thread; the sums are exact, so the halves add up to the same bits). About 1.6×
-    /// faster at 10^6 samples on two idle cores (docs/performance.md); the same order
-    /// and estimates, bit for bit. Unlike `sorted`, it allocates (a second array for
-    /// each thread's buckets, as long as its largest, and rayon's bookkeeping), so it is
-    /// `std` only.
+    /// reservoir's) and has room for twice as many, and, on the view it returns (of at
+    /// least 2^16 samples), the bins' statistics (the bins shared out between the
+    /// threads, and each bin of at least 2^16 samples in two halves; the sums are exact,
+    /// so the parts add up to the same bits). About 1.6× faster at 10^6 samples on two
+    /// idle cores (docs/performance.md); the same order and estimates, bit for bit.
+    /// Unlike `sorted`, it allocates (a second array for each thread's buckets, as long
+    /// as its largest, the bins' statistics, and rayon's bookkeeping), so it is `std`
+    /// only.
     #[cfg(feature = "std")]
     pub fn sorted_parallel(&mut self) -> SortedSamples<'_> {
         let mut sorted = self.sorted_by(crate::radix::sort_and_count_in_parallel);
@@ -308,16 +384,18 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     }
 
     /// `sorted` with the sort `sort` (slots, scratch, sorted prefix length).
-    fn sorted_by(&mut self, sort: fn(&mut [Slot], &mut [Slot], usize)) -> SortedSamples<'_> {
-        let len = self.len;
-        let hits = self.hits;
+    fn sorted_by(
+        &mut self,
+        sort: fn(&mut [Slot], &mut [Slot], usize, Appended),
+    ) -> SortedSamples<'_> {
+        let (len, hits, appended) = (self.len, self.hits, self.appended);
         let unsorted_from = (self.sorted < len).then_some(self.sorted);
         self.sorted = len; // sorted just below
         let storage = self.slots.as_mut();
         // `len` ≤ capacity always; the clamp keeps the call free of a panic path.
         let (slots, free) = storage.split_at_mut(len.min(storage.len()));
         if let Some(sorted) = unsorted_from {
-            sort(slots, free, sorted);
+            sort(slots, free, sorted, appended);
         }
         SortedSamples::new(slots, hits)
     }
@@ -393,14 +471,35 @@ pub(crate) fn record_running_hits(slots: &mut [Slot]) {
 pub struct SortedSamples<'a> {
     slots: &'a [Slot],
     hits: u64,
-    /// Whether long bins are summed on two threads (`SortedBuffer::sorted_parallel`).
+    /// Whether bins are summed on rayon's threads (`SortedBuffer::sorted_parallel`).
     #[cfg(feature = "std")]
     parallel: bool,
 }
 
-/// Bins of at least this many samples are summed on two threads by a parallel view.
+/// A parallel view of at least this many samples sums its bins on rayon's threads, and
+/// each bin of at least this many in two halves.
 #[cfg(feature = "std")]
 const PARALLEL_BIN: usize = 1 << 16;
+
+/// The bins' statistics of [`SortedSamples::bins`]: summed as they are asked for, or,
+/// by a parallel view, all summed already.
+enum Bins<L> {
+    Lazy(L),
+    #[cfg(feature = "std")]
+    Summed(std::vec::IntoIter<BinStats>),
+}
+
+impl<L: Iterator<Item = BinStats>> Iterator for Bins<L> {
+    type Item = BinStats;
+
+    fn next(&mut self) -> Option<BinStats> {
+        match self {
+            Bins::Lazy(lazy) => lazy.next(),
+            #[cfg(feature = "std")]
+            Bins::Summed(summed) => summed.next(),
+        }
+    }
+}
 
 impl<'a> SortedSamples<'a> {
     /// A view of `slots`, which the caller has sorted (ties in arrival order) and given
@@ -502,11 +601,20 @@ impl<'a> SortedSamples<'a> {
 
     /// The statistics of each bin of a binning with `bins` bins (O(n) in all).
     pub fn bins(&self, binning: Binning, bins: usize) -> impl Iterator<Item = BinStats> + '_ {
-        self.bin_ranges(binning, bins).map(move |range| {
-            // The starts never decrease and end at n (see `bin_starts`): every range is
-            // in order and within the samples, so `get` finds it.
-            self.stats_of(self.slots.get(range).unwrap_or_default())
-        })
+        // The starts never decrease and end at n (see `bin_starts`): every range is in
+        // order and within the samples, so `get` finds it.
+        let stats =
+            move |range: Range<usize>| self.stats_of(self.slots.get(range).unwrap_or_default());
+        #[cfg(feature = "std")]
+        if self.parallel && self.slots.len() >= PARALLEL_BIN && bins > 1 {
+            // All the bins at once on rayon's threads (one hand-over, not one a bin; the
+            // long bins split further in `stats_of`), in bin order.
+            use rayon::prelude::*;
+            let ranges: std::vec::Vec<Range<usize>> = self.bin_ranges(binning, bins).collect();
+            let summed: std::vec::Vec<BinStats> = ranges.into_par_iter().map(stats).collect();
+            return Bins::Summed(summed.into_iter());
+        }
+        Bins::Lazy(self.bin_ranges(binning, bins).map(stats))
     }
 
     /// The statistics of each bin with the smallest and largest score in it (`None` for
@@ -606,5 +714,120 @@ impl<'a> SortedSamples<'a> {
     ) -> Result<Estimate, EstimateError> {
         let bins = self.sweep_bins(binning, options)?;
         estimate::ece_bin(self.bins(binning, bins), norm)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Push(f64, u8),
+        PushBatch(Vec<(f64, u8)>),
+        Sort {
+            parallel: bool,
+        },
+        /// Merges a buffer of these pushes, sorted first or not.
+        Merge {
+            samples: Vec<(f64, u8)>,
+            sorted: bool,
+        },
+        ArrivalOrder,
+        Clear,
+    }
+
+    fn sample() -> impl Strategy<Value = (f64, u8)> {
+        let score = prop_oneof![
+            Just(0.0),
+            Just(-0.0),
+            Just(1.0),
+            Just(0.5),
+            (0u32..8).prop_map(|k| f64::from(k) / 8.0),
+            0.0..=1.0f64,
+        ];
+        (score, 0u8..2)
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            sample().prop_map(|(s, l)| Op::Push(s, l)),
+            prop::collection::vec(sample(), 0..40).prop_map(Op::PushBatch),
+            any::<bool>().prop_map(|parallel| Op::Sort { parallel }),
+            (prop::collection::vec(sample(), 0..40), any::<bool>())
+                .prop_map(|(samples, sorted)| Op::Merge { samples, sorted }),
+            Just(Op::ArrivalOrder),
+            Just(Op::Clear),
+        ]
+    }
+
+    proptest! {
+        /// Whenever a buffer says what its pushes told (`Appended`), it is what the sort's
+        /// own reading would find; and it says so unless a merge of sorted samples came
+        /// since the last `clear`.
+        #[test]
+        fn what_the_pushes_tell_is_what_the_slots_hold(ops in prop::collection::vec(op(), 1..30)) {
+            let mut storage = vec![Slot::EMPTY; 800];
+            let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
+            let mut merged_sorted = false;
+            for op in ops {
+                match op {
+                    Op::Push(score, label) => {
+                        let _ = buffer.push(score, label);
+                    }
+                    Op::PushBatch(samples) => {
+                        let (scores, labels): (Vec<f64>, Vec<u8>) = samples.into_iter().unzip();
+                        let _ = buffer.push_batch(&scores, &labels);
+                    }
+                    Op::Sort { parallel: false } => {
+                        buffer.sorted();
+                    }
+                    #[cfg(feature = "std")]
+                    Op::Sort { parallel: true } => {
+                        buffer.sorted_parallel();
+                    }
+                    #[cfg(not(feature = "std"))]
+                    Op::Sort { parallel: true } => {}
+                    Op::Merge { samples, sorted } => {
+                        let mut theirs = vec![Slot::EMPTY; 40];
+                        let mut other = SortedBuffer::with_storage(&mut theirs).unwrap();
+                        for (score, label) in samples {
+                            other.push(score, label).unwrap();
+                        }
+                        if sorted {
+                            other.sorted();
+                        }
+                        if buffer.merge(&other).is_ok() && sorted && !other.is_empty() {
+                            merged_sorted = true;
+                        }
+                    }
+                    Op::ArrivalOrder => {
+                        let _ = buffer.arrival_order().count();
+                    }
+                    Op::Clear => {
+                        buffer.clear();
+                        merged_sorted = false;
+                    }
+                }
+                let told = buffer.appended.varying();
+                prop_assert_eq!(told.is_some(), !merged_sorted);
+                if let Some(varying) = told {
+                    prop_assert_eq!(
+                        crate::radix::appended_in_order(buffer.held(), buffer.sorted),
+                        (true, varying)
+                    );
+                }
+            }
+        }
+    }
+
+    /// A reservoir's replacements land anywhere: its buffer never says it knows.
+    #[test]
+    fn a_reservoirs_storage_is_read_by_the_sort() {
+        let mut storage = vec![Slot::EMPTY; 4];
+        let mut reservoir = crate::reservoir::Reservoir::with_storage(&mut storage, 7).unwrap();
+        reservoir.push(0.5, 1).unwrap();
+        assert_eq!(reservoir.buffer.appended, Appended::UNKNOWN);
     }
 }

@@ -29,7 +29,7 @@
 //! has no panic path (indices through `get`); the in-place one keeps the standard
 //! library's (an `Ord` violation, impossible for integer keys).
 
-use crate::buffer::{record_running_hits, Slot};
+use crate::buffer::{record_running_hits, Appended, Slot};
 
 /// Inputs and buckets up to this long are finished by insertion sort.
 const SMALL: usize = 32;
@@ -85,20 +85,37 @@ pub(crate) fn sort_by_arrival(slots: &mut [Slot]) {
 /// at least as many slots, and records the running hit counts (`Slot::hits_before`) on
 /// the result: the stable radix sort of the module docs. `prefix` slots at the front
 /// are already sorted (the rest was appended after them); with them, the check below
-/// often spares the passes over the arrival numbers. Without enough scratch, sorts in
-/// place as [`sort_by_score_then_arrival`], then counts.
-pub(crate) fn sort_and_count_in(slots: &mut [Slot], scratch: &mut [Slot], prefix: usize) {
-    sort_and_count(slots, scratch, prefix, false);
+/// often spares the passes over the arrival numbers. `appended`: what the buffer's
+/// pushes told of the slots; when it is known, the check is spared too. Without enough
+/// scratch, sorts in place as [`sort_by_score_then_arrival`], then counts.
+pub(crate) fn sort_and_count_in(
+    slots: &mut [Slot],
+    scratch: &mut [Slot],
+    prefix: usize,
+    appended: Appended,
+) {
+    sort_and_count(slots, scratch, prefix, appended, false);
 }
 
 /// [`sort_and_count_in`] on two of rayon's threads where that serves (see
 /// [`two_threads`]); the same order, bit for bit.
 #[cfg(feature = "std")]
-pub(crate) fn sort_and_count_in_parallel(slots: &mut [Slot], scratch: &mut [Slot], prefix: usize) {
-    sort_and_count(slots, scratch, prefix, true);
+pub(crate) fn sort_and_count_in_parallel(
+    slots: &mut [Slot],
+    scratch: &mut [Slot],
+    prefix: usize,
+    appended: Appended,
+) {
+    sort_and_count(slots, scratch, prefix, appended, true);
 }
 
-fn sort_and_count(slots: &mut [Slot], scratch: &mut [Slot], prefix: usize, parallel: bool) {
+fn sort_and_count(
+    slots: &mut [Slot],
+    scratch: &mut [Slot],
+    prefix: usize,
+    appended: Appended,
+    parallel: bool,
+) {
     let scratch = match scratch.get_mut(..slots.len()) {
         Some(scratch) if slots.len() > SMALL => scratch,
         _ => {
@@ -111,10 +128,19 @@ fn sort_and_count(slots: &mut [Slot], scratch: &mut [Slot], prefix: usize, paral
     // when the storage holds a sorted prefix (ties in arrival order) and then slots in
     // arrival order, all arrived after it (a buffer's pushes). Otherwise (a reservoir's
     // replacements) sort by arrival first. One read checks that and finds the bits in
-    // which the scores differ (the first level's).
+    // which the scores differ (the first level's), unless the pushes told both.
+    let known = appended.varying().map(|varying| {
+        debug_assert_eq!(
+            appended_in_order(slots, prefix),
+            (true, varying),
+            "what the pushes told holds"
+        );
+        (true, varying)
+    });
     #[cfg(feature = "std")]
     if parallel && two_threads::serves(slots.len()) {
-        let (in_order, varying) = two_threads::appended_in_order(slots, prefix);
+        let (in_order, varying) =
+            known.unwrap_or_else(|| two_threads::appended_in_order(slots, prefix));
         if in_order {
             two_threads::sort_and_count(slots, scratch, varying);
             return;
@@ -123,7 +149,7 @@ fn sort_and_count(slots: &mut [Slot], scratch: &mut [Slot], prefix: usize, paral
     }
     #[cfg(not(feature = "std"))]
     let _ = parallel;
-    let (in_order, varying) = appended_in_order(slots, prefix);
+    let (in_order, varying) = known.unwrap_or_else(|| appended_in_order(slots, prefix));
     let mut flipped = false;
     let (mut from, mut to) = (slots, scratch);
     if !in_order {
@@ -337,7 +363,7 @@ fn insertion_sort(out: &mut [Slot], mut source: impl FnMut(usize, &[Slot]) -> Op
 
 /// Whether `slots[prefix..]` are in increasing arrival order and all arrived after every
 /// slot of `slots[..prefix]`; and the bits in which their scores differ.
-fn appended_in_order(slots: &[Slot], prefix: usize) -> (bool, u64) {
+pub(crate) fn appended_in_order(slots: &[Slot], prefix: usize) -> (bool, u64) {
     let first = slots.first().map_or(0, score);
     let (head, tail) = slots.split_at(prefix.min(slots.len()));
     let (mut latest, mut varying) = (None, 0);
@@ -819,7 +845,7 @@ mod tests {
     fn both_sorts(slots: &[Slot], prefix: usize) -> (Vec<Slot>, Vec<Slot>) {
         let mut with_scratch = slots.to_vec();
         let mut scratch = vec![Slot::EMPTY; slots.len()];
-        sort_and_count_in(&mut with_scratch, &mut scratch, prefix);
+        sort_and_count_in(&mut with_scratch, &mut scratch, prefix, Appended::UNKNOWN);
         // The running hit counts recorded on the way equal those of a pass of their own.
         let mut counted = with_scratch.clone();
         record_running_hits(&mut counted);
@@ -1069,8 +1095,9 @@ mod tests {
             .map(|i| slot(scores[i], i as u32, u32::from(labels[i])))
             .collect();
         assert!(same_bits(parallel.sorted_parallel().slots(), &naive(&all)));
-        // The parallel view sums bins of 2^16 samples or more in two halves: the same
-        // bits as one pass (2 and 4 bins are such bins, 15 are not).
+        // The parallel view sums its bins on rayon's threads, and bins of 2^16 samples
+        // or more in two halves: the same bits as one pass (2 and 4 bins are such bins,
+        // 15 and 100 are summed whole).
         use crate::{Binning, Closure, Norm, SweepOptions, Ties};
         let (a, b) = (parallel.sorted_parallel(), single.sorted());
         for binning in [
@@ -1078,7 +1105,7 @@ mod tests {
             Binning::EqualMass(Ties::Keep),
             Binning::EqualWidth(Closure::Left),
         ] {
-            for bins in [1, 2, 4, 15] {
+            for bins in [1, 2, 4, 15, 100] {
                 assert!(a.bins(binning, bins).eq(b.bins(binning, bins)));
                 assert_eq!(
                     a.ece_bin(binning, bins, Norm::L2),
@@ -1108,7 +1135,7 @@ mod tests {
             .map(|i| slot(f64::from(i % 7) / 7.0, 199 - i, 0))
             .collect();
         let mut sorted = slots.clone();
-        sort_and_count_in(&mut sorted, &mut [Slot::EMPTY; 10], 0);
+        sort_and_count_in(&mut sorted, &mut [Slot::EMPTY; 10], 0, Appended::UNKNOWN);
         assert!(same_bits(&sorted, &naive(&slots)));
     }
 }

@@ -8,7 +8,7 @@
 //! without replacement from the two streams, and each side's share is a uniform subset
 //! of its reservoir.
 
-use crate::buffer::{sort_by_arrival, Slot, SortedBuffer, SortedSamples, MAX_CAPACITY};
+use crate::buffer::{sort_by_arrival, Appended, Slot, SortedBuffer, SortedSamples, MAX_CAPACITY};
 use crate::error::{ConfigError, MergeError, PushError};
 use crate::limits::{add_counts, batch_count};
 use crate::rng::Xoshiro256PlusPlus;
@@ -17,7 +17,7 @@ use crate::sample;
 /// A uniform sample of at most `capacity` of the samples pushed, over storage `S`.
 #[derive(Clone, Debug)]
 pub struct Reservoir<S> {
-    buffer: SortedBuffer<S>,
+    pub(crate) buffer: SortedBuffer<S>,
     seen: u64,
     rng: Xoshiro256PlusPlus,
     /// Arrival number of the next sample placed, relative, for ties (SPEC §3.2).
@@ -142,6 +142,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
             self.buffer.hits = self.buffer.hits.wrapping_add(u64::from(label));
         }
         self.buffer.sorted = 0; // any position may have changed
+        self.buffer.appended = Appended::UNKNOWN; // and in any order
     }
 
     /// Renumbers arrivals 0..len, keeping their order (once per ~2^31 placements).
@@ -286,6 +287,7 @@ impl<S> Reservoir<S> {
                 len: self.buffer.len,
                 sorted: self.buffer.sorted,
                 hits: self.buffer.hits,
+                appended: self.buffer.appended,
                 slots: storage,
             },
             seen: self.seen,

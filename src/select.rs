@@ -22,7 +22,7 @@
 //! b*, not one.
 
 use crate::binning::{EqualMassStarts, Ties};
-use crate::buffer::{Slot, MAX_CAPACITY};
+use crate::buffer::{Appended, Slot, MAX_CAPACITY};
 use crate::error::PushError;
 use crate::radix;
 use crate::sample;
@@ -226,7 +226,7 @@ impl Selection<'_> {
                 // (A named function, not a closure: one instantiation at every depth.)
                 self.level(run.iter().map(sample_of), s.rank, rest, false);
             } else {
-                radix::sort_and_count_in(run, rest, 0);
+                radix::sort_and_count_in(run, rest, 0, Appended::UNKNOWN);
                 self.record_sorted(run, s.rank);
             }
         }

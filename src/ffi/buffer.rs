@@ -79,7 +79,10 @@ pub unsafe extern "C" fn tce_sorted_buffer_init(
         // SAFETY: the caller's contract.
         let out = unsafe { Out::new(out)? };
         // SAFETY: the caller's contract.
-        unsafe { state::init::<BufferKind>(memory.cast(), memory_len, capacity, false)? };
+        let state =
+            unsafe { state::init::<BufferKind>(memory.cast(), memory_len, capacity, false)? };
+        // Zeroed is empty; `clear` also records that nothing but pushes came yet.
+        state.view.clear();
         out.write(memory.cast());
         Ok(())
     })
@@ -102,6 +105,7 @@ pub unsafe extern "C" fn tce_sorted_buffer_new(
         // SAFETY: the caller's contract.
         let out = unsafe { Out::new(out)? };
         let state = state::allocate::<BufferKind>(capacity)?;
+        state.view.clear(); // as in `tce_sorted_buffer_init`
         out.write((state as *mut State<SortedBuffer>).cast());
         Ok(())
     })

@@ -75,11 +75,42 @@ pub fn zeroed<T: ZeroIsEmpty>(len: usize) -> Result<Box<[T]>, AllocError> {
     if memory.is_null() {
         return Err(AllocError { len });
     }
+    huge_pages(memory.cast(), layout.size());
     // SAFETY: `memory` was allocated by the global allocator with the layout of `len`
     // values of `T` (the one `Box<[T]>` frees with), and holds `len` valid values: zero
     // bytes are a valid `T` (the trait's contract).
     Ok(unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(memory, len)) })
 }
+
+/// Asks the kernel to back the 2 MiB-aligned part of `size` fresh bytes at `memory` with
+/// transparent huge pages, where it takes such hints (Linux with THP set to `madvise`).
+/// Why: each first touch of a 4 KiB page costs a fault of about 3 µs on the VMs we
+/// measured on, some 25 ms for a million samples' 32 MB of sort storage; a 2 MiB page
+/// takes one fault for 512 of them. A hint only: refused or ignored, nothing changes
+/// but the time.
+#[cfg(target_os = "linux")]
+fn huge_pages(memory: *mut u8, size: usize) {
+    const HUGE: usize = 2 << 20;
+    // Only storage of several huge pages: below, the unaligned ends are most of it.
+    if size < 4 * HUGE {
+        return;
+    }
+    let (first, last) = (memory as usize, (memory as usize).saturating_add(size));
+    let (Some(start), end) = (first.checked_next_multiple_of(HUGE), last / HUGE * HUGE) else {
+        return;
+    };
+    if end > start {
+        // SAFETY: [start, end) lies within the allocation of `size` bytes at `memory`,
+        // which nothing else uses yet; MADV_HUGEPAGE changes no contents, only how the
+        // pages are backed.
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn huge_pages(_memory: *mut u8, _size: usize) {}
 
 /// Storage for a sorted buffer of `n` samples with room for its radix sort: 2n empty
 /// slots, whose free half `SortedBuffer::sorted` sorts with (src/radix.rs: 0.76–0.88×
@@ -117,6 +148,10 @@ mod tests {
             [0, 0, 0]
         );
         assert!(zeroed::<Slot>(0).unwrap().is_empty());
+        // Large enough for the huge-page hint (2^20 slots, 16 MiB): zeroed all the same.
+        let large = zeroed::<Slot>(1 << 20).unwrap();
+        assert_eq!(large.len(), 1 << 20);
+        assert!(large.iter().all(|s| *s == Slot::EMPTY));
     }
 
     #[test]

@@ -91,8 +91,9 @@ pub fn zeroed<T: ZeroIsEmpty>(len: usize) -> Result<Box<[T]>, AllocError> {
 #[cfg(target_os = "linux")]
 fn huge_pages(memory: *mut u8, size: usize) {
     const HUGE: usize = 2 << 20;
-    // Only storage of several huge pages: below, the unaligned ends are most of it.
-    if size < 4 * HUGE {
+    // Only storage of two huge pages or more, of which whole aligned ones then hold at
+    // least half (below, the unaligned ends are most of it).
+    if size < 2 * HUGE {
         return;
     }
     let (first, last) = (memory as usize, (memory as usize).saturating_add(size));

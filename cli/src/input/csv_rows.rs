@@ -1235,8 +1235,17 @@ pub fn read_binary<R: Read>(
     names: ColumnNames<'_>,
     keep_records: bool,
 ) -> Result<Table, InputError> {
+    read_binary_into(reader, names, keep_records, Samples::default())
+}
+
+/// [`read_binary`] into `samples` (empty; with room reserved, as [`Samples::reserving`]).
+pub fn read_binary_into<R: Read>(
+    reader: R,
+    names: ColumnNames<'_>,
+    keep_records: bool,
+    mut samples: Samples,
+) -> Result<Table, InputError> {
     let mut rows = Rows::new(reader, || binary_expected(names))?;
-    let mut samples = Samples::default();
     let columns = BinaryColumns::find(&rows, names, &mut samples)?;
     let header = rows.header.clone();
     let mut records = Vec::new();

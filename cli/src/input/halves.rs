@@ -16,15 +16,16 @@
 //! memory stays as on one thread: the parsed columns and a few blocks of input per
 //! thread (the two halves' columns are joined by one copy of the second's).
 //!
-//! Files under [`MIN_SPLIT_BYTES`], files whose first rows look plain ([`plain_rows`]:
-//! reading them is cheap enough that one thread is as fast), stdin and non-Unix systems
-//! are read on one thread.
+//! Both threads read into columns with room for about as many rows as the file's first
+//! 64 KiB promise ([`super::rows_estimate`]), zero-filled storage that is faulted in by
+//! huge pages where the system gives them (`tce::storage::zeroed`). Files under
+//! [`MIN_SPLIT_BYTES`], stdin and non-Unix systems are read on one thread.
 
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::csv_rows::{self, BinaryColumns, Rows};
-use super::{ColumnNames, InputError, Location, Samples};
+use super::{ColumnNames, InputError, Location, Samples, HINT_SAMPLE_BYTES};
 
 /// The smallest file read on two threads: below it a thread costs more than it saves
 /// (a 1 MiB file parses in about 3 ms).
@@ -62,8 +63,7 @@ impl Boundary {
     }
 }
 
-/// Reads `path`'s rows, on two threads if it is a large regular file whose rows do not
-/// all look plain ([`plain_rows`]).
+/// Reads `path`'s rows, on two threads if it is a large regular file.
 pub fn read_file(file: File, names: ColumnNames<'_>) -> Result<Samples, InputError> {
     #[cfg(unix)]
     {
@@ -73,46 +73,11 @@ pub fn read_file(file: File, names: ColumnNames<'_>) -> Result<Samples, InputErr
             .filter(|m| m.is_file())
             .map(|m| m.len());
         if let Some(len) = len.filter(|&len| len >= MIN_SPLIT_BYTES) {
-            if !split::starts_plain(&file) {
-                return split::read(&file, len, names);
-            }
+            let rows = super::rows_estimate(len, &split::start(&file));
+            return split::read(&file, len, names, rows);
         }
     }
     csv_rows::read_binary(file, names, false).map(|t| t.samples)
-}
-
-/// How much of a file's start [`plain_rows`] looks at.
-const SNIFF_BYTES: usize = 1 << 14;
-
-/// Whether the rows after the first line of `start` (a file's first bytes) look like
-/// those the scanner's simple path reads (`csv_rows`): ASCII, no spaces, tabs, quotes,
-/// signs or exponents, no run of more than 15 digits (those on both sides of a decimal
-/// point count together), and at least one whole row. Such files read faster on one thread:
-/// their reading is cheap enough that a second thread's columns (faulted in, then copied
-/// onto the first's) and the cores' contention cost what it saves (docs/performance.md).
-/// Only the choice of threads hangs on it, never what is read: a file that looks plain
-/// and is not still reads right, on one thread.
-fn plain_rows(start: &[u8]) -> bool {
-    let Some(header_end) = memchr::memchr(b'\n', start) else {
-        return false;
-    };
-    let Some(rows_end) = memchr::memrchr(b'\n', start).filter(|&end| end > header_end) else {
-        return false;
-    };
-    let mut digits = 0usize;
-    for &byte in start.get(header_end + 1..rows_end).unwrap_or_default() {
-        match byte {
-            b'0'..=b'9' => digits += 1,
-            b'.' => {}
-            b' ' | b'\t' | b'"' | b'e' | b'E' | b'+' | b'-' => return false,
-            0x80.. => return false,
-            _ => digits = 0,
-        }
-        if digits > 15 {
-            return false;
-        }
-    }
-    true
 }
 
 #[cfg(test)]
@@ -123,22 +88,21 @@ thread_local! {
 
 #[cfg(unix)]
 mod split {
-    /// Whether `file`'s first [`super::SNIFF_BYTES`] look plain ([`super::plain_rows`]).
-    pub(super) fn starts_plain(file: &std::fs::File) -> bool {
-        use std::os::unix::fs::FileExt;
-        let mut start = vec![0u8; super::SNIFF_BYTES];
-        match file.read_at(&mut start, 0) {
-            Ok(read) => super::plain_rows(start.get(..read).unwrap_or_default()),
-            Err(_) => false,
-        }
-    }
-
     use std::fs::File;
     use std::io::{self, Read};
     use std::os::unix::fs::FileExt;
     use std::sync::Arc;
 
     use super::*;
+
+    /// `file`'s first [`HINT_SAMPLE_BYTES`] (fewer if it is shorter; none if they
+    /// cannot be read), for the rows estimate.
+    pub(super) fn start(file: &File) -> Vec<u8> {
+        let mut start = vec![0u8; HINT_SAMPLE_BYTES];
+        let read = file.read_at(&mut start, 0).unwrap_or(0);
+        start.truncate(read);
+        start
+    }
 
     /// A part of a file read by positioned reads, so that two threads can read one
     /// file at once: from `pos` up to the boundary's end, if it has one, else to the
@@ -193,13 +157,17 @@ mod split {
         error
     }
 
+    /// Reads `file` (`len` bytes) in two halves, each into columns with room for about
+    /// `rows` rows (the first's takes the second's after it).
     pub(super) fn read(
         file: &File,
         len: u64,
         names: ColumnNames<'_>,
+        rows: Option<usize>,
     ) -> Result<Samples, InputError> {
+        let samples = || rows.map_or_else(Samples::default, Samples::reserving);
         let Some(cut) = find_cut(file, len / 2, len) else {
-            return one_thread(file, names);
+            return one_thread(file, names, samples());
         };
         let boundary = Arc::new(Boundary::new(cut));
         let first = Part {
@@ -215,14 +183,14 @@ mod split {
             Ok(rows) => rows,
             // No header before the cut (blank lines up to it), or a bad one: reading on
             // one thread words the verdict.
-            Err(_) => return one_thread(file, names),
+            Err(_) => return one_thread(file, names, samples()),
         };
-        let mut samples = Samples::default();
-        let columns = BinaryColumns::find(&rows, names, &mut samples)?;
+        let mut first_samples = samples();
+        let columns = BinaryColumns::find(&rows, names, &mut first_samples)?;
         if boundary.lifted() {
             // A quoted header: the parser reads the whole file.
-            csv_rows::read_binary_rows(&mut rows, &columns, &mut samples, None, || false)?;
-            return finish(samples, &rows);
+            csv_rows::read_binary_rows(&mut rows, &columns, &mut first_samples, None, || false)?;
+            return finish(first_samples, &rows);
         }
         let header = rows.header.clone();
         let (first, second) = std::thread::scope(|scope| {
@@ -233,14 +201,14 @@ mod split {
                     boundary: None,
                 };
                 let mut rows = Rows::continuing(part, header);
-                let mut samples = Samples::default();
+                let mut samples = samples();
                 csv_rows::read_binary_rows(&mut rows, &columns, &mut samples, None, || {
                     boundary.lifted()
                 })
                 .map(|()| samples)
             });
             let first =
-                csv_rows::read_binary_rows(&mut rows, &columns, &mut samples, None, || false);
+                csv_rows::read_binary_rows(&mut rows, &columns, &mut first_samples, None, || false);
             // The second thread need not go on if its rows are not wanted: an error
             // here, or the parser read on past the cut (then lifted already).
             let reached_cut = first.is_ok() && !boundary.lifted();
@@ -261,20 +229,24 @@ mod split {
                 .expect("the fast scanner reads up to the cut")
                 - 1;
             let second = second.map_err(|e| shifted(e, lines_before))?;
-            samples.scores.extend_from_slice(&second.scores);
-            samples.labels.extend_from_slice(&second.labels);
+            first_samples.scores.extend_from_slice(&second.scores);
+            first_samples.labels.extend_from_slice(&second.labels);
         }
-        finish(samples, &rows)
+        finish(first_samples, &rows)
     }
 
-    /// The whole file on this thread.
-    fn one_thread(file: &File, names: ColumnNames<'_>) -> Result<Samples, InputError> {
+    /// The whole file on this thread, into `samples`.
+    fn one_thread(
+        file: &File,
+        names: ColumnNames<'_>,
+        samples: Samples,
+    ) -> Result<Samples, InputError> {
         let whole = Part {
             file,
             pos: 0,
             boundary: None,
         };
-        csv_rows::read_binary(whole, names, false).map(|t| t.samples)
+        csv_rows::read_binary_into(whole, names, false, samples).map(|t| t.samples)
     }
 
     fn finish<R: Read>(samples: Samples, rows: &Rows<R>) -> Result<Samples, InputError> {
@@ -298,25 +270,6 @@ mod tests {
         score: "confidence",
         label: "correct",
     };
-
-    #[test]
-    fn plain_rows_are_those_of_the_simple_path() {
-        let plain = |rows: &str| plain_rows(format!("confidence,correct\n{rows}").as_bytes());
-        assert!(plain("0.9123456789012,1\n0.5,0\n"));
-        assert!(plain("0.25,1\r\n1,0\r\n"));
-        assert!(plain("7,0.25,1,vgg16\n")); // other ASCII columns (an e would count as an exponent)
-        assert!(plain("0.5,1\n0.25,0")); // the cut last row is not looked at
-        assert!(!plain("")); // no whole row
-        assert!(!plain("0.5,1")); // nor here
-        assert!(!plain("9.1e-01,1\n"));
-        assert!(!plain("0.5, 1\n"));
-        assert!(!plain("\"0.5\",1\n"));
-        assert!(!plain("+0.5,1\n"));
-        assert!(!plain("0.12345678901234567,1\n")); // 17 digits
-        assert!(plain("0.12345678901234,1\n")); // 15
-        assert!(!plain("0.5,1,é\n"));
-        assert!(!plain_rows(b"no line end"));
-    }
 
     /// `bytes` in a scratch file of their own.
     fn file_of(bytes: &[u8]) -> (File, std::path::PathBuf) {
@@ -348,10 +301,18 @@ mod tests {
     }
 
     /// `bytes` read in two halves (cut in the middle, whatever their size) and on one
-    /// thread from memory.
+    /// thread from memory. The halves read the same into columns with room for too few
+    /// rows, for about as many as there are, and for none reserved.
     fn both(bytes: &[u8]) -> (Outcome, Outcome) {
         let (file, path) = file_of(bytes);
-        let halves = outcome(split::read(&file, bytes.len() as u64, NAMES));
+        let lines = memchr::memchr_iter(b'\n', bytes).count();
+        let read = |rows| outcome(split::read(&file, bytes.len() as u64, NAMES, rows));
+        let halves = read(None);
+        let counted = HALVES.with(|h| h.get());
+        assert_eq!(read(Some(3)), halves, "room for too few rows");
+        assert_eq!(read(Some(lines + 64)), halves, "room for them all");
+        // (The tests count files read in halves, not reads.)
+        HALVES.with(|h| h.set(counted));
         let _ = std::fs::remove_file(path);
         let whole = outcome(csv_rows::read_binary(bytes, NAMES, false).map(|t| t.samples));
         (halves, whole)
@@ -482,6 +443,26 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn large_files_read_in_halves() {
+        // Plain rows, as the bench file's: read in two halves too, into reserved columns.
+        let mut text = String::from("confidence,correct\n");
+        let mut i = 0u64;
+        while text.len() < MIN_SPLIT_BYTES as usize + 1000 {
+            text += &format!("0.{:013},{}\n", (i * 7_919_993_917) % 10u64.pow(13), i % 2);
+            i += 1;
+        }
+        let (file, path) = file_of(text.as_bytes());
+        let before = halves();
+        let read = outcome(read_file(file, NAMES));
+        let _ = std::fs::remove_file(path);
+        assert_eq!(halves(), before + 1, "read in two halves");
+        let whole =
+            outcome(csv_rows::read_binary(text.as_bytes(), NAMES, false).map(|t| t.samples));
+        assert_eq!(read, whole);
+        assert_eq!(read.unwrap().0.len() as u64, i);
     }
 
     proptest! {

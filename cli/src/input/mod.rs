@@ -310,13 +310,18 @@ impl InputSpec {
                 Err(_) => return None,
             }
         }
-        let lines = memchr::memchr_iter(b'\n', sample.get(..filled)?)
-            .count()
-            .max(1);
-        let rows = u128::from(len) * lines as u128 / filled.max(1) as u128;
-        let rows = usize::try_from(rows).ok()?;
-        rows.checked_add(rows / 32)?.checked_add(64)
+        rows_estimate(len, sample.get(..filled)?)
     }
+}
+
+/// About how many rows a file of `len` bytes that starts with `start` holds: `len` times
+/// the lines of `start` over its bytes, plus 1/32 and 64 rows (`None` if that overflows).
+/// Memory for them can be prepared ahead; what is read never depends on it.
+pub fn rows_estimate(len: u64, start: &[u8]) -> Option<usize> {
+    let lines = memchr::memchr_iter(b'\n', start).count().max(1);
+    let rows = u128::from(len) * lines as u128 / start.len().max(1) as u128;
+    let rows = usize::try_from(rows).ok()?;
+    rows.checked_add(rows / 32)?.checked_add(64)
 }
 
 /// The bytes [`InputSpec::rows_hint`] reads from the start of a file.
@@ -341,6 +346,22 @@ pub struct Samples {
     /// What the reader decided on the caller's behalf (a column matched without regard
     /// to case), one sentence each, for stderr.
     pub notes: Vec<String>,
+}
+
+impl Samples {
+    /// No samples yet, with room for about `rows` of them: the scores' column zero-filled
+    /// (`tce::storage::zeroed`: fresh pages, in huge pages where the system gives them),
+    /// so that growing into it costs fewer page faults than a column grown by doubling.
+    /// Room it cannot have is left out: the columns then grow as they go.
+    pub fn reserving(rows: usize) -> Samples {
+        let mut scores = tce::storage::zeroed::<f64>(rows).map_or_else(|_| Vec::new(), Vec::from);
+        scores.clear();
+        Samples {
+            scores,
+            labels: Vec::new(),
+            ..Samples::default()
+        }
+    }
 }
 
 /// Which columns to read, by name.

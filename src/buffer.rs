@@ -14,6 +14,7 @@ use crate::binning::{Binning, EqualMassStarts, Ties};
 use crate::error::{ConfigError, EstimateError, MergeError, PushError};
 use crate::estimate::{self, Estimate};
 use crate::norm::Norm;
+use crate::prefix::PrefixSums;
 use crate::sample;
 use crate::stats::BinStats;
 use crate::sweep::{self, SweepOptions};
@@ -59,6 +60,11 @@ pub struct SortedBuffer<S: ?Sized = [Slot]> {
     /// What the pushes have told about the held slots, so that the sort need not read
     /// them first (see [`Appended`]).
     pub(crate) appended: Appended,
+    /// How many of the free slots hold the prefix sums the last sort recorded
+    /// (`prefix.rs`), valid while nothing is added or written: 0 for none. Whatever
+    /// writes slots or the free ones sets it to 0. (A `u64`, fewer than 2^31, so that
+    /// the C ABI's view has no padding on 32-bit targets either.)
+    pub(crate) summed: u64,
     /// Last, so that the inline form coerces to the unsized view.
     pub(crate) slots: S,
 }
@@ -128,6 +134,7 @@ impl<const N: usize> SortedBuffer<[Slot; N]> {
             sorted: 0,
             hits: 0,
             appended: Appended::EMPTY,
+            summed: 0,
             slots: [Slot::EMPTY; N],
         }
     }
@@ -148,6 +155,7 @@ impl<'a> SortedBuffer<&'a mut [Slot]> {
             sorted: 0,
             hits: 0,
             appended: Appended::EMPTY,
+            summed: 0,
             slots: storage,
         })
     }
@@ -183,6 +191,7 @@ impl SortedBuffer<Box<[Slot]>> {
             sorted: 0,
             hits: 0,
             appended: Appended::EMPTY,
+            summed: 0,
             slots: storage,
         })
     }
@@ -222,6 +231,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         self.len = len.wrapping_add(added);
         self.hits = hits;
         self.appended = appended;
+        self.summed = 0;
         Ok(())
     }
 
@@ -255,6 +265,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         }
         self.len = len.wrapping_add(requested);
         self.hits = self.hits.wrapping_add(other.hits);
+        self.summed = 0;
         // The merged slots are in arrival order if the other buffer holds them so: it only
         // pushed, and has not sorted since its `clear`.
         self.appended = match (self.appended.varying(), other.appended.varying()) {
@@ -274,6 +285,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         self.sorted = 0;
         self.hits = 0;
         self.appended = Appended::EMPTY;
+        self.summed = 0;
     }
 
     fn ensure_room(&self, requested: usize) -> Result<(), PushError> {
@@ -304,6 +316,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
                 hits_before: 0,
             };
             self.appended.add(score);
+            self.summed = 0;
             self.len = self.len.wrapping_add(1);
             self.hits = self.hits.wrapping_add(u64::from(label));
         }
@@ -313,6 +326,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     /// buffer (the one-call functions' selection), whose contents mean nothing.
     #[cfg(feature = "ffi")]
     pub(crate) fn free_mut(&mut self) -> &mut [Slot] {
+        self.summed = 0;
         let slots = self.slots.as_mut();
         let len = self.len.min(slots.len());
         slots.get_mut(len..).unwrap_or_default()
@@ -322,6 +336,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     /// caller that may move or replace them: what the pushes told is forgotten.
     pub(crate) fn held_mut(&mut self) -> &mut [Slot] {
         self.appended = Appended::UNKNOWN;
+        self.summed = 0;
         held_prefix_mut(self.slots.as_mut(), self.len)
     }
 
@@ -331,6 +346,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     /// anywhere, relies on the sort always happening.
     pub(crate) fn arrival_order(&mut self) -> impl Iterator<Item = (f64, u8)> + '_ {
         self.sorted = 0;
+        self.summed = 0;
         // (Not `held_mut`: the same slots, now all in arrival order, so what the pushes
         // told stays true.)
         let slots = held_prefix_mut(self.slots.as_mut(), self.len);
@@ -348,6 +364,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         let unsorted_from = (self.sorted < len).then_some(self.sorted);
         self.sorted = len; // sorted just below
         let appended = self.appended;
+        if unsorted_from.is_some() {
+            self.summed = 0; // of the slots before this sort
+        }
         // (Not `held_mut`: the sort keeps what the pushes told true.)
         let slots = held_prefix_mut(self.slots.as_mut(), len);
         if let Some(sorted) = unsorted_from {
@@ -363,7 +382,10 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     /// scratch (a radix sort, several times faster at large n: see `radix.rs`); a fuller
     /// one sorts in place, or takes the scratch from [`SortedBuffer::sorted_with`].
     pub fn sorted(&mut self) -> SortedSamples<'_> {
-        self.sorted_by(crate::radix::sort_and_count_in)
+        self.sorted_by(|slots, free, sorted, appended| {
+            crate::radix::sort_and_count_in(slots, free, sorted, appended);
+            0
+        })
     }
 
     /// As [`SortedBuffer::sorted`], on two of rayon's threads: the radix sort when the
@@ -383,10 +405,12 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         sorted
     }
 
-    /// `sorted` with the sort `sort` (slots, scratch, sorted prefix length).
+    /// `sorted` with the sort `sort` (slots, scratch, sorted prefix length, what the
+    /// pushes told), which returns how many of the scratch's first slots hold the prefix
+    /// sums of `prefix.rs` it recorded (0: none).
     fn sorted_by(
         &mut self,
-        sort: fn(&mut [Slot], &mut [Slot], usize, Appended),
+        sort: impl FnOnce(&mut [Slot], &mut [Slot], usize, Appended) -> usize,
     ) -> SortedSamples<'_> {
         let (len, hits, appended) = (self.len, self.hits, self.appended);
         let unsorted_from = (self.sorted < len).then_some(self.sorted);
@@ -395,9 +419,19 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         // `len` ≤ capacity always; the clamp keeps the call free of a panic path.
         let (slots, free) = storage.split_at_mut(len.min(storage.len()));
         if let Some(sorted) = unsorted_from {
-            sort(slots, free, sorted, appended);
+            // At most the free slots (< 2^31).
+            self.summed = sort(slots, free, sorted, appended) as u64;
         }
-        SortedSamples::new(slots, hits)
+        let mut view = SortedSamples::new(slots, hits);
+        // The free slots hold nothing else until the next push or write, which set
+        // `summed` to 0.
+        view.prefix = PrefixSums {
+            sums: usize::try_from(self.summed)
+                .ok()
+                .and_then(|summed| free.get(..summed))
+                .unwrap_or_default(),
+        };
+        view
     }
 }
 
@@ -471,6 +505,8 @@ pub(crate) fn record_running_hits(slots: &mut [Slot]) {
 pub struct SortedSamples<'a> {
     slots: &'a [Slot],
     hits: u64,
+    /// The sorted scores' prefix sums, if the sort recorded them (`prefix.rs`).
+    prefix: PrefixSums<'a>,
     /// Whether bins are summed on rayon's threads (`SortedBuffer::sorted_parallel`).
     #[cfg(feature = "std")]
     parallel: bool,
@@ -508,8 +544,23 @@ impl<'a> SortedSamples<'a> {
         SortedSamples {
             slots,
             hits,
+            prefix: PrefixSums::NONE,
             #[cfg(feature = "std")]
             parallel: false,
+        }
+    }
+
+    /// The statistics of the sorted slots `range` (within the slots): from the running
+    /// hit counts and the prefix sums where the sort recorded them, else summed.
+    fn stats_in(&self, range: Range<usize>) -> BinStats {
+        // count = range.len() ≤ n < 2^31, hits ≤ count.
+        let count = range.len() as u64;
+        let hits = self
+            .hits_before(range.end)
+            .wrapping_sub(self.hits_before(range.start));
+        match self.prefix.quanta(self.slots, range.clone()) {
+            Some(quanta) => BinStats::from_quanta(count, hits, quanta),
+            None => self.stats_of(self.slots.get(range).unwrap_or_default()),
         }
     }
 
@@ -602,11 +653,14 @@ impl<'a> SortedSamples<'a> {
     /// The statistics of each bin of a binning with `bins` bins (O(n) in all).
     pub fn bins(&self, binning: Binning, bins: usize) -> impl Iterator<Item = BinStats> + '_ {
         // The starts never decrease and end at n (see `bin_starts`): every range is in
-        // order and within the samples, so `get` finds it.
-        let stats =
-            move |range: Range<usize>| self.stats_of(self.slots.get(range).unwrap_or_default());
+        // order and within the samples.
+        let stats = move |range: Range<usize>| self.stats_in(range);
         #[cfg(feature = "std")]
-        if self.parallel && self.slots.len() >= PARALLEL_BIN && bins > 1 {
+        if self.parallel
+            && self.prefix.sums.is_empty()
+            && self.slots.len() >= PARALLEL_BIN
+            && bins > 1
+        {
             // All the bins at once on rayon's threads (one hand-over, not one a bin; the
             // long bins split further in `stats_of`), in bin order.
             use rayon::prelude::*;
@@ -629,8 +683,8 @@ impl<'a> SortedSamples<'a> {
         self.bin_ranges(binning, bins).map(move |range| {
             // The ranges partition 0..n (bin_ranges over these slots): `get` only spares
             // a panic path.
-            let run = self.slots.get(range).unwrap_or(&[]);
-            let stats = self.stats_of(run);
+            let run = self.slots.get(range.clone()).unwrap_or(&[]);
+            let stats = self.stats_in(range);
             let scores = run.first().zip(run.last()).map(|(a, b)| (a.score, b.score));
             (stats, scores)
         })

@@ -48,6 +48,7 @@ pub mod kde;
 pub mod limits;
 pub mod norm;
 pub mod portable;
+mod prefix;
 mod radix;
 #[cfg(feature = "std")]
 pub mod recalibrate;

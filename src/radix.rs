@@ -30,6 +30,7 @@
 //! library's (an `Ord` violation, impossible for integer keys).
 
 use crate::buffer::{record_running_hits, Appended, Slot};
+use crate::prefix::BlockSums;
 
 /// Inputs and buckets up to this long are finished by insertion sort.
 const SMALL: usize = 32;
@@ -98,15 +99,16 @@ pub(crate) fn sort_and_count_in(
 }
 
 /// [`sort_and_count_in`] on two of rayon's threads where that serves (see
-/// [`two_threads`]); the same order, bit for bit.
+/// [`two_threads`]); the same order, bit for bit. Then it also leaves the prefix sums of
+/// `prefix.rs` at the start of `scratch`, and returns the slots they take (else 0).
 #[cfg(feature = "std")]
 pub(crate) fn sort_and_count_in_parallel(
     slots: &mut [Slot],
     scratch: &mut [Slot],
     prefix: usize,
     appended: Appended,
-) {
-    sort_and_count(slots, scratch, prefix, appended, true);
+) -> usize {
+    sort_and_count(slots, scratch, prefix, appended, true)
 }
 
 fn sort_and_count(
@@ -115,13 +117,13 @@ fn sort_and_count(
     prefix: usize,
     appended: Appended,
     parallel: bool,
-) {
+) -> usize {
     let scratch = match scratch.get_mut(..slots.len()) {
         Some(scratch) if slots.len() > SMALL => scratch,
         _ => {
             sort_by_score_then_arrival(slots);
             record_running_hits(slots);
-            return;
+            return 0;
         }
     };
     // A stable sort by score keeps equal scores in storage order: that is arrival order
@@ -142,8 +144,7 @@ fn sort_and_count(
         let (in_order, varying) =
             known.unwrap_or_else(|| two_threads::appended_in_order(slots, prefix));
         if in_order {
-            two_threads::sort_and_count(slots, scratch, varying);
-            return;
+            return two_threads::sort_and_count(slots, scratch, varying);
         }
         // A reservoir's storage: sorted on one thread, as below (which reads it again).
     }
@@ -157,7 +158,8 @@ fn sort_and_count(
     }
     // `from` holds the data; the result must end in the storage, which is `to` if the
     // arrival passes flipped the two.
-    distribute(from, to, varying, flipped, &mut 0);
+    distribute(from, to, varying, flipped, &mut Tally::hits_from(0));
+    0
 }
 
 /// Sorts `from` stably by the low `bits` bits of the score bits (the higher ones agree),
@@ -180,9 +182,9 @@ fn sort_and_count(
 /// benchmark's scores.)
 /// Buckets are finished in increasing order, so the hit counts are recorded on each
 /// finished range while it is in the cache, instead of in a pass of its own.
-fn by_score(from: &mut [Slot], to: &mut [Slot], bits: u32, into_to: bool, hits: &mut u32) {
+fn by_score(from: &mut [Slot], to: &mut [Slot], bits: u32, into_to: bool, tally: &mut Tally<'_>) {
     if from.len() <= SMALL {
-        finish_short(from, to, into_to, hits);
+        finish_short(from, to, into_to, tally);
         return;
     }
     let first = from.first().map_or(0, score);
@@ -195,7 +197,7 @@ fn by_score(from: &mut [Slot], to: &mut [Slot], bits: u32, into_to: bool, hits: 
         } else {
             (1 << bits) - 1
         };
-    distribute(from, to, varying, into_to, hits);
+    distribute(from, to, varying, into_to, tally);
 }
 
 /// The score's bits, which order like the scores (non-negative, −0 stored as +0).
@@ -205,11 +207,17 @@ fn score(slot: &Slot) -> u64 {
 
 /// One level of [`by_score`], given the bits in which the scores of `from` differ
 /// (`from` longer than `SMALL`).
-fn distribute(from: &mut [Slot], to: &mut [Slot], varying: u64, into_to: bool, hits: &mut u32) {
+fn distribute(
+    from: &mut [Slot],
+    to: &mut [Slot],
+    varying: u64,
+    into_to: bool,
+    tally: &mut Tally<'_>,
+) {
     if from.len() > WIDE_FROM {
-        level::<WIDE>(from, to, varying, into_to, hits);
+        level::<WIDE>(from, to, varying, into_to, tally);
     } else {
-        level::<BUCKETS>(from, to, varying, into_to, hits);
+        level::<BUCKETS>(from, to, varying, into_to, tally);
     }
 }
 
@@ -219,11 +227,11 @@ fn level<const B: usize>(
     to: &mut [Slot],
     varying: u64,
     into_to: bool,
-    hits: &mut u32,
+    tally: &mut Tally<'_>,
 ) {
     if varying == 0 {
         // All equal: already in order (storage order is the tie order).
-        finish(from, to, into_to, hits);
+        finish(from, to, into_to, tally);
         return;
     }
     // The digit: the `width` bits from the highest varying one down; `from.len()` > SMALL
@@ -272,24 +280,24 @@ fn level<const B: usize>(
         let end = end as usize;
         if end.wrapping_sub(start) > SMALL {
             if let (Some(data), Some(other)) = (to.get_mut(run..start), from.get_mut(run..start)) {
-                finish_short(data, other, !into_to, hits);
+                finish_short(data, other, !into_to, tally);
             }
             if let (Some(data), Some(other)) = (to.get_mut(start..end), from.get_mut(start..end)) {
-                by_score(data, other, shift, !into_to, hits);
+                by_score(data, other, shift, !into_to, tally);
             }
             run = end;
         }
         start = end;
     }
     if let (Some(data), Some(other)) = (to.get_mut(run..start), from.get_mut(run..start)) {
-        finish_short(data, other, !into_to, hits);
+        finish_short(data, other, !into_to, tally);
     }
 }
 
 /// Sorts `from` (short, or in order but for slots out of place by a few) by insertion,
 /// into `to` if `into_to`, and records the running hit counts on the result, as
 /// [`finish`] does.
-fn finish_short(from: &mut [Slot], to: &mut [Slot], into_to: bool, hits: &mut u32) {
+fn finish_short(from: &mut [Slot], to: &mut [Slot], into_to: bool, tally: &mut Tally<'_>) {
     let result = if into_to {
         insertion_sort(to, |i, _| from.get(i).copied());
         to
@@ -297,12 +305,12 @@ fn finish_short(from: &mut [Slot], to: &mut [Slot], into_to: bool, hits: &mut u3
         insertion_sort(from, |i, out| out.get(i).copied());
         from
     };
-    record_hits(result, hits);
+    tally.record(result);
 }
 
 /// Ends a range that is in order in `from`: copies it to `to` if the result belongs there,
 /// and records the running hit counts on the result.
-fn finish(from: &mut [Slot], to: &mut [Slot], into_to: bool, hits: &mut u32) {
+fn finish(from: &mut [Slot], to: &mut [Slot], into_to: bool, tally: &mut Tally<'_>) {
     let result = if into_to {
         for (place, slot) in to.iter_mut().zip(from.iter()) {
             *place = *slot;
@@ -311,16 +319,33 @@ fn finish(from: &mut [Slot], to: &mut [Slot], into_to: bool, hits: &mut u32) {
     } else {
         from
     };
-    record_hits(result, hits);
+    tally.record(result);
 }
 
-/// Records the running hit counts on `slots`, in order, from `*hits` (which ends past
-/// their hits).
-fn record_hits(slots: &mut [Slot], hits: &mut u32) {
-    for slot in slots {
-        slot.hits_before = *hits;
-        // At most one per slot, and a buffer holds fewer than 2^31.
-        *hits = hits.wrapping_add(u32::from(slot.label()));
+/// What the sort records on its finished ranges, in sorted order: the running hit
+/// counts, on the slots, and, for the two-thread sort, the block sums of `prefix.rs`.
+pub(crate) struct Tally<'s> {
+    /// The hits before the next slot recorded.
+    hits: u32,
+    sums: Option<BlockSums<'s>>,
+}
+
+impl<'s> Tally<'s> {
+    /// Running hit counts from `hits` on, and no block sums.
+    fn hits_from(hits: u32) -> Self {
+        Tally { hits, sums: None }
+    }
+
+    /// Records `slots`, the next finished range.
+    fn record(&mut self, slots: &mut [Slot]) {
+        for slot in slots.iter_mut() {
+            slot.hits_before = self.hits;
+            // At most one per slot, and a buffer holds fewer than 2^31.
+            self.hits = self.hits.wrapping_add(u32::from(slot.label()));
+        }
+        if let Some(sums) = &mut self.sums {
+            sums.record(slots);
+        }
     }
 }
 
@@ -457,8 +482,9 @@ fn lsd<'a, K: Fn(&Slot) -> u64>(
 pub(crate) mod two_threads {
     use core::ops::Range;
 
-    use super::{distribute, finish, finish_short, score, SMALL, WIDE};
+    use super::{distribute, finish, finish_short, score, Tally, SMALL, WIDE};
     use crate::buffer::Slot;
+    use crate::prefix::{self, BlockSums, BLOCK};
 
     /// The bucket ranges are split until they hold at most 1/GRAINS of the slots.
     const GRAINS: usize = 16;
@@ -554,14 +580,22 @@ pub(crate) mod two_threads {
     }
 
     /// Sorts `slots` (in storage order, see the module docs) with `scratch` as long, on
-    /// two threads, and records the running hit counts. `varying`: the bits in which the
-    /// scores differ.
-    pub(crate) fn sort_and_count(slots: &mut [Slot], scratch: &mut [Slot], varying: u64) {
+    /// two threads, and records the running hit counts and the prefix sums of
+    /// `prefix.rs`, which it leaves at the start of `scratch`. `varying`: the bits in
+    /// which the scores differ. Returns the scratch slots the prefix sums take.
+    pub(crate) fn sort_and_count(slots: &mut [Slot], scratch: &mut [Slot], varying: u64) -> usize {
         let n = slots.len();
+        // The sums of each whole block of sorted positions (the last, partial one is
+        // summed slot by slot when it is needed).
+        let mut block_sums = vec![0u128; n / BLOCK];
         if varying == 0 {
             // All equal: in order already.
-            finish(slots, scratch, false, &mut 0);
-            return;
+            let mut tally = Tally {
+                hits: 0,
+                sums: Some(BlockSums::new(0, &mut block_sums)),
+            };
+            finish(slots, scratch, false, &mut tally);
+            return prefix::write(&block_sums, scratch);
         }
         // The single-threaded first level's digit (`super::level::<WIDE>`).
         let top = u64::BITS - varying.leading_zeros();
@@ -624,7 +658,15 @@ pub(crate) mod two_threads {
             shift: digit.shift,
             grain: n / GRAINS,
         };
-        pieces.sort_range(slots, 0..buckets);
+        let parts = pieces.sort_range(slots, 0..buckets, &mut block_sums, 0);
+        // The blocks that straddle two ranges, from their parts.
+        for (block, quanta) in parts.into_iter().flatten().flatten() {
+            if let Some(sum) = block_sums.get_mut(block) {
+                // Below 2^93 (prefix.rs).
+                *sum = sum.wrapping_add(quanta);
+            }
+        }
+        prefix::write(&block_sums, scratch)
     }
 
     /// Counts the digits (and hits) of `from`, then distributes it stably into `to`.
@@ -677,13 +719,20 @@ pub(crate) mod two_threads {
         /// Sorts the buckets of `digits` into `out`, their part of the result: halves of
         /// the range (by slots) on rayon's threads, until the ranges are short, so that
         /// the threads share out the work however it falls (the skewed scores' big
-        /// buckets, which take more levels, bunch at the top).
-        fn sort_range(&self, out: &mut [Slot], digits: Range<usize>) {
+        /// buckets, which take more levels, bunch at the top). `sums`: the sums of the
+        /// whole blocks of sorted positions in the range, from block `first`; returns the
+        /// parts of the blocks its ranges share ([`BlockSums::parts`]).
+        fn sort_range(
+            &self,
+            out: &mut [Slot],
+            digits: Range<usize>,
+            sums: &mut [u128],
+            first: usize,
+        ) -> Vec<[Option<(usize, u128)>; 2]> {
             let start = self.starts.get(digits.start).copied().unwrap_or(0);
             let end = self.starts.get(digits.end).copied().unwrap_or(start);
             if digits.len() < 2 || end - start <= self.grain {
-                self.sort_into(out, digits);
-                return;
+                return vec![self.sort_into(out, digits, sums)];
             }
             let middle = start + (end - start) / 2;
             let split = (digits.start + 1..digits.end)
@@ -691,19 +740,33 @@ pub(crate) mod two_threads {
                 .unwrap_or(digits.end - 1);
             let at = self.starts.get(split).map_or(0, |&s| s - start);
             let (low, high) = out.split_at_mut(at.min(out.len()));
-            rayon::join(
-                || self.sort_range(low, digits.start..split),
-                || self.sort_range(high, split..digits.end),
+            let ((low_sums, low_first), (high_sums, high_first)) =
+                prefix::split_at(sums, first, start + at);
+            let (mut parts, high_parts) = rayon::join(
+                || self.sort_range(low, digits.start..split, low_sums, low_first),
+                || self.sort_range(high, split..digits.end, high_sums, high_first),
             );
+            parts.extend(high_parts);
+            parts
         }
 
         /// Sorts the buckets of `digits` into `out` (their part of the result), on this
         /// thread, with the running hit counts. Each bucket's two pieces are copied into
         /// place, reading the bits in which its scores differ on the way; long buckets
         /// are then sorted as [`super::level`] sorts its buckets, and runs of short ones
-        /// finished together (see there).
-        fn sort_into(&self, out: &mut [Slot], digits: Range<usize>) {
-            let mut hits = self.hits_before.get(digits.start).copied().unwrap_or(0);
+        /// finished together (see there). `sums`: the sums of the range's whole blocks
+        /// (see [`Pieces::sort_range`]); returns the parts of the blocks it shares.
+        fn sort_into(
+            &self,
+            out: &mut [Slot],
+            digits: Range<usize>,
+            sums: &mut [u128],
+        ) -> [Option<(usize, u128)>; 2] {
+            let start = self.starts.get(digits.start).copied().unwrap_or(0);
+            let mut tally = Tally {
+                hits: self.hits_before.get(digits.start).copied().unwrap_or(0),
+                sums: Some(BlockSums::new(start, sums)),
+            };
             let len = |d: usize| {
                 let (start, end) = (self.starts.get(d), self.starts.get(d + 1));
                 end.zip(start).map_or(0, |(end, start)| end - start)
@@ -719,12 +782,12 @@ pub(crate) mod two_threads {
                     self.first_starts.get(d),
                     self.second_starts.get(d),
                 ) else {
-                    return;
+                    break; // never: the digits are those of the arrays
                 };
                 let (length, from_first) = (len(d), from_first as usize);
                 let end = at + length;
                 let Some(bucket) = out.get_mut(at..end) else {
-                    return;
+                    break; // never: the buckets fill `out`
                 };
                 let (head, tail) = bucket.split_at_mut(from_first.min(length));
                 let first = self.first.get(a..a + head.len()).unwrap_or_default();
@@ -742,20 +805,21 @@ pub(crate) mod two_threads {
                 }
                 if length > SMALL {
                     if let Some(short) = out.get_mut(run..at) {
-                        finish_short(short, &mut [], false, &mut hits);
+                        finish_short(short, &mut [], false, &mut tally);
                     }
                     if let (Some(bucket), Some(other)) =
                         (out.get_mut(at..end), other.get_mut(..length))
                     {
-                        distribute(bucket, other, varying & below, false, &mut hits);
+                        distribute(bucket, other, varying & below, false, &mut tally);
                     }
                     run = end;
                 }
                 at = end;
             }
             if let Some(short) = out.get_mut(run..at) {
-                finish_short(short, &mut [], false, &mut hits);
+                finish_short(short, &mut [], false, &mut tally);
             }
+            tally.sums.map_or([None, None], |sums| sums.parts())
         }
     }
 }

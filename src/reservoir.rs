@@ -143,6 +143,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]>> Reservoir<S> {
         }
         self.buffer.sorted = 0; // any position may have changed
         self.buffer.appended = Appended::UNKNOWN; // and in any order
+        self.buffer.summed = 0;
     }
 
     /// Renumbers arrivals 0..len, keeping their order (once per ~2^31 placements).
@@ -288,6 +289,7 @@ impl<S> Reservoir<S> {
                 sorted: self.buffer.sorted,
                 hits: self.buffer.hits,
                 appended: self.buffer.appended,
+                summed: self.buffer.summed,
                 slots: storage,
             },
             seen: self.seen,

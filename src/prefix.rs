@@ -1,0 +1,304 @@
+//! Exact prefix sums of the sorted scores, every [`BLOCK`] sorted positions: with them a
+//! bin's score sum costs at most `BLOCK / 2` slot reads at each of its two ends instead
+//! of a pass over the bin, so that every estimate after the first reads the samples no
+//! more (`SortedSamples`).
+//!
+//! The two-thread sort (`radix::two_threads`) records them as it records the running hit
+//! counts, on each finished range while it is in the cache ([`BlockSums`]), and leaves them
+//! in its scratch, the buffer's free slots, which nothing else uses until the next push:
+//! each sum takes two slots, its four 32-bit words in their `order` and `hits_before`
+//! fields (no float field, so no bit pattern can be changed by a move).
+//!
+//! The sums are of the quantized scores (`stats::quantize`), which is what a bin's
+//! statistics sum: a bin summed from them has the same bits as one summed slot by slot.
+//! At most 2^31 slots of at most 2^62 quanta: every sum is below 2^93, and no addition
+//! wraps.
+
+use core::ops::Range;
+
+use crate::buffer::Slot;
+use crate::stats::quantize;
+
+/// Sorted positions between two recorded sums.
+pub(crate) const BLOCK: usize = 64;
+
+/// The quanta of one slot's score.
+fn quanta(slot: &Slot) -> u128 {
+    u128::from(quantize(slot.score))
+}
+
+/// The quanta of `slots`' scores (slot by slot).
+pub(crate) fn quanta_of(slots: &[Slot]) -> u128 {
+    // (At most 2^31 · 2^62: no wrap.)
+    slots
+        .iter()
+        .fold(0u128, |sum, slot| sum.wrapping_add(quanta(slot)))
+}
+
+/// The sums of the blocks of a sort's range of sorted positions, recorded as the range
+/// is finished in order: those of the blocks wholly inside it into `whole`, and the
+/// parts of the (at most two) blocks it shares with the ranges beside it kept apart, for
+/// the caller to add up ([`BlockSums::parts`]).
+pub(crate) struct BlockSums<'s> {
+    /// The range's first sorted position.
+    start: usize,
+    /// The sorted position of the next slot recorded.
+    at: usize,
+    /// The quanta of the open block's slots recorded so far.
+    open: u128,
+    /// The sums of blocks `first..`, those wholly inside the range.
+    whole: &'s mut [u128],
+    first: usize,
+    /// The part of the block the range starts inside of (block, quanta), once closed.
+    head: Option<(usize, u128)>,
+}
+
+impl<'s> BlockSums<'s> {
+    /// Sums for the range starting at sorted position `start`, whose whole blocks (from
+    /// the first block boundary at or after `start`) go into `whole`.
+    pub(crate) fn new(start: usize, whole: &'s mut [u128]) -> Self {
+        BlockSums {
+            start,
+            at: start,
+            open: 0,
+            whole,
+            first: start.div_ceil(BLOCK),
+            head: None,
+        }
+    }
+
+    /// Records the next slots of the range, in sorted order.
+    pub(crate) fn record(&mut self, slots: &[Slot]) {
+        for slot in slots {
+            self.open = self.open.wrapping_add(quanta(slot));
+            // Sorted positions are below 2^31.
+            self.at = self.at.wrapping_add(1);
+            if self.at % BLOCK == 0 {
+                // at ≥ BLOCK here (it grew from at least 0 to a multiple of BLOCK), and
+                // block · BLOCK < at: nothing wraps.
+                let block = (self.at / BLOCK).wrapping_sub(1);
+                if block.wrapping_mul(BLOCK) < self.start {
+                    self.head = Some((block, self.open));
+                } else if let Some(sum) = self.whole.get_mut(block.wrapping_sub(self.first)) {
+                    *sum = self.open;
+                }
+                self.open = 0;
+            }
+        }
+    }
+
+    /// The parts of the blocks the range shares with the ranges before and after it, as
+    /// (block, quanta): its head (if it crossed a block boundary) and its open tail.
+    pub(crate) fn parts(&self) -> [Option<(usize, u128)>; 2] {
+        let tail = (self.at % BLOCK != 0).then_some((self.at / BLOCK, self.open));
+        [self.head, tail]
+    }
+}
+
+/// Sums of consecutive whole blocks, and the first one's block.
+pub(crate) type Blocks<'s> = (&'s mut [u128], usize);
+
+/// The whole-block sums of a range of sorted positions (from block `first` on), split at
+/// sorted position `cut` inside it: those of the blocks below `cut`, and those from the
+/// first block boundary at or after it, each with its first block. A block across `cut`
+/// is in neither: its parts come from the ranges on both sides ([`BlockSums::parts`]).
+pub(crate) fn split_at(sums: &mut [u128], first: usize, cut: usize) -> (Blocks<'_>, Blocks<'_>) {
+    // Where the blocks below `cut` end and those above start, within `sums`: the second
+    // is no smaller (both clamped the same way), and one more if a block crosses `cut`
+    // that `sums` holds.
+    let at = |block: usize| block.saturating_sub(first).min(sums.len());
+    let (low_end, high_start) = (at(cut / BLOCK), at(cut.div_ceil(BLOCK)));
+    let (low, rest) = sums.split_at_mut(low_end);
+    let high = rest
+        .get_mut(high_start.saturating_sub(low_end)..)
+        .unwrap_or_default();
+    ((low, first), (high, cut.div_ceil(BLOCK)))
+}
+
+/// Writes the prefix sums of `block_sums` (blocks 0.. of the sorted slots) into the first
+/// slots of `free`: sum j (before sorted position j · BLOCK) in slots 2j and 2j + 1, from
+/// j = 0 to the number of blocks. Returns the slots written (none if `free` is too short).
+pub(crate) fn write(block_sums: &[u128], free: &mut [Slot]) -> usize {
+    let used = block_sums.len().saturating_add(1).saturating_mul(2);
+    let Some(free) = free.get_mut(..used) else {
+        return 0;
+    };
+    let mut sum = 0u128;
+    let mut sums = block_sums.iter();
+    for pair in free.chunks_exact_mut(2) {
+        if let [low, high] = pair {
+            low.order = sum as u32;
+            low.hits_before = (sum >> 32) as u32;
+            high.order = (sum >> 64) as u32;
+            high.hits_before = (sum >> 96) as u32;
+        }
+        // Below 2^93 (module docs).
+        sum = sum.wrapping_add(sums.next().copied().unwrap_or(0));
+    }
+    used
+}
+
+/// The prefix sums [`write`] wrote (slots, two a sum), over the sorted slots they are of.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PrefixSums<'a> {
+    pub(crate) sums: &'a [Slot],
+}
+
+impl PrefixSums<'_> {
+    /// None: every sum is taken slot by slot.
+    pub(crate) const NONE: PrefixSums<'static> = PrefixSums { sums: &[] };
+
+    /// Sum j, if written.
+    fn sum(&self, j: usize) -> Option<u128> {
+        let pair = self
+            .sums
+            .get(j.checked_mul(2)?..j.checked_mul(2)?.checked_add(2)?)?;
+        let [low, high] = pair else { return None };
+        Some(
+            u128::from(low.order)
+                | u128::from(low.hits_before) << 32
+                | u128::from(high.order) << 64
+                | u128::from(high.hits_before) << 96,
+        )
+    }
+
+    /// The quanta of `slots[range]`' scores: from the sums at the block boundaries
+    /// nearest its ends, or slot by slot where none is written.
+    pub(crate) fn quanta(&self, slots: &[Slot], range: Range<usize>) -> Option<u128> {
+        let end = self.before(slots, range.end)?;
+        // The prefix sums never decrease: end ≥ start.
+        Some(end.wrapping_sub(self.before(slots, range.start)?))
+    }
+
+    /// The quanta before sorted position `p`: the sum at the nearer of the block
+    /// boundaries around `p` and the slots between, or `None` if there is none.
+    fn before(&self, slots: &[Slot], p: usize) -> Option<u128> {
+        let j = p / BLOCK;
+        let below = self.sum(j)?;
+        // j · BLOCK ≤ p, and a sum j + 1 exists only within the slots (< 2^31): nothing
+        // wraps.
+        let boundary = j.wrapping_mul(BLOCK);
+        if p % BLOCK > BLOCK / 2 {
+            if let Some(above) = self.sum(j.wrapping_add(1)) {
+                let between = slots.get(p..boundary.wrapping_add(BLOCK))?;
+                return Some(above.wrapping_sub(quanta_of(between)));
+            }
+        }
+        Some(below.wrapping_add(quanta_of(slots.get(boundary..p)?)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn slots(quanta: &[u64]) -> Vec<Slot> {
+        // Scores whose quanta are these (multiples of 2^-62, exact).
+        quanta
+            .iter()
+            .map(|&q| Slot {
+                score: q as f64 / (1u64 << 62) as f64,
+                order: 0,
+                hits_before: 0,
+            })
+            .collect()
+    }
+
+    /// Records `slots` as a sort would: split at `cuts` (recursively, as
+    /// `two_threads::Pieces::sort_range` splits), each range on its own `BlockSums`.
+    fn recorded(slots: &[Slot], cuts: &[usize]) -> Vec<u128> {
+        let mut block_sums = vec![0u128; slots.len() / BLOCK];
+        let mut parts = Vec::new();
+        fn range(
+            slots: &[Slot],
+            start: usize,
+            cuts: &[usize],
+            sums: &mut [u128],
+            first: usize,
+            parts: &mut Vec<[Option<(usize, u128)>; 2]>,
+        ) {
+            match cuts.split_first() {
+                None => {
+                    let mut recording = BlockSums::new(start, sums);
+                    // In pieces of 5, as ranges are finished bucket by bucket.
+                    for piece in slots.chunks(5) {
+                        recording.record(piece);
+                    }
+                    parts.push(recording.parts());
+                }
+                Some((&cut, rest)) => {
+                    let cut = cut.clamp(start, start + slots.len());
+                    let ((low, low_first), (high, high_first)) = split_at(sums, first, cut);
+                    let (below, above) = slots.split_at(cut - start);
+                    let (low_cuts, high_cuts) = rest.split_at(rest.len() / 2);
+                    range(below, start, low_cuts, low, low_first, parts);
+                    range(above, cut, high_cuts, high, high_first, parts);
+                }
+            }
+        }
+        let mut cuts = cuts.to_vec();
+        cuts.sort_unstable();
+        // The first cut splits, then each side takes its share of the rest (any order of
+        // nested cuts would do; these stay within their sides once clamped).
+        range(slots, 0, &cuts, &mut block_sums, 0, &mut parts);
+        for (block, quanta) in parts.into_iter().flatten().flatten() {
+            if let Some(sum) = block_sums.get_mut(block) {
+                *sum += quanta;
+            }
+        }
+        block_sums
+    }
+
+    #[test]
+    fn a_split_inside_the_first_block_gives_the_rest_to_the_right() {
+        // A range from position 70 (its whole blocks from block 2) cut at 100, inside
+        // block 1: nothing left of the cut, all of the blocks right of it.
+        let mut sums = [20u128, 30, 40];
+        let ((low, low_first), (high, high_first)) = split_at(&mut sums, 2, 100);
+        assert_eq!((low.len(), low_first), (0, 2));
+        assert_eq!((&*high, high_first), (&[20u128, 30, 40][..], 2));
+        // Cut at 200, inside block 3: block 2 left, block 3 in neither, 4.. right.
+        let ((low, _), (high, high_first)) = split_at(&mut sums, 2, 200);
+        assert_eq!(
+            (&*low, &*high, high_first),
+            (&[20u128][..], &[40u128][..], 4)
+        );
+        // At a boundary (256 = block 4): blocks 2 and 3 left, 4.. right.
+        let ((low, _), (high, high_first)) = split_at(&mut sums, 2, 256);
+        assert_eq!(
+            (&*low, &*high, high_first),
+            (&[20u128, 30][..], &[40u128][..], 4)
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// The recorded prefix sums give every range's quanta exactly, however the sort
+        /// split the positions into ranges.
+        #[test]
+        fn every_range_sums_as_slot_by_slot(
+            quanta in prop::collection::vec(prop_oneof![Just(0u64), Just(1u64 << 62), 0..=(1u64 << 62)], 0..400),
+            cuts in prop::collection::vec(0..400usize, 0..6),
+        ) {
+            let slots = slots(&quanta);
+            let block_sums = recorded(&slots, &cuts);
+            let direct: Vec<u128> = (0..slots.len() / BLOCK)
+                .map(|b| quanta_of(&slots[b * BLOCK..(b + 1) * BLOCK]))
+                .collect();
+            prop_assert_eq!(&block_sums, &direct);
+            let mut free = vec![Slot::EMPTY; 2 * (block_sums.len() + 1)];
+            let used = write(&block_sums, &mut free);
+            prop_assert_eq!(used, free.len());
+            prop_assert_eq!(write(&block_sums, &mut free[1..]), 0, "too little room: none");
+            let prefix = PrefixSums { sums: &free };
+            for a in 0..=slots.len() {
+                for b in (a..=slots.len()).step_by(7).chain([slots.len()]) {
+                    prop_assert_eq!(prefix.quanta(&slots, a..b), Some(quanta_of(&slots[a..b])));
+                }
+            }
+            prop_assert_eq!(PrefixSums::NONE.quanta(&slots, 0..slots.len()), None);
+        }
+    }
+}

@@ -61,29 +61,36 @@ pub struct SortedBuffer<S: ?Sized = [Slot]> {
     /// them first (see [`Appended`]).
     pub(crate) appended: Appended,
     /// How many of the free slots hold the prefix sums the last sort recorded
-    /// (`prefix.rs`), valid while nothing is added or written: 0 for none. Whatever
-    /// writes slots or the free ones sets it to 0. (A `u64`, fewer than 2^31, so that
-    /// the C ABI's view has no padding on 32-bit targets either.)
+    /// (`prefix.rs`), 0 for none; read only while no sort is due (`sorted == len`).
+    /// Pushes and merges write free slots only as they add to `len`, so that the next
+    /// view sorts and records anew; whatever else writes slots or free slots sets it to
+    /// 0. (A `u64`, fewer than 2^31, so that the C ABI's view has no padding on 32-bit
+    /// targets either.)
     pub(crate) summed: u64,
     /// Last, so that the inline form coerces to the unsized view.
     pub(crate) slots: S,
 }
 
 /// What a buffer knows of its held slots from the pushes since its last `clear`, so that
-/// the radix sort can skip the read that would find it out (`radix::sort_and_count`):
-/// that they are a sorted prefix followed by slots in arrival order, all arrived after
-/// it, and the bits in which their scores differ.
+/// the radix sort can skip most of the read that would find it out
+/// (`radix::sort_and_count`): that they are a sorted prefix followed by slots in arrival
+/// order, all arrived after it, and the bits in which the scores of the first `covered`
+/// differ (the batches' scores, taken in as they are stored).
 ///
 /// Known while only pushes (and merges of buffers that only pushed) have added slots;
 /// whatever else writes slots (a reservoir's replacements, `held_mut`) makes it unknown,
-/// and the sort then reads the slots as before. The zero value (a C ABI state starts
+/// and the sort then reads the slots as before. A single push only appends, in order:
+/// its score is read by the sort with the others past `covered` (taking it in here
+/// would cost each push more than the sort saves). The zero value (a C ABI state starts
 /// zeroed) is unknown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub(crate) struct Appended {
     /// Whether the rest holds.
     known: u64,
-    /// The OR and the AND of the held scores' bits: they differ in `any & !all`.
+    /// The held slots `any` and `all` take in, from the first.
+    covered: u64,
+    /// The OR and the AND of their scores' bits: they differ in `any & !all`.
     any: u64,
     all: u64,
 }
@@ -92,27 +99,46 @@ impl Appended {
     /// Nothing known: the sort reads the slots.
     pub(crate) const UNKNOWN: Appended = Appended {
         known: 0,
+        covered: 0,
         any: 0,
         all: 0,
     };
     /// No slots held.
     const EMPTY: Appended = Appended {
         known: 1,
+        covered: 0,
         any: 0,
         all: u64::MAX,
     };
 
-    /// Takes in one appended score (stored, −0 as +0).
-    #[inline]
-    fn add(&mut self, score: f64) {
-        let bits = score.to_bits();
-        self.any |= bits;
-        self.all &= bits;
+    /// If known, the bits in which the scores of `held` (the held slots) differ: those
+    /// of the covered ones and those read from the rest.
+    pub(crate) fn varying(&self, held: &[Slot]) -> Option<u64> {
+        let all_of = self.covering(held);
+        (all_of.known != 0).then_some(all_of.any & !all_of.all)
     }
 
-    /// The bits in which the held scores differ, if known (and so the slots in order).
-    pub(crate) fn varying(&self) -> Option<u64> {
-        (self.known != 0).then_some(self.any & !self.all)
+    /// The same, covering all of `held` (the rest read). Before the slots are reordered
+    /// (a sort), since what is covered is the first `covered` positions.
+    pub(crate) fn covering(&self, held: &[Slot]) -> Appended {
+        if self.known == 0 {
+            return *self;
+        }
+        let rest = usize::try_from(self.covered)
+            .ok()
+            .and_then(|covered| held.get(covered..))
+            .unwrap_or(held);
+        let (any, all) = rest.iter().fold((self.any, self.all), |(any, all), slot| {
+            let bits = slot.score.to_bits();
+            (any | bits, all & bits)
+        });
+        Appended {
+            known: 1,
+            // At most the capacity, < 2^31.
+            covered: held.len() as u64,
+            any,
+            all,
+        }
     }
 }
 
@@ -213,7 +239,8 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         self.ensure_room(scores.len())?;
         // The batch fits the free slots (just checked), so zipping with them takes all of
         // it; len + added ≤ capacity < 2^31 and hits ≤ len, so nothing wraps.
-        let (len, mut hits, mut appended) = (self.len, self.hits, self.appended);
+        let (len, mut hits) = (self.len, self.hits);
+        let (mut any, mut all) = (self.appended.any, self.appended.all);
         let free = self.slots.as_mut().get_mut(len..).unwrap_or_default();
         let mut added = 0usize;
         for (slot, (&score, &label)) in free.iter_mut().zip(scores.iter().zip(labels)) {
@@ -224,14 +251,22 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
                 order: (len.wrapping_add(added) as u32) << 1 | u32::from(label),
                 hits_before: 0,
             };
-            appended.add(score);
+            (any, all) = (any | score.to_bits(), all & score.to_bits());
             added = added.wrapping_add(1);
             hits = hits.wrapping_add(u64::from(label));
         }
         self.len = len.wrapping_add(added);
         self.hits = hits;
-        self.appended = appended;
-        self.summed = 0;
+        // The batch's scores extend what is covered if it follows on from it (no single
+        // pushes since); else the sort reads them with the rest.
+        if self.appended.covered == len as u64 {
+            self.appended = Appended {
+                covered: self.len as u64,
+                any,
+                all,
+                ..self.appended
+            };
+        }
         Ok(())
     }
 
@@ -265,16 +300,21 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         }
         self.len = len.wrapping_add(requested);
         self.hits = self.hits.wrapping_add(other.hits);
-        self.summed = 0;
         // The merged slots are in arrival order if the other buffer holds them so: it only
         // pushed, and has not sorted since its `clear`.
-        self.appended = match (self.appended.varying(), other.appended.varying()) {
-            (Some(_), Some(_)) if other.sorted == 0 => Appended {
+        let (mine, theirs) = (self.appended, other.appended);
+        self.appended = match (mine.known, theirs.known) {
+            (0, _) | (_, 0) => Appended::UNKNOWN,
+            _ if other.sorted != 0 => Appended::UNKNOWN,
+            // Both wholly covered: so is the result.
+            _ if mine.covered == len as u64 && theirs.covered == requested as u64 => Appended {
                 known: 1,
-                any: self.appended.any | other.appended.any,
-                all: self.appended.all & other.appended.all,
+                covered: self.len as u64,
+                any: mine.any | theirs.any,
+                all: mine.all & theirs.all,
             },
-            _ => Appended::UNKNOWN,
+            // Else the sort reads the rest, the merged slots with it.
+            _ => mine,
         };
         Ok(())
     }
@@ -309,14 +349,11 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         // `+ 0.0` turns −0 into +0, the same confidence, so that bits order like values.
         let order = (self.len as u32) << 1 | u32::from(label);
         if let Some(slot) = self.slots.as_mut().get_mut(self.len) {
-            let score = score + 0.0;
             *slot = Slot {
-                score,
+                score: score + 0.0,
                 order,
                 hits_before: 0,
             };
-            self.appended.add(score);
-            self.summed = 0;
             self.len = self.len.wrapping_add(1);
             self.hits = self.hits.wrapping_add(u64::from(label));
         }
@@ -348,7 +385,8 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         self.sorted = 0;
         self.summed = 0;
         // (Not `held_mut`: the same slots, now all in arrival order, so what the pushes
-        // told stays true.)
+        // told stays true, once it covers them all.)
+        self.appended = self.appended.covering(self.held());
         let slots = held_prefix_mut(self.slots.as_mut(), self.len);
         sort_by_arrival(slots);
         slots.iter().map(|slot| (slot.score, slot.label()))
@@ -363,10 +401,12 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         let hits = self.hits;
         let unsorted_from = (self.sorted < len).then_some(self.sorted);
         self.sorted = len; // sorted just below
-        let appended = self.appended;
         if unsorted_from.is_some() {
             self.summed = 0; // of the slots before this sort
+                             // What covers the first slots before the sort covers them all.
+            self.appended = self.appended.covering(self.held());
         }
+        let appended = self.appended;
         // (Not `held_mut`: the sort keeps what the pushes told true.)
         let slots = held_prefix_mut(self.slots.as_mut(), len);
         if let Some(sorted) = unsorted_from {
@@ -412,8 +452,13 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         &mut self,
         sort: impl FnOnce(&mut [Slot], &mut [Slot], usize, Appended) -> usize,
     ) -> SortedSamples<'_> {
-        let (len, hits, appended) = (self.len, self.hits, self.appended);
+        let (len, hits) = (self.len, self.hits);
         let unsorted_from = (self.sorted < len).then_some(self.sorted);
+        if unsorted_from.is_some() {
+            // What covers the first slots before the sort covers them all.
+            self.appended = self.appended.covering(self.held());
+        }
+        let appended = self.appended;
         self.sorted = len; // sorted just below
         let storage = self.slots.as_mut();
         // `len` ≤ capacity always; the clamp keeps the call free of a panic path.
@@ -864,7 +909,7 @@ mod tests {
                         merged_sorted = false;
                     }
                 }
-                let told = buffer.appended.varying();
+                let told = buffer.appended.varying(buffer.held());
                 prop_assert_eq!(told.is_some(), !merged_sorted);
                 if let Some(varying) = told {
                     prop_assert_eq!(

@@ -131,7 +131,7 @@ fn sort_and_count(
     // arrival order, all arrived after it (a buffer's pushes). Otherwise (a reservoir's
     // replacements) sort by arrival first. One read checks that and finds the bits in
     // which the scores differ (the first level's), unless the pushes told both.
-    let known = appended.varying().map(|varying| {
+    let known = appended.varying(slots).map(|varying| {
         debug_assert_eq!(
             appended_in_order(slots, prefix),
             (true, varying),

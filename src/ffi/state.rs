@@ -218,7 +218,7 @@ const _: () = assert!(
 );
 const _: () = assert!(
     // buffer (len, sorted, hits, appended, summed), seen, rng, next_arrival, zero_padding
-    size_of::<Reservoir<Detached>>() == 2 * size_of::<usize>() + 8 + 3 * 8 + 8 + 8 + 4 * 8 + 4 + 4
+    size_of::<Reservoir<Detached>>() == 2 * size_of::<usize>() + 8 + 4 * 8 + 8 + 8 + 4 * 8 + 4 + 4
 );
 const _: () = assert!(size_of::<Slot>() % align_of::<f64>() == 0);
 

@@ -402,8 +402,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         let unsorted_from = (self.sorted < len).then_some(self.sorted);
         self.sorted = len; // sorted just below
         if unsorted_from.is_some() {
-            self.summed = 0; // of the slots before this sort
-                             // What covers the first slots before the sort covers them all.
+            // The prefix sums were of the slots before this sort, and what covers the
+            // first slots before it covers them all.
+            self.summed = 0;
             self.appended = self.appended.covering(self.held());
         }
         let appended = self.appended;
@@ -430,14 +431,15 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
 
     /// As [`SortedBuffer::sorted`], on two of rayon's threads: the radix sort when the
     /// buffer holds at least 2^17 samples in arrival order (pushes and merges; not a
-    /// reservoir's) and has room for twice as many, and, on the view it returns (of at
-    /// least 2^16 samples), the bins' statistics (the bins shared out between the
-    /// threads, and each bin of at least 2^16 samples in two halves; the sums are exact,
-    /// so the parts add up to the same bits). About 1.6× faster at 10^6 samples on two
+    /// reservoir's) and has room for twice as many. That sort also records exact prefix
+    /// sums of the scores every 64 sorted positions (`prefix.rs`), left in the free
+    /// slots until the next push, merge or sort: the view's bins then cost at most 64
+    /// slot reads each instead of a pass (views of a one-thread sort sum their bins on
+    /// rayon's threads, from 2^16 samples). About 1.6× faster at 10^6 samples on two
     /// idle cores (docs/performance.md); the same order and estimates, bit for bit.
     /// Unlike `sorted`, it allocates (a second array for each thread's buckets, as long
-    /// as its largest, the bins' statistics, and rayon's bookkeeping), so it is `std`
-    /// only.
+    /// as its largest, the block sums, n/4 bytes, and rayon's bookkeeping), so it is
+    /// `std` only.
     #[cfg(feature = "std")]
     pub fn sorted_parallel(&mut self) -> SortedSamples<'_> {
         let mut sorted = self.sorted_by(crate::radix::sort_and_count_in_parallel);

@@ -472,7 +472,9 @@ fn lsd<'a, K: Fn(&Slot) -> u64>(
 /// single-threaded levels sort a level's buckets (`level`: the long ones distributed
 /// further, runs of short ones finished together), with a second array of the range's
 /// own (heap, as long as its largest bucket), recording the running hit counts from the
-/// hits of the digits before the range.
+/// hits of the digits before the range, and the score sums of its whole blocks of
+/// sorted positions (`prefix.rs`; the blocks two ranges share are summed from their
+/// parts after the join). The prefix sums of the blocks end at the start of the scratch.
 ///
 /// Bit for bit the single-threaded order: the first level is the same stable
 /// distribution, and the buckets are sorted by the same code. It needs storage in order

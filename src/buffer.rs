@@ -81,64 +81,70 @@ pub struct SortedBuffer<S: ?Sized = [Slot]> {
 /// whatever else writes slots (a reservoir's replacements, `held_mut`) makes it unknown,
 /// and the sort then reads the slots as before. A single push only appends, in order:
 /// its score is read by the sort with the others past `covered` (taking it in here
-/// would cost each push more than the sort saves). The zero value (a C ABI state starts
-/// zeroed) is unknown.
+/// would cost each push more than the sort saves). The zero value is [`Appended::EMPTY`],
+/// so that a zeroed C ABI state, which holds no slots, starts right.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
 pub(crate) struct Appended {
-    /// Whether the rest holds.
-    known: u64,
-    /// The held slots `any` and `all` take in, from the first.
+    /// Whether the rest does not hold (0: it holds).
+    unknown: u64,
+    /// The held slots `any` and `not_all` take in, from the first.
     covered: u64,
-    /// The OR and the AND of their scores' bits: they differ in `any & !all`.
+    /// The OR of their scores' bits, and the OR of the bits' complements (the complement
+    /// of their AND, so that 0 is the empty set's for both): they differ in
+    /// `any & not_all`.
     any: u64,
-    all: u64,
+    not_all: u64,
 }
 
 impl Appended {
     /// Nothing known: the sort reads the slots.
     pub(crate) const UNKNOWN: Appended = Appended {
-        known: 0,
-        covered: 0,
-        any: 0,
-        all: 0,
+        unknown: 1,
+        ..Appended::EMPTY
     };
-    /// No slots held.
+    /// No slots held: all zero.
     const EMPTY: Appended = Appended {
-        known: 1,
+        unknown: 0,
         covered: 0,
         any: 0,
-        all: u64::MAX,
+        not_all: 0,
     };
+
+    /// Whether the slots are known in order.
+    fn known(&self) -> bool {
+        self.unknown == 0
+    }
+
+    /// Takes in the bits of `scores` (as stored) for the slots after the covered ones.
+    fn take_in(&mut self, scores: impl Iterator<Item = f64>) {
+        for score in scores {
+            let bits = score.to_bits();
+            (self.any, self.not_all) = (self.any | bits, self.not_all | !bits);
+            // At most the capacity, < 2^31.
+            self.covered = self.covered.wrapping_add(1);
+        }
+    }
 
     /// If known, the bits in which the scores of `held` (the held slots) differ: those
     /// of the covered ones and those read from the rest.
     pub(crate) fn varying(&self, held: &[Slot]) -> Option<u64> {
         let all_of = self.covering(held);
-        (all_of.known != 0).then_some(all_of.any & !all_of.all)
+        all_of.known().then_some(all_of.any & all_of.not_all)
     }
 
     /// The same, covering all of `held` (the rest read). Before the slots are reordered
     /// (a sort), since what is covered is the first `covered` positions.
     pub(crate) fn covering(&self, held: &[Slot]) -> Appended {
-        if self.known == 0 {
-            return *self;
+        let mut all_of = *self;
+        if self.known() {
+            let rest = usize::try_from(self.covered)
+                .ok()
+                .and_then(|covered| held.get(covered..))
+                .unwrap_or(held);
+            all_of.take_in(rest.iter().map(|slot| slot.score));
         }
-        let rest = usize::try_from(self.covered)
-            .ok()
-            .and_then(|covered| held.get(covered..))
-            .unwrap_or(held);
-        let (any, all) = rest.iter().fold((self.any, self.all), |(any, all), slot| {
-            let bits = slot.score.to_bits();
-            (any | bits, all & bits)
-        });
-        Appended {
-            known: 1,
-            // At most the capacity, < 2^31.
-            covered: held.len() as u64,
-            any,
-            all,
-        }
+        all_of
     }
 }
 
@@ -240,7 +246,10 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         // The batch fits the free slots (just checked), so zipping with them takes all of
         // it; len + added ≤ capacity < 2^31 and hits ≤ len, so nothing wraps.
         let (len, mut hits) = (self.len, self.hits);
-        let (mut any, mut all) = (self.appended.any, self.appended.all);
+        // The batch's scores extend what is covered if it follows on from it (no single
+        // pushes since); else the sort reads them with the rest.
+        let mut appended = self.appended;
+        let covers = appended.covered == len as u64;
         let free = self.slots.as_mut().get_mut(len..).unwrap_or_default();
         let mut added = 0usize;
         for (slot, (&score, &label)) in free.iter_mut().zip(scores.iter().zip(labels)) {
@@ -251,22 +260,15 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
                 order: (len.wrapping_add(added) as u32) << 1 | u32::from(label),
                 hits_before: 0,
             };
-            (any, all) = (any | score.to_bits(), all & score.to_bits());
+            if covers {
+                appended.take_in(core::iter::once(score));
+            }
             added = added.wrapping_add(1);
             hits = hits.wrapping_add(u64::from(label));
         }
         self.len = len.wrapping_add(added);
         self.hits = hits;
-        // The batch's scores extend what is covered if it follows on from it (no single
-        // pushes since); else the sort reads them with the rest.
-        if self.appended.covered == len as u64 {
-            self.appended = Appended {
-                covered: self.len as u64,
-                any,
-                all,
-                ..self.appended
-            };
-        }
+        self.appended = appended;
         Ok(())
     }
 
@@ -303,18 +305,19 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
         // The merged slots are in arrival order if the other buffer holds them so: it only
         // pushed, and has not sorted since its `clear`.
         let (mine, theirs) = (self.appended, other.appended);
-        self.appended = match (mine.known, theirs.known) {
-            (0, _) | (_, 0) => Appended::UNKNOWN,
-            _ if other.sorted != 0 => Appended::UNKNOWN,
+        self.appended = if !mine.known() || !theirs.known() || other.sorted != 0 {
+            Appended::UNKNOWN
+        } else if mine.covered == len as u64 && theirs.covered == requested as u64 {
             // Both wholly covered: so is the result.
-            _ if mine.covered == len as u64 && theirs.covered == requested as u64 => Appended {
-                known: 1,
+            Appended {
+                unknown: 0,
                 covered: self.len as u64,
                 any: mine.any | theirs.any,
-                all: mine.all & theirs.all,
-            },
-            // Else the sort reads the rest, the merged slots with it.
-            _ => mine,
+                not_all: mine.not_all | theirs.not_all,
+            }
+        } else {
+            // The sort reads the rest, the merged slots with it.
+            mine
         };
         Ok(())
     }
@@ -397,23 +400,10 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     /// faster at large n. With less scratch, sorts as `sorted` does. The scratch's
     /// contents before and after mean nothing.
     pub fn sorted_with(&mut self, scratch: &mut [Slot]) -> SortedSamples<'_> {
-        let len = self.len;
-        let hits = self.hits;
-        let unsorted_from = (self.sorted < len).then_some(self.sorted);
-        self.sorted = len; // sorted just below
-        if unsorted_from.is_some() {
-            // The prefix sums were of the slots before this sort, and what covers the
-            // first slots before it covers them all.
-            self.summed = 0;
-            self.appended = self.appended.covering(self.held());
-        }
-        let appended = self.appended;
-        // (Not `held_mut`: the sort keeps what the pushes told true.)
-        let slots = held_prefix_mut(self.slots.as_mut(), len);
-        if let Some(sorted) = unsorted_from {
+        self.sorted_by(|slots, _free, sorted, appended| {
             crate::radix::sort_and_count_in(slots, scratch, sorted, appended);
-        }
-        SortedSamples::new(slots, hits)
+            0
+        })
     }
 
     /// Sorts what arrived since the last call and returns the sorted view every
@@ -539,12 +529,18 @@ fn summed(run: &[Slot]) -> BinStats {
 /// Stores in each sorted slot the number of hits before it, so that any range's hits
 /// cost O(1).
 pub(crate) fn record_running_hits(slots: &mut [Slot]) {
-    let mut hits = 0u32;
+    record_running_hits_from(slots, 0);
+}
+
+/// [`record_running_hits`] for sorted slots after `hits` hits; returns the hits after
+/// them.
+pub(crate) fn record_running_hits_from(slots: &mut [Slot], mut hits: u32) -> u32 {
     for slot in slots {
         slot.hits_before = hits;
         // At most one per slot, and a buffer or window holds fewer than 2^31.
         hits = hits.wrapping_add(u32::from(slot.label()));
     }
+    hits
 }
 
 /// A buffer's samples in sorted order (ties in arrival order), with O(1) range hit counts.
@@ -601,10 +597,7 @@ impl<'a> SortedSamples<'a> {
     /// hit counts and the prefix sums where the sort recorded them, else summed.
     fn stats_in(&self, range: Range<usize>) -> BinStats {
         // count = range.len() ≤ n < 2^31, hits ≤ count.
-        let count = range.len() as u64;
-        let hits = self
-            .hits_before(range.end)
-            .wrapping_sub(self.hits_before(range.start));
+        let (count, hits) = (range.len() as u64, self.hits_in(range.clone()));
         match self.prefix.quanta(self.slots, range.clone()) {
             Some(quanta) => BinStats::from_quanta(count, hits, quanta),
             None => self.stats_of(self.slots.get(range).unwrap_or_default()),
@@ -653,6 +646,13 @@ impl<'a> SortedSamples<'a> {
         self.slots
             .get(position)
             .map_or(self.hits, |s| u64::from(s.hits_before))
+    }
+
+    /// Hits at the sorted positions `range` (start ≤ end ≤ n), from the running hit
+    /// counts, which never decrease.
+    fn hits_in(&self, range: Range<usize>) -> u64 {
+        self.hits_before(range.end)
+            .wrapping_sub(self.hits_before(range.start))
     }
 
     /// The end of the group of scores equal to the one at `position`, if the group started
@@ -740,14 +740,8 @@ impl<'a> SortedSamples<'a> {
     /// (count, hits) of each bin, from the running hit counts: O(bins), or O(bins log n)
     /// for equal width. All the sweep needs, since b* depends on accuracies only.
     fn bin_shapes(&self, binning: Binning, bins: usize) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.bin_ranges(binning, bins).map(move |r| {
-            // r.start ≤ r.end (see `bins`), and running hit counts never decrease.
-            (
-                r.len() as u64,
-                self.hits_before(r.end)
-                    .wrapping_sub(self.hits_before(r.start)),
-            )
-        })
+        self.bin_ranges(binning, bins)
+            .map(move |r| (r.len() as u64, self.hits_in(r)))
     }
 
     fn checked_bins(&self, bins: usize) -> Result<(), EstimateError> {

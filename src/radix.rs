@@ -29,7 +29,7 @@
 //! has no panic path (indices through `get`); the in-place one keeps the standard
 //! library's (an `Ord` violation, impossible for integer keys).
 
-use crate::buffer::{record_running_hits, Appended, Slot};
+use crate::buffer::{record_running_hits, record_running_hits_from, Appended, Slot};
 use crate::prefix::BlockSums;
 
 /// Inputs and buckets up to this long are finished by insertion sort.
@@ -338,11 +338,7 @@ impl<'s> Tally<'s> {
 
     /// Records `slots`, the next finished range.
     fn record(&mut self, slots: &mut [Slot]) {
-        for slot in slots.iter_mut() {
-            slot.hits_before = self.hits;
-            // At most one per slot, and a buffer holds fewer than 2^31.
-            self.hits = self.hits.wrapping_add(u32::from(slot.label()));
-        }
+        self.hits = record_running_hits_from(slots, self.hits);
         if let Some(sums) = &mut self.sums {
             sums.record(slots);
         }

@@ -79,10 +79,7 @@ pub unsafe extern "C" fn tce_sorted_buffer_init(
         // SAFETY: the caller's contract.
         let out = unsafe { Out::new(out)? };
         // SAFETY: the caller's contract.
-        let state =
-            unsafe { state::init::<BufferKind>(memory.cast(), memory_len, capacity, false)? };
-        // Zeroed is empty; `clear` also records that nothing but pushes came yet.
-        state.view.clear();
+        unsafe { state::init::<BufferKind>(memory.cast(), memory_len, capacity, false)? };
         out.write(memory.cast());
         Ok(())
     })
@@ -105,7 +102,6 @@ pub unsafe extern "C" fn tce_sorted_buffer_new(
         // SAFETY: the caller's contract.
         let out = unsafe { Out::new(out)? };
         let state = state::allocate::<BufferKind>(capacity)?;
-        state.view.clear(); // as in `tce_sorted_buffer_init`
         out.write((state as *mut State<SortedBuffer>).cast());
         Ok(())
     })

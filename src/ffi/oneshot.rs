@@ -126,7 +126,6 @@ unsafe fn with_samples(
         // SAFETY: forwarded contract: scratch writable for `scratch_len` bytes, not
         // overlapping the arrays.
         let state = unsafe { state::init::<BufferKind>(scratch.cast(), scratch_len, n, false)? };
-        state.view.clear(); // see `tce_sorted_buffer_init`
         if let (false, true, true, Binning::EqualMass(ties)) = (
             job.needs_sort(&options),
             job.takes_equal_mass_bins(),

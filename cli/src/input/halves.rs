@@ -25,7 +25,7 @@ use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::csv_rows::{self, BinaryColumns, Rows};
-use super::{ColumnNames, InputError, Location, Samples, HINT_SAMPLE_BYTES};
+use super::{ColumnNames, InputError, Location, Samples};
 
 /// The smallest file read on two threads: below it a thread costs more than it saves
 /// (a 1 MiB file parses in about 3 ms).
@@ -73,7 +73,8 @@ pub fn read_file(file: File, names: ColumnNames<'_>) -> Result<Samples, InputErr
             .filter(|m| m.is_file())
             .map(|m| m.len());
         if let Some(len) = len.filter(|&len| len >= MIN_SPLIT_BYTES) {
-            let rows = super::rows_estimate(len, &split::start(&file));
+            // (The estimate moves the file's cursor; the halves read by position.)
+            let rows = super::rows_estimate(&file, len);
             return split::read(&file, len, names, rows);
         }
     }
@@ -94,15 +95,6 @@ mod split {
     use std::sync::Arc;
 
     use super::*;
-
-    /// `file`'s first [`HINT_SAMPLE_BYTES`] (fewer if it is shorter; none if they
-    /// cannot be read), for the rows estimate.
-    pub(super) fn start(file: &File) -> Vec<u8> {
-        let mut start = vec![0u8; HINT_SAMPLE_BYTES];
-        let read = file.read_at(&mut start, 0).unwrap_or(0);
-        start.truncate(read);
-        start
-    }
 
     /// A part of a file read by positioned reads, so that two threads can read one
     /// file at once: from `pos` up to the boundary's end, if it has one, else to the

@@ -295,29 +295,31 @@ impl InputSpec {
         if path.as_os_str() == "-" {
             return None;
         }
-        let mut file = File::open(path).ok()?;
+        let file = File::open(path).ok()?;
         let len = file.metadata().ok()?.len();
         if len < halves::MIN_SPLIT_BYTES {
             return None;
         }
-        let mut sample = vec![0; HINT_SAMPLE_BYTES];
-        let mut filled = 0;
-        while filled < sample.len() {
-            match file.read(sample.get_mut(filled..)?) {
-                Ok(0) => break,
-                Ok(read) => filled += read,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => return None,
-            }
-        }
-        rows_estimate(len, sample.get(..filled)?)
+        rows_estimate(&file, len)
     }
 }
 
-/// About how many rows a file of `len` bytes that starts with `start` holds: `len` times
-/// the lines of `start` over its bytes, plus 1/32 and 64 rows (`None` if that overflows).
-/// Memory for them can be prepared ahead; what is read never depends on it.
-pub fn rows_estimate(len: u64, start: &[u8]) -> Option<usize> {
+/// About how many rows `file` (`len` bytes, read from where its cursor is, the start)
+/// holds: `len` times the lines of its first [`HINT_SAMPLE_BYTES`] over their bytes,
+/// plus 1/32 and 64 rows (`None` if they cannot be read or that overflows). Memory for
+/// them can be prepared ahead; what is read never depends on it.
+pub fn rows_estimate(mut file: &File, len: u64) -> Option<usize> {
+    let mut start = vec![0; HINT_SAMPLE_BYTES];
+    let mut filled = 0;
+    while filled < start.len() {
+        match file.read(start.get_mut(filled..)?) {
+            Ok(0) => break,
+            Ok(read) => filled += read,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    let start = start.get(..filled)?;
     let lines = memchr::memchr_iter(b'\n', start).count().max(1);
     let rows = u128::from(len) * lines as u128 / start.len().max(1) as u128;
     let rows = usize::try_from(rows).ok()?;

@@ -592,16 +592,25 @@ fn ratios() {
             cand,
             None,
         );
-        match numpy_sort(&s.scores) {
-            Ok((numpy, version)) => row(
-                &format!(
-                    "EM radix sort+ece_bin+ece_sweep 1e6 ({}) vs numpy {version} np.sort",
-                    data.name()
-                ),
-                numpy,
-                cand,
-                Some(1.5),
-            ),
+        // np.sort, one sort in its own process between two runs of the candidate.
+        let mut numpy = NumpySort::start(&s.scores);
+        match &mut numpy {
+            Ok(numpy) => {
+                let (base, cand) = interleaved(
+                    || numpy.time(),
+                    || time_fresh!(1, roomy.fresh(), |x| result = em_pipeline(&mut { x })),
+                );
+                row(
+                    &format!(
+                        "EM radix sort+ece_bin+ece_sweep 1e6 ({}) vs numpy {} np.sort",
+                        data.name(),
+                        numpy.version
+                    ),
+                    base,
+                    cand,
+                    Some(1.5),
+                );
+            }
             Err(why) => println!(
                 "| EM 1e6 ({}) vs np.sort | skipped: {why} | | | | |",
                 data.name()
@@ -648,14 +657,22 @@ fn ratios() {
             cand,
             Some(0.5),
         );
-        if let Ok((numpy, version)) = numpy_sort(&s.scores) {
+        if let Ok(numpy) = &mut numpy {
+            let (base, cand) = interleaved(
+                || numpy.time(),
+                || {
+                    time_fresh!(1, roomy_too.fresh(), |x| parallel =
+                        em_pipeline_parallel(&mut { x }))
+                },
+            );
             row(
                 &format!(
-                    "EM two-thread radix sort+ece_bin+ece_sweep 1e6 ({}) vs numpy {version} np.sort (one thread)",
-                    data.name()
+                    "EM two-thread radix sort+ece_bin+ece_sweep 1e6 ({}) vs numpy {} np.sort (one thread)",
+                    data.name(),
+                    numpy.version
                 ),
-                numpy,
-                two,
+                base,
+                cand,
                 Some(1.5),
             );
         }
@@ -679,18 +696,18 @@ fn ratios() {
                 cand,
                 None,
             );
-            if let Ok((numpy, version)) = numpy_sort(&s.scores) {
-                let cand = Runs::of(
-                    (0..RUNS)
-                        .map(|_| time_fresh!(1, (), |_x| em_one_call(&s, &mut scratch)))
-                        .collect(),
+            if let Ok(numpy) = &mut numpy {
+                let (base, cand) = interleaved(
+                    || numpy.time(),
+                    || time_fresh!(1, (), |_x| selected = em_one_call(&s, &mut scratch)),
                 );
                 row(
                     &format!(
-                        "EM one-call tce_ece_bin(15) 1e6 ({}, selection) vs numpy {version} np.sort",
-                        data.name()
+                        "EM one-call tce_ece_bin(15) 1e6 ({}, selection) vs numpy {} np.sort",
+                        data.name(),
+                        numpy.version
                     ),
-                    numpy,
+                    base,
                     cand,
                     None,
                 );
@@ -883,39 +900,82 @@ fn one_call(s: &Samples, scratch: &mut [Slot], binning: tce::ffi::tce_binning) -
     out.value
 }
 
-/// numpy's `np.sort` of `scores` (benches/floor.py, RUNS runs): its median and fastest
-/// run, and numpy's version.
-fn numpy_sort(scores: &[f64]) -> Result<(Runs, String), String> {
-    let python = std::env::var("TCE_BENCH_PYTHON").unwrap_or_else(|_| {
-        concat!(env!("CARGO_MANIFEST_DIR"), "/target/bench-venv/bin/python").to_owned()
-    });
-    let path = std::env::temp_dir().join(format!("tce-bench-scores-{}.f64", std::process::id()));
-    let bytes: Vec<u8> = scores.iter().flat_map(|x| x.to_le_bytes()).collect();
-    std::fs::write(&path, bytes).map_err(|e| e.to_string())?;
-    let output = std::process::Command::new(&python)
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/benches/floor.py"))
-        .arg(&path)
-        .arg(RUNS.to_string())
-        .output();
-    let _ = std::fs::remove_file(&path);
-    let output = output.map_err(|e| format!("{python}: {e} (see benches/floor.py)"))?;
-    if !output.status.success() {
-        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+/// numpy's `np.sort` of the same scores, in a Python process of its own (benches/floor.py)
+/// that sorts a fresh copy whenever it is asked, so that its runs interleave with the
+/// candidate's and share the machine's load with them.
+struct NumpySort {
+    child: std::process::Child,
+    requests: std::process::ChildStdin,
+    replies: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+    /// numpy's version, as the script reports it.
+    version: String,
+}
+
+impl NumpySort {
+    /// Starts the script on `scores` (with the Python of `TCE_BENCH_PYTHON`, by default the
+    /// bench venv's), or says why it cannot run.
+    fn start(scores: &[f64]) -> Result<NumpySort, String> {
+        use std::io::BufRead;
+        use std::process::{Command, Stdio};
+        let python = std::env::var("TCE_BENCH_PYTHON").unwrap_or_else(|_| {
+            concat!(env!("CARGO_MANIFEST_DIR"), "/target/bench-venv/bin/python").to_owned()
+        });
+        let path =
+            std::env::temp_dir().join(format!("tce-bench-scores-{}.f64", std::process::id()));
+        let bytes: Vec<u8> = scores.iter().flat_map(|x| x.to_le_bytes()).collect();
+        std::fs::write(&path, bytes).map_err(|e| e.to_string())?;
+        let child = Command::new(&python)
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/benches/floor.py"))
+            .arg(&path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
+        let mut child = child.map_err(|e| format!("{python}: {e} (see benches/floor.py)"))?;
+        let (Some(requests), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err("no pipes to floor.py".to_owned());
+        };
+        let mut replies = std::io::BufReader::new(stdout).lines();
+        // The first line (numpy's version) comes once the scores are read: the file can go.
+        let first = replies.next();
+        let _ = std::fs::remove_file(&path);
+        match first {
+            Some(Ok(version)) => Ok(NumpySort {
+                child,
+                requests,
+                replies,
+                version,
+            }),
+            _ => {
+                let output = child.wait_with_output().map_err(|e| e.to_string())?;
+                Err(String::from_utf8_lossy(&output.stderr).trim().to_owned())
+            }
+        }
     }
-    let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    let fields: Vec<&str> = text.split_whitespace().collect();
-    let millis = |i: usize| -> Result<Duration, String> {
-        let ms: f64 = fields
-            .get(i)
-            .and_then(|f| f.parse().ok())
-            .ok_or_else(|| format!("unexpected output of floor.py: {text}"))?;
-        Ok(Duration::from_secs_f64(ms / 1e3))
-    };
-    let runs = Runs {
-        median: millis(0)?,
-        fastest: millis(1)?,
-    };
-    Ok((runs, fields.get(2).unwrap_or(&"?").to_string()))
+
+    /// One sort of a fresh copy, timed by the script, after a pause: rayon's workers spin
+    /// for a while after the candidate's last job before they sleep, and must not share
+    /// the cores with numpy's sort.
+    fn time(&mut self) -> Duration {
+        use std::io::Write;
+        std::thread::sleep(Duration::from_millis(20));
+        writeln!(self.requests).expect("floor.py takes a request");
+        let reply = self.replies.next().expect("floor.py replies");
+        let nanos: u64 = reply
+            .expect("floor.py replies")
+            .trim()
+            .parse()
+            .expect("floor.py replies with nanoseconds");
+        Duration::from_nanos(nanos)
+    }
+}
+
+impl Drop for NumpySort {
+    fn drop(&mut self) {
+        // It only waits for the next request.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 fn per(total: Duration, n: usize) -> f64 {

@@ -1,12 +1,14 @@
 """The floor of the equal-mass rows of benches/core.rs: numpy's np.sort of the same scores.
 
-    floor.py SCORES RUNS
+    floor.py SCORES
 
-SCORES is a file of little-endian float64 (the bench writes it). Sorts a fresh copy of
-them RUNS times, in place (the copy untimed, as the bench does for its own sorts), after
-one warm-up run, and prints the median and the fastest run in milliseconds. Run by
-`cargo bench --bench core` with the Python given by TCE_BENCH_PYTHON (default
-target/bench-venv/bin/python; make it with
+SCORES is a file of little-endian float64 (the bench writes it). The script sorts a fresh
+copy of them once (a warm-up), prints numpy's version, and then, for every line it reads
+on standard input, copies them again (untimed, as the bench does for its own sorts),
+sorts the copy in place and prints the sort's time in nanoseconds. The bench asks for
+one sort between two runs of its own candidate, so that both see the same load on the
+machine. Run by `cargo bench --bench core` with the Python given by TCE_BENCH_PYTHON
+(default target/bench-venv/bin/python; make it with
 `python3 -m venv target/bench-venv && target/bench-venv/bin/pip install numpy`).
 """
 
@@ -18,17 +20,15 @@ import numpy as np
 
 def main():
     scores = np.fromfile(sys.argv[1], dtype="<f8")
-    runs = int(sys.argv[2])
     work = scores.copy()
     work.sort()  # warm-up
-    times = []
-    for _ in range(runs):
+    print(np.__version__, flush=True)
+    for _ in sys.stdin:
         np.copyto(work, scores)
-        start = time.perf_counter()
+        start = time.perf_counter_ns()
         work.sort()
-        times.append(time.perf_counter() - start)
-    times.sort()
-    print(f"{times[len(times) // 2] * 1e3:.6f} {times[0] * 1e3:.6f} {np.__version__}")
+        elapsed = time.perf_counter_ns() - start
+        print(elapsed, flush=True)
 
 
 if __name__ == "__main__":

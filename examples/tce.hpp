@@ -125,6 +125,8 @@ class sorted_buffer {
     }
     void merge(const sorted_buffer &other) { check(tce_sorted_buffer_merge(state_.get(), other.state_.get())); }
     void clear() { check(tce_sorted_buffer_clear(state_.get())); }
+    /* Sorts now, on two threads for 2^17 samples or more (see tce_sorted_buffer_sort_parallel). */
+    void sort_parallel() { check(tce_sorted_buffer_sort_parallel(state_.get())); }
     std::size_t size() const {
         std::size_t n = 0;
         check(tce_sorted_buffer_len(state_.get(), &n));

@@ -107,6 +107,34 @@ int main(int argc, char **argv) {
     }
     tce_sorted_buffer_free(b);
 
+    /* The file's rows repeated past 2^17 samples, in a buffer with room for twice as many,
+       sorted ahead on two threads: tests/ffi.rs sorts the same on one. */
+    size_t copies = ((size_t)1 << 17) / n + 1, m = copies * n;
+    if ((s = tce_sorted_buffer_new(2 * m, &b))) fail("buffer", s);
+    for (size_t c = 0; c < copies; c++) {
+        if ((s = tce_sorted_buffer_push_batch(b, scores, n, labels, n))) fail("push_batch", s);
+    }
+    if ((s = tce_sorted_buffer_sort_parallel(b))) fail("sort_parallel", s);
+    for (int binning = 0; binning < 3; binning++) {
+        tce_options o = tce_options_default();
+        o.binning = binning == 0 ? TCE_BINNING_EQUAL_WIDTH : TCE_BINNING_EQUAL_MASS;
+        o.ties = binning == 2 ? TCE_TIES_KEEP : TCE_TIES_SPLIT;
+        char key[64];
+        if ((s = tce_sorted_buffer_ece_bin(b, &o, &e))) fail("ece_bin", s);
+        snprintf(key, sizeof key, "parallel.%s.ece_bin.p2", names[binning]);
+        print(key, e);
+        if ((s = tce_sorted_buffer_ece_debias(b, &o, &e))) fail("debias", s);
+        snprintf(key, sizeof key, "parallel.%s.ece_debias.p2", names[binning]);
+        print(key, e);
+        if ((s = tce_sorted_buffer_ece_sweep(b, &o, &e))) fail("sweep", s);
+        snprintf(key, sizeof key, "parallel.%s.ece_sweep.p2", names[binning]);
+        print(key, e);
+        if ((s = tce_sorted_buffer_mce(b, &o, &e))) fail("mce", s);
+        snprintf(key, sizeof key, "parallel.%s.mce", names[binning]);
+        print(key, e);
+    }
+    tce_sorted_buffer_free(b);
+
     size_t size, align;
     if ((s = tce_scratch_layout(n, &size, &align))) fail("scratch", s);
     void *scratch = malloc(size); /* malloc's alignment (16) covers `align` here */

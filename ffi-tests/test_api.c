@@ -455,6 +455,27 @@ static void test_buffer(void) {
     EXPECT(tce_sorted_buffer_new(0, &none), TCE_STATUS_ZERO_CAPACITY);
     EXPECT(tce_sorted_buffer_new(10, NULL), TCE_STATUS_NULL_POINTER);
     CHECK(none == NULL);
+    /* Sorting ahead (on the calling thread below 2^17 samples; csv_estimates.c sorts
+       more on two threads): the same estimates, bit for bit, before and after a push. */
+    tce_sorted_buffer *ahead = NULL, *twin = NULL;
+    OK(tce_sorted_buffer_new(40, &ahead));
+    OK(tce_sorted_buffer_new(40, &twin));
+    OK(tce_sorted_buffer_push_batch(ahead, F, 20, Y, 20));
+    OK(tce_sorted_buffer_push_batch(twin, F, 20, Y, 20));
+    OK(tce_sorted_buffer_sort_parallel(ahead));
+    OK(tce_sorted_buffer_sort_parallel(ahead)); /* nothing new: nothing to do */
+    OK(tce_sorted_buffer_ece_sweep(ahead, &o, &merged));
+    CHECK(memcmp(&merged.value, &single.value, sizeof(double)) == 0 && merged.bins == single.bins);
+    OK(tce_sorted_buffer_push(ahead, 0.25, 1));
+    OK(tce_sorted_buffer_push(twin, 0.25, 1));
+    OK(tce_sorted_buffer_sort_parallel(ahead));
+    OK(tce_sorted_buffer_ece_bin(ahead, &o, &merged));
+    OK(tce_sorted_buffer_ece_bin(twin, &o, &single));
+    CHECK(memcmp(&merged.value, &single.value, sizeof(double)) == 0 && merged.samples == 21
+          && single.samples == 21);
+    EXPECT(tce_sorted_buffer_sort_parallel(NULL), TCE_STATUS_NULL_POINTER);
+    tce_sorted_buffer_free(ahead);
+    tce_sorted_buffer_free(twin);
     tce_sorted_buffer_free(NULL);
     tce_sorted_buffer_free(small); /* caller memory: a no-op */
     tce_sorted_buffer_free(a);
@@ -465,6 +486,7 @@ static void test_buffer(void) {
     EXPECT(tce_sorted_buffer_push((tce_sorted_buffer *)(void *)h, 0.5, 1), TCE_STATUS_WRONG_STATE);
     EXPECT(tce_sorted_buffer_merge(b, (const tce_sorted_buffer *)(const void *)h), TCE_STATUS_WRONG_STATE);
     EXPECT(tce_sorted_buffer_ece_bin((tce_sorted_buffer *)(void *)garbage, &o, &e), TCE_STATUS_WRONG_STATE);
+    EXPECT(tce_sorted_buffer_sort_parallel((tce_sorted_buffer *)(void *)h), TCE_STATUS_WRONG_STATE);
     tce_sorted_buffer_free((tce_sorted_buffer *)(void *)h); /* another kind: a no-op */
     OK(tce_ew_histogram_push(h, 0.5, 1));
 }

@@ -429,7 +429,9 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     /// idle cores (docs/performance.md); the same order and estimates, bit for bit.
     /// Unlike `sorted`, it allocates (a second array for each thread's buckets, as long
     /// as its largest, the block sums, n/4 bytes, and rayon's bookkeeping), so it is
-    /// `std` only.
+    /// `std` only. If rayon's pool cannot start (its threads cannot be spawned), it sorts
+    /// as `sorted` does, on the calling thread. The C ABI's
+    /// `tce_sorted_buffer_sort_parallel` calls it.
     #[cfg(feature = "std")]
     pub fn sorted_parallel(&mut self) -> SortedSamples<'_> {
         let mut sorted = self.sorted_by(crate::radix::sort_and_count_in_parallel);
@@ -451,13 +453,15 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
             self.appended = self.appended.covering(self.held());
         }
         let appended = self.appended;
-        self.sorted = len; // sorted just below
         let storage = self.slots.as_mut();
         // `len` ≤ capacity always; the clamp keeps the call free of a panic path.
         let (slots, free) = storage.split_at_mut(len.min(storage.len()));
         if let Some(sorted) = unsorted_from {
             // At most the free slots (< 2^31).
             self.summed = sort(slots, free, sorted, appended) as u64;
+            // Only now: a sort that panics before it moves anything (rayon's pool failing
+            // to start) leaves the buffer as it was.
+            self.sorted = len;
         }
         let mut view = SortedSamples::new(slots, hits);
         // The free slots hold nothing else until the next push or write, which set
@@ -604,11 +608,19 @@ impl<'a> SortedSamples<'a> {
         }
     }
 
+    /// Whether `len` samples are summed on rayon's threads: the view is parallel, they
+    /// are many, and the pool has more than one (`radix::two_threads::threads`: a pool
+    /// that cannot start has none; short views never start it).
+    #[cfg(feature = "std")]
+    fn on_threads(&self, len: usize) -> bool {
+        self.parallel && len >= PARALLEL_BIN && crate::radix::two_threads::threads() > 1
+    }
+
     /// The statistics of `run`, sorted slots: on two threads when the view is parallel
     /// and the run long.
     fn stats_of(&self, run: &[Slot]) -> BinStats {
         #[cfg(feature = "std")]
-        if self.parallel && run.len() >= PARALLEL_BIN {
+        if self.on_threads(run.len()) {
             let (low, high) = run.split_at(run.len() / 2);
             let (mut stats, other) = rayon::join(|| summed(low), || summed(high));
             // Never refused: the two halves hold fewer than MAX_COUNT samples.
@@ -703,11 +715,7 @@ impl<'a> SortedSamples<'a> {
         // order and within the samples.
         let stats = move |range: Range<usize>| self.stats_in(range);
         #[cfg(feature = "std")]
-        if self.parallel
-            && self.prefix.sums.is_empty()
-            && self.slots.len() >= PARALLEL_BIN
-            && bins > 1
-        {
+        if self.prefix.sums.is_empty() && bins > 1 && self.on_threads(self.slots.len()) {
             // All the bins at once on rayon's threads (one hand-over, not one a bin; the
             // long bins split further in `stats_of`), in bin order.
             use rayon::prelude::*;

@@ -494,7 +494,14 @@ pub(crate) mod two_threads {
     /// Whether `len` slots are sorted on two threads: long enough, and rayon's pool has
     /// more than one (`RAYON_NUM_THREADS=1` keeps every sort on the caller's thread).
     pub(crate) fn serves(len: usize) -> bool {
-        len >= FROM && rayon::current_num_threads() > 1
+        len >= FROM && threads() > 1
+    }
+
+    /// The threads of rayon's pool, which starts on first use; 0 if it cannot start
+    /// (rayon panics when it cannot spawn its threads): then every sort, which has
+    /// moved nothing yet when it asks, and every bin stays on the caller's thread.
+    pub(crate) fn threads() -> usize {
+        std::panic::catch_unwind(rayon::current_num_threads).unwrap_or(0)
     }
 
     /// [`super::appended_in_order`] on two threads: each half of the storage read on its

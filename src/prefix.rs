@@ -56,6 +56,7 @@ pub(crate) struct BlockSums<'s> {
 impl<'s> BlockSums<'s> {
     /// Sums for the range starting at sorted position `start`, whose whole blocks (from
     /// the first block boundary at or after `start`) go into `whole`.
+    #[cfg(feature = "std")] // the two-thread sort's
     pub(crate) fn new(start: usize, whole: &'s mut [u128]) -> Self {
         BlockSums {
             start,
@@ -89,6 +90,7 @@ impl<'s> BlockSums<'s> {
 
     /// The parts of the blocks the range shares with the ranges before and after it, as
     /// (block, quanta): its head (if it crossed a block boundary) and its open tail.
+    #[cfg(feature = "std")] // the two-thread sort's
     pub(crate) fn parts(&self) -> [Option<(usize, u128)>; 2] {
         let tail = (self.at % BLOCK != 0).then_some((self.at / BLOCK, self.open));
         [self.head, tail]
@@ -96,12 +98,14 @@ impl<'s> BlockSums<'s> {
 }
 
 /// Sums of consecutive whole blocks, and the first one's block.
+#[cfg(feature = "std")] // the two-thread sort's
 pub(crate) type Blocks<'s> = (&'s mut [u128], usize);
 
 /// The whole-block sums of a range of sorted positions (from block `first` on), split at
 /// sorted position `cut` inside it: those of the blocks below `cut`, and those from the
 /// first block boundary at or after it, each with its first block. A block across `cut`
 /// is in neither: its parts come from the ranges on both sides ([`BlockSums::parts`]).
+#[cfg(feature = "std")] // the two-thread sort's
 pub(crate) fn split_at(sums: &mut [u128], first: usize, cut: usize) -> (Blocks<'_>, Blocks<'_>) {
     // Where the blocks below `cut` end and those above start, within `sums`: the second
     // is no smaller (both clamped the same way), and one more if a block crosses `cut`
@@ -118,6 +122,7 @@ pub(crate) fn split_at(sums: &mut [u128], first: usize, cut: usize) -> (Blocks<'
 /// Writes the prefix sums of `block_sums` (blocks 0.. of the sorted slots) into the first
 /// slots of `free`: sum j (before sorted position j · BLOCK) in slots 2j and 2j + 1, from
 /// j = 0 to the number of blocks. Returns the slots written (none if `free` is too short).
+#[cfg(feature = "std")] // the two-thread sort's
 pub(crate) fn write(block_sums: &[u128], free: &mut [Slot]) -> usize {
     let used = block_sums.len().saturating_add(1).saturating_mul(2);
     let Some(free) = free.get_mut(..used) else {

@@ -41,12 +41,14 @@ const WIDE: usize = 2048;
 /// Ranges longer than this are distributed by digits of up to 11 bits: from 2^10 slots
 /// with `std` (the skewed scores' big buckets then take a level less), from 2^16 without
 /// (embedded stacks: wide levels, 8 KiB each, then nest only in ranges of 1 MiB).
-/// The order is the same either way.
+/// The order is the same either way (the tests sort with both).
 const WIDE_FROM: usize = if cfg!(feature = "std") {
-    1 << 10
+    WIDE_FROM_STD
 } else {
-    1 << 16
+    WIDE_FROM_NO_STD
 };
+const WIDE_FROM_STD: usize = 1 << 10;
+const WIDE_FROM_NO_STD: usize = 1 << 16;
 
 /// Sorts slots by score, equal scores in arrival order (SPEC §3.2), in place.
 ///
@@ -151,6 +153,19 @@ fn sort_and_count(
     #[cfg(not(feature = "std"))]
     let _ = parallel;
     let (in_order, varying) = known.unwrap_or_else(|| appended_in_order(slots, prefix));
+    one_thread::<WIDE_FROM>(slots, scratch, in_order, varying);
+    0
+}
+
+/// The one-thread radix sort of `slots` (longer than `SMALL`) with `scratch` as long,
+/// given whether their storage order is arrival order and the bits in which their scores
+/// differ; ranges of more than `W` slots take the wide digits (`WIDE_FROM`).
+fn one_thread<const W: usize>(
+    slots: &mut [Slot],
+    scratch: &mut [Slot],
+    in_order: bool,
+    varying: u64,
+) {
     let mut flipped = false;
     let (mut from, mut to) = (slots, scratch);
     if !in_order {
@@ -158,8 +173,7 @@ fn sort_and_count(
     }
     // `from` holds the data; the result must end in the storage, which is `to` if the
     // arrival passes flipped the two.
-    distribute(from, to, varying, flipped, &mut Tally::hits_from(0));
-    0
+    distribute::<W>(from, to, varying, flipped, &mut Tally::hits_from(0));
 }
 
 /// Sorts `from` stably by the low `bits` bits of the score bits (the higher ones agree),
@@ -182,7 +196,13 @@ fn sort_and_count(
 /// benchmark's scores.)
 /// Buckets are finished in increasing order, so the hit counts are recorded on each
 /// finished range while it is in the cache, instead of in a pass of its own.
-fn by_score(from: &mut [Slot], to: &mut [Slot], bits: u32, into_to: bool, tally: &mut Tally<'_>) {
+fn by_score<const W: usize>(
+    from: &mut [Slot],
+    to: &mut [Slot],
+    bits: u32,
+    into_to: bool,
+    tally: &mut Tally<'_>,
+) {
     if from.len() <= SMALL {
         finish_short(from, to, into_to, tally);
         return;
@@ -197,7 +217,7 @@ fn by_score(from: &mut [Slot], to: &mut [Slot], bits: u32, into_to: bool, tally:
         } else {
             (1 << bits) - 1
         };
-    distribute(from, to, varying, into_to, tally);
+    distribute::<W>(from, to, varying, into_to, tally);
 }
 
 /// The score's bits, which order like the scores (non-negative, −0 stored as +0).
@@ -206,23 +226,24 @@ fn score(slot: &Slot) -> u64 {
 }
 
 /// One level of [`by_score`], given the bits in which the scores of `from` differ
-/// (`from` longer than `SMALL`).
-fn distribute(
+/// (`from` longer than `SMALL`); ranges of more than `W` slots (`WIDE_FROM`) take the
+/// wide digits.
+fn distribute<const W: usize>(
     from: &mut [Slot],
     to: &mut [Slot],
     varying: u64,
     into_to: bool,
     tally: &mut Tally<'_>,
 ) {
-    if from.len() > WIDE_FROM {
-        level::<WIDE>(from, to, varying, into_to, tally);
+    if from.len() > W {
+        level::<WIDE, W>(from, to, varying, into_to, tally);
     } else {
-        level::<BUCKETS>(from, to, varying, into_to, tally);
+        level::<BUCKETS, W>(from, to, varying, into_to, tally);
     }
 }
 
 /// [`distribute`] with digits of at most log2(`B`) bits.
-fn level<const B: usize>(
+fn level<const B: usize, const W: usize>(
     from: &mut [Slot],
     to: &mut [Slot],
     varying: u64,
@@ -286,7 +307,7 @@ fn level<const B: usize>(
                 finish_short(data, other, !into_to, tally);
             }
             if let (Some(data), Some(other)) = (to.get_mut(start..end), from.get_mut(start..end)) {
-                by_score(data, other, shift, !into_to, tally);
+                by_score::<W>(data, other, shift, !into_to, tally);
             }
             run = end;
         }
@@ -499,7 +520,7 @@ fn lsd<'a, K: Fn(&Slot) -> u64>(
 pub(crate) mod two_threads {
     use core::ops::Range;
 
-    use super::{distribute, finish, finish_short, score, Tally, SMALL, WIDE};
+    use super::{distribute, finish, finish_short, score, Tally, SMALL, WIDE, WIDE_FROM};
     use crate::buffer::Slot;
     use crate::prefix::{self, BlockSums, BLOCK};
 
@@ -834,7 +855,7 @@ pub(crate) mod two_threads {
                     if let (Some(bucket), Some(other)) =
                         (out.get_mut(at..end), other.get_mut(..length))
                     {
-                        distribute(bucket, other, varying & below, false, &mut tally);
+                        distribute::<WIDE_FROM>(bucket, other, varying & below, false, &mut tally);
                     }
                     run = end;
                 }
@@ -944,6 +965,21 @@ mod tests {
                 .all(|(a, b)| a.hits_before == b.hits_before),
             "running hits"
         );
+        // The same order and counts with the thresholds of a build without `std`.
+        if slots.len() > SMALL {
+            let mut embedded = slots.to_vec();
+            let mut scratch = vec![Slot::EMPTY; slots.len()];
+            let (in_order, varying) = appended_in_order(&embedded, prefix);
+            one_thread::<WIDE_FROM_NO_STD>(&mut embedded, &mut scratch, in_order, varying);
+            assert!(same_bits(&embedded, &with_scratch), "no_std order");
+            assert!(
+                embedded
+                    .iter()
+                    .zip(&with_scratch)
+                    .all(|(a, b)| a.hits_before == b.hits_before),
+                "no_std running hits"
+            );
+        }
         let mut in_place = slots.to_vec();
         sort_by_score_then_arrival(&mut in_place);
         (with_scratch, in_place)

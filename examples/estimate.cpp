@@ -38,8 +38,11 @@ int main(int argc, char **argv) {
         std::cout << "tce " << tce::version() << ", n = " << scores.size() << "\n";
         tce::histogram histogram(15);
         histogram.push(scores, labels);
-        tce::sorted_buffer buffer(scores.size());
+        // Room for twice the samples: the free half is the radix sort's second array.
+        tce::sorted_buffer buffer(2 * scores.size());
         buffer.push(scores, labels);
+        // Sorted now, on two threads from 2^17 samples (below, on this one).
+        buffer.sort_parallel();
 
         std::printf("%-10s %-12s %5s %10s\n", "estimator", "binning", "bins", "value");
         auto row = [](const char *estimator, const char *binning, const tce_estimate &e) {

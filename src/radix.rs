@@ -271,9 +271,6 @@ fn level<const B: usize, const W: usize>(
     // bucket's end. (Counts and places add up to n < 2^31: nothing wraps.)
     // (Indexed by `digit & (B − 1)`, which is the digit (mask < B), so that the compiler
     // sees every index in range: no check per slot.)
-    if to.len() <= BRING_IN {
-        bring_in(to);
-    }
     let mut places = [0u32; B];
     for slot in from.iter() {
         let count = &mut places[digit(slot) & (B - 1)];
@@ -299,6 +296,7 @@ fn level<const B: usize, const W: usize>(
     // buckets are finished together by one insertion sort: the run is in order by digit,
     // so each slot moves only within its bucket, and one call per run spares the call,
     // the read and the counting arrays of each bucket (most hold one to three slots).
+    let through_memory = from.len() > BRING_IN;
     let (mut start, mut run) = (0, 0);
     for &end in places.iter() {
         let end = end as usize;
@@ -307,6 +305,9 @@ fn level<const B: usize, const W: usize>(
                 finish_short(data, other, !into_to, tally);
             }
             if let (Some(data), Some(other)) = (to.get_mut(start..end), from.get_mut(start..end)) {
+                if through_memory && other.len() <= BRING_IN {
+                    bring_in(other);
+                }
                 by_score::<W>(data, other, shift, !into_to, tally);
             }
             run = end;
@@ -318,16 +319,18 @@ fn level<const B: usize, const W: usize>(
     }
 }
 
-/// A level's second array up to this long (512 KiB, half a core's L2 here) is read
-/// before the level scatters into it.
+/// Ranges longer than this (512 KiB, half a core's L2 here) run through memory; the
+/// buckets of such a range that are no longer are brought into the cache
+/// ([`bring_in`]) before they are sorted.
 const BRING_IN: usize = 1 << 15;
 
-/// Reads one word of each cache line of `slots` (four slots a line), in order. Below the
-/// first level of the one-thread sort, a bucket scatters into the part of the storage
-/// the first level read long before, out of the cache by then: each scattered store
-/// would wait for its line, where one sequential read brings them all in at the
-/// prefetcher's pace (5–10 % of the one-thread sort at 10^6 samples; where the second
-/// array is in the cache already, as in the two-thread sort's, the read costs little).
+/// Reads one word of each cache line of `slots` (four slots a line), in order. A
+/// bucket of a range that ran through memory (the one-thread sort's first level) is
+/// sorted into the part of the other array that level read long before, out of the
+/// cache by then: each store its next level scatters there would wait for its line,
+/// where one sequential read brings them all in at the prefetcher's pace (5–10 % of the
+/// one-thread sort at 10^6 samples). Ranges that fit the cache, whose buckets' lines
+/// are still there, skip it.
 fn bring_in(slots: &[Slot]) {
     let lines = slots.iter().step_by(4).fold(0u32, |x, slot| x ^ slot.order);
     // (Kept from being optimised away; the value means nothing.)
@@ -891,6 +894,10 @@ mod tests {
         by_arrival
     }
 
+    fn same_hits(a: &[Slot], b: &[Slot]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.hits_before == y.hits_before)
+    }
+
     fn same_bits(a: &[Slot], b: &[Slot]) -> bool {
         a.len() == b.len()
             && a.iter()
@@ -958,13 +965,7 @@ mod tests {
         // The running hit counts recorded on the way equal those of a pass of their own.
         let mut counted = with_scratch.clone();
         record_running_hits(&mut counted);
-        assert!(
-            counted
-                .iter()
-                .zip(&with_scratch)
-                .all(|(a, b)| a.hits_before == b.hits_before),
-            "running hits"
-        );
+        assert!(same_hits(&counted, &with_scratch), "running hits");
         // The same order and counts with the thresholds of a build without `std`.
         if slots.len() > SMALL {
             let mut embedded = slots.to_vec();
@@ -972,13 +973,7 @@ mod tests {
             let (in_order, varying) = appended_in_order(&embedded, prefix);
             one_thread::<WIDE_FROM_NO_STD>(&mut embedded, &mut scratch, in_order, varying);
             assert!(same_bits(&embedded, &with_scratch), "no_std order");
-            assert!(
-                embedded
-                    .iter()
-                    .zip(&with_scratch)
-                    .all(|(a, b)| a.hits_before == b.hits_before),
-                "no_std running hits"
-            );
+            assert!(same_hits(&embedded, &with_scratch), "no_std running hits");
         }
         let mut in_place = slots.to_vec();
         sort_by_score_then_arrival(&mut in_place);
@@ -1087,7 +1082,7 @@ mod tests {
             let (mut two, mut scratch) = (storage.clone(), vec![Slot::EMPTY; storage.len()]);
             two_threads::sort_and_count(&mut two, &mut scratch, varying);
             prop_assert!(same_bits(&two, &one));
-            prop_assert!(two.iter().zip(&one).all(|(a, b)| a.hits_before == b.hits_before));
+            prop_assert!(same_hits(&two, &one));
         }
 
         /// The two-thread reading of the storage agrees with the one-thread reading on
@@ -1209,11 +1204,7 @@ mod tests {
                 .unwrap();
             let (a, b) = (parallel.sorted_parallel(), single.sorted());
             assert!(same_bits(a.slots(), b.slots()));
-            assert!(a
-                .slots()
-                .iter()
-                .zip(b.slots())
-                .all(|(x, y)| x.hits_before == y.hits_before));
+            assert!(same_hits(a.slots(), b.slots()));
         }
         let all: Vec<Slot> = (0..n)
             .map(|i| slot(scores[i], i as u32, u32::from(labels[i])))

@@ -401,7 +401,8 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     /// contents before and after mean nothing.
     pub fn sorted_with(&mut self, scratch: &mut [Slot]) -> SortedSamples<'_> {
         self.sorted_by(|slots, _free, sorted, appended| {
-            crate::radix::sort_and_count_in(slots, scratch, sorted, appended);
+            // The prefix sums it leaves in `scratch` outlive no view of this buffer.
+            let _ = crate::radix::sort_and_count_in(slots, scratch, sorted, appended);
             0
         })
     }
@@ -410,21 +411,19 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     /// equal-mass estimate and the sweep read.
     ///
     /// A buffer with room for twice the samples it holds sorts with the free slots as
-    /// scratch (a radix sort, several times faster at large n: see `radix.rs`); a fuller
-    /// one sorts in place, or takes the scratch from [`SortedBuffer::sorted_with`].
+    /// scratch (a radix sort, several times faster at large n: see `radix.rs`), which
+    /// also leaves exact prefix sums of the scores every 64 sorted positions there
+    /// (`prefix.rs`, until the next push, merge or sort): the view's bins then cost at
+    /// most 64 slot reads each instead of a pass. A fuller buffer sorts in place, or
+    /// takes the scratch from [`SortedBuffer::sorted_with`] (whose view sums its bins).
     pub fn sorted(&mut self) -> SortedSamples<'_> {
-        self.sorted_by(|slots, free, sorted, appended| {
-            crate::radix::sort_and_count_in(slots, free, sorted, appended);
-            0
-        })
+        self.sorted_by(crate::radix::sort_and_count_in)
     }
 
     /// As [`SortedBuffer::sorted`], on two of rayon's threads: the radix sort when the
     /// buffer holds at least 2^17 samples in arrival order (pushes and merges; not a
-    /// reservoir's) and has room for twice as many. That sort also records exact prefix
-    /// sums of the scores every 64 sorted positions (`prefix.rs`), left in the free
-    /// slots until the next push, merge or sort: the view's bins then cost at most 64
-    /// slot reads each instead of a pass (views of a one-thread sort sum their bins on
+    /// reservoir's) and has room for twice as many. That sort records the same prefix
+    /// sums as `sorted`'s (a view without them, after a sort in place, sums its bins on
     /// rayon's threads, from 2^16 samples). About 1.6× faster at 10^6 samples on two
     /// idle cores (docs/performance.md); the same order and estimates, bit for bit.
     /// Unlike `sorted`, it allocates (a second array for each thread's buckets, as long

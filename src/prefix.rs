@@ -3,11 +3,12 @@
 //! of a pass over the bin, so that every estimate after the first reads the samples no
 //! more (`SortedSamples`).
 //!
-//! The two-thread sort (`radix::two_threads`) records them as it records the running hit
-//! counts, on each finished range while it is in the cache ([`BlockSums`]), and leaves them
-//! in its scratch, the buffer's free slots, which nothing else uses until the next push:
-//! each sum takes two slots, its four 32-bit words in their `order` and `hits_before`
-//! fields (no float field, so no bit pattern can be changed by a move).
+//! The radix sorts record them as they record the running hit counts, on each finished
+//! range while it is in the cache (the two-thread sort's ranges: [`BlockSums`]; the
+//! one-thread sort: [`Running`]), and leave them in their scratch, the buffer's free
+//! slots, which nothing else uses until the next push: each sum takes two slots, its four
+//! 32-bit words in their `order` and `hits_before` fields (no float field, so no bit
+//! pattern can be changed by a move).
 //!
 //! The sums are of the quantized scores (`stats::quantize`), which is what a bin's
 //! statistics sum: a bin summed from them has the same bits as one summed slot by slot.
@@ -35,10 +36,18 @@ pub(crate) fn quanta_of(slots: &[Slot]) -> u128 {
         .fold(0u128, |sum, slot| sum.wrapping_add(quanta(slot)))
 }
 
+/// How a sort records the prefix sums of its finished ranges, in sorted order: `slots`,
+/// the next range, and `other`, the same positions of its other array, which the sort
+/// no longer needs.
+pub(crate) trait RecordSums {
+    fn record(&mut self, slots: &[Slot], other: &mut [Slot]);
+}
+
 /// The sums of the blocks of a sort's range of sorted positions, recorded as the range
 /// is finished in order: those of the blocks wholly inside it into `whole`, and the
 /// parts of the (at most two) blocks it shares with the ranges beside it kept apart, for
 /// the caller to add up ([`BlockSums::parts`]).
+#[cfg(feature = "std")] // the two-thread sort's
 pub(crate) struct BlockSums<'s> {
     /// The range's first sorted position.
     start: usize,
@@ -53,10 +62,10 @@ pub(crate) struct BlockSums<'s> {
     head: Option<(usize, u128)>,
 }
 
+#[cfg(feature = "std")]
 impl<'s> BlockSums<'s> {
     /// Sums for the range starting at sorted position `start`, whose whole blocks (from
     /// the first block boundary at or after `start`) go into `whole`.
-    #[cfg(feature = "std")] // the two-thread sort's
     pub(crate) fn new(start: usize, whole: &'s mut [u128]) -> Self {
         BlockSums {
             start,
@@ -68,8 +77,18 @@ impl<'s> BlockSums<'s> {
         }
     }
 
-    /// Records the next slots of the range, in sorted order.
-    pub(crate) fn record(&mut self, slots: &[Slot]) {
+    /// The parts of the blocks the range shares with the ranges before and after it, as
+    /// (block, quanta): its head (if it crossed a block boundary) and its open tail.
+    pub(crate) fn parts(&self) -> [Option<(usize, u128)>; 2] {
+        let tail = (self.at % BLOCK != 0).then_some((self.at / BLOCK, self.open));
+        [self.head, tail]
+    }
+}
+
+#[cfg(feature = "std")]
+impl RecordSums for BlockSums<'_> {
+    /// Records the next slots of the range (the other array is the range's own).
+    fn record(&mut self, slots: &[Slot], _other: &mut [Slot]) {
         for slot in slots {
             self.open = self.open.wrapping_add(quanta(slot));
             // Sorted positions are below 2^31.
@@ -86,14 +105,6 @@ impl<'s> BlockSums<'s> {
                 self.open = 0;
             }
         }
-    }
-
-    /// The parts of the blocks the range shares with the ranges before and after it, as
-    /// (block, quanta): its head (if it crossed a block boundary) and its open tail.
-    #[cfg(feature = "std")] // the two-thread sort's
-    pub(crate) fn parts(&self) -> [Option<(usize, u128)>; 2] {
-        let tail = (self.at % BLOCK != 0).then_some((self.at / BLOCK, self.open));
-        [self.head, tail]
     }
 }
 
@@ -124,23 +135,103 @@ pub(crate) fn split_at(sums: &mut [u128], first: usize, cut: usize) -> (Blocks<'
 /// j = 0 to the number of blocks. Returns the slots written (none if `free` is too short).
 #[cfg(feature = "std")] // the two-thread sort's
 pub(crate) fn write(block_sums: &[u128], free: &mut [Slot]) -> usize {
-    let used = block_sums.len().saturating_add(1).saturating_mul(2);
+    let used = slots_for(block_sums.len());
     let Some(free) = free.get_mut(..used) else {
         return 0;
     };
     let mut sum = 0u128;
-    let mut sums = block_sums.iter();
-    for pair in free.chunks_exact_mut(2) {
-        if let [low, high] = pair {
-            low.order = sum as u32;
-            low.hits_before = (sum >> 32) as u32;
-            high.order = (sum >> 64) as u32;
-            high.hits_before = (sum >> 96) as u32;
-        }
+    for (j, block) in block_sums.iter().chain([&0]).enumerate() {
+        put(free, j, sum);
         // Below 2^93 (module docs).
-        sum = sum.wrapping_add(sums.next().copied().unwrap_or(0));
+        sum = sum.wrapping_add(*block);
     }
     used
+}
+
+/// The slots that the prefix sums of `blocks` whole blocks take (sums 0 to `blocks`).
+fn slots_for(blocks: usize) -> usize {
+    blocks.saturating_add(1).saturating_mul(2)
+}
+
+/// Writes prefix sum j into slots 2j and 2j + 1 of `free` (nothing if they are not there).
+fn put(free: &mut [Slot], j: usize, sum: u128) {
+    let Some(at) = j.checked_mul(2) else { return };
+    if let Some([low, high]) = free.get_mut(at..).and_then(|pair| pair.first_chunk_mut()) {
+        low.order = sum as u32;
+        low.hits_before = (sum >> 32) as u32;
+        high.order = (sum >> 64) as u32;
+        high.hits_before = (sum >> 96) as u32;
+    }
+}
+
+/// The prefix sums as the one-thread sort (`radix::one_thread`) records them, with no
+/// storage of its own: as each range is finished, in sorted order, the running sum at
+/// each block boundary it reaches goes into the slot of the other array at the block's
+/// last position, which the sort no longer needs; [`Running::end`] then moves the sums
+/// into the layout of [`write`]. (In one slot a sum below 2^93 takes the two 32-bit
+/// fields and, above 2^64, the score field as a whole number below 2^29: exact, and no
+/// NaN bit pattern for a move to change.)
+pub(crate) struct Running {
+    /// Sorted positions recorded.
+    at: usize,
+    /// Their quanta.
+    sum: u128,
+}
+
+impl Running {
+    /// Nothing recorded yet.
+    pub(crate) const START: Running = Running { at: 0, sum: 0 };
+
+    /// Once every position is recorded, moves the sums to the start of `scratch`, the
+    /// other array, as [`write`] lays them out; returns the slots they take (0, none,
+    /// if they do not fit).
+    pub(crate) fn end(self, scratch: &mut [Slot]) -> usize {
+        let blocks = self.at / BLOCK;
+        let used = slots_for(blocks);
+        if scratch.len() < used || scratch.len() < self.at {
+            return 0;
+        }
+        // Sum j sits at position j · BLOCK − 1 ≥ 2j + 2 (j ≥ 1): each is read before
+        // the pairs written below it reach it.
+        for j in 1..=blocks {
+            let Some(&slot) = scratch.get(j.wrapping_mul(BLOCK).wrapping_sub(1)) else {
+                return 0;
+            };
+            let sum = u128::from(slot.order)
+                | u128::from(slot.hits_before) << 32
+                | (slot.score as u128) << 64;
+            put(scratch, j, sum);
+        }
+        put(scratch, 0, 0);
+        used
+    }
+}
+
+impl RecordSums for Running {
+    /// Records `finished`, the next slots in sorted order; `free`: the same positions of
+    /// the other array, free for the sums.
+    fn record(&mut self, finished: &[Slot], free: &mut [Slot]) {
+        let mut at = 0;
+        while let Some(rest) = finished.get(at..).filter(|rest| !rest.is_empty()) {
+            // Up to the next block boundary (at most BLOCK slots).
+            let to_boundary = BLOCK.wrapping_sub(self.at % BLOCK).min(rest.len());
+            let block = rest.get(..to_boundary).unwrap_or_default();
+            // Below 2^93 (module docs); positions below 2^31.
+            self.sum = self.sum.wrapping_add(quanta_of(block));
+            self.at = self.at.wrapping_add(block.len());
+            at = at.wrapping_add(block.len());
+            if self.at % BLOCK == 0 {
+                // The block's last position (at ≥ 1 here).
+                if let Some(slot) = free.get_mut(at.wrapping_sub(1)) {
+                    *slot = Slot {
+                        score: (self.sum >> 64) as u32 as f64,
+                        order: self.sum as u32,
+                        hits_before: (self.sum >> 32) as u32,
+                    };
+                }
+            }
+        }
+    }
 }
 
 /// The prefix sums [`write`] wrote (slots, two a sum), over the sorted slots they are of.
@@ -228,7 +319,7 @@ mod tests {
                     let mut recording = BlockSums::new(start, sums);
                     // In pieces of 5, as ranges are finished bucket by bucket.
                     for piece in slots.chunks(5) {
-                        recording.record(piece);
+                        recording.record(piece, &mut []);
                     }
                     parts.push(recording.parts());
                 }
@@ -304,6 +395,49 @@ mod tests {
                 }
             }
             prop_assert_eq!(PrefixSums::NONE.quanta(&slots, 0..slots.len()), None);
+        }
+
+        /// The one-thread sort's running sums, handed over in ranges of any length, end
+        /// as the sums `write` lays out, whatever the other array held.
+        #[test]
+        fn running_sums_end_as_written(
+            quanta in prop::collection::vec(prop_oneof![Just(0u64), Just(1u64 << 62), 0..=(1u64 << 62)], 3..700),
+            pieces in prop::collection::vec(1..150usize, 1..40),
+            garbage in any::<u32>(),
+        ) {
+            let slots = slots(&quanta);
+            let n = slots.len();
+            let direct: Vec<u128> = (0..n / BLOCK)
+                .map(|b| quanta_of(&slots[b * BLOCK..(b + 1) * BLOCK]))
+                .collect();
+            let mut written = vec![Slot::EMPTY; n];
+            let used = write(&direct, &mut written);
+            // The other array: anything, down to NaN scores.
+            let mut other: Vec<Slot> = (0..n as u32)
+                .map(|i| Slot {
+                    score: f64::from_bits(u64::from(garbage ^ i) << 32 | 0x7ff8_0000_0000_0001),
+                    order: garbage.rotate_left(i),
+                    hits_before: i,
+                })
+                .collect();
+            let mut running = Running::START;
+            let mut at = 0;
+            for piece in pieces.iter().cycle() {
+                if at == n {
+                    break;
+                }
+                let end = (at + piece).min(n);
+                running.record(&slots[at..end], &mut other[at..end]);
+                at = end;
+            }
+            prop_assert_eq!(running.at, n);
+            prop_assert_eq!(running.sum, quanta_of(&slots));
+            let ended = Running { at: running.at, sum: running.sum };
+            prop_assert_eq!(ended.end(&mut other[..used - 1]), 0, "too little room: none");
+            prop_assert_eq!(running.end(&mut other), used);
+            for (a, b) in other[..used].iter().zip(&written[..used]) {
+                prop_assert_eq!((a.order, a.hits_before), (b.order, b.hits_before));
+            }
         }
     }
 }

@@ -5,7 +5,9 @@
 //! level, with digits about a bit narrower than log2 of each range's length (so the
 //! first level, the only one through memory, is 11 bits at large n, and buckets average
 //! about two slots), fewer levels when the scores agree in their top bits. The running
-//! hit counts are recorded as each range is finished, in order, while it is in the cache. Scores are
+//! hit counts and the prefix sums of `prefix.rs` are recorded as each range is finished,
+//! in order, while it is in the cache (the sums in the scratch, which holds them after
+//! the sort). Scores are
 //! in [0, 1] with −0 stored as +0 (`SortedBuffer::append`), non-negative floats, whose
 //! bit patterns order like their values. A stable sort by score keeps equal scores in
 //! storage order; that is arrival order when the storage is a sorted prefix followed by
@@ -30,7 +32,7 @@
 //! library's (an `Ord` violation, impossible for integer keys).
 
 use crate::buffer::{record_running_hits, record_running_hits_from, Appended, Slot};
-use crate::prefix::BlockSums;
+use crate::prefix::{RecordSums, Running};
 
 /// Inputs and buckets up to this long are finished by insertion sort.
 const SMALL: usize = 32;
@@ -86,7 +88,9 @@ pub(crate) fn sort_by_arrival(slots: &mut [Slot]) {
 
 /// Sorts slots by score, equal scores in arrival order (SPEC §3.2), with `scratch` of
 /// at least as many slots, and records the running hit counts (`Slot::hits_before`) on
-/// the result: the stable radix sort of the module docs. `prefix` slots at the front
+/// the result: the stable radix sort of the module docs. It also leaves the prefix sums
+/// of `prefix.rs` at the start of `scratch`, and returns the slots they take (0: none,
+/// as after a sort in place). `prefix` slots at the front
 /// are already sorted (the rest was appended after them); with them, the check below
 /// often spares the passes over the arrival numbers. `appended`: what the buffer's
 /// pushes told of the slots; when it is known, the check is spared too. Without enough
@@ -96,13 +100,12 @@ pub(crate) fn sort_and_count_in(
     scratch: &mut [Slot],
     prefix: usize,
     appended: Appended,
-) {
-    sort_and_count(slots, scratch, prefix, appended, false);
+) -> usize {
+    sort_and_count(slots, scratch, prefix, appended, false)
 }
 
 /// [`sort_and_count_in`] on two of rayon's threads where that serves (see
-/// [`two_threads`]); the same order, bit for bit. Then it also leaves the prefix sums of
-/// `prefix.rs` at the start of `scratch`, and returns the slots they take (else 0).
+/// [`two_threads`]); the same order and prefix sums, bit for bit.
 #[cfg(feature = "std")]
 pub(crate) fn sort_and_count_in_parallel(
     slots: &mut [Slot],
@@ -153,19 +156,20 @@ fn sort_and_count(
     #[cfg(not(feature = "std"))]
     let _ = parallel;
     let (in_order, varying) = known.unwrap_or_else(|| appended_in_order(slots, prefix));
-    one_thread::<WIDE_FROM>(slots, scratch, in_order, varying);
-    0
+    one_thread::<WIDE_FROM>(slots, scratch, in_order, varying)
 }
 
 /// The one-thread radix sort of `slots` (longer than `SMALL`) with `scratch` as long,
 /// given whether their storage order is arrival order and the bits in which their scores
-/// differ; ranges of more than `W` slots take the wide digits (`WIDE_FROM`).
+/// differ; ranges of more than `W` slots take the wide digits (`WIDE_FROM`). Leaves the
+/// prefix sums of `prefix.rs` at the start of `scratch`, recorded as the first level
+/// finishes its parts ([`Running`]), and returns the slots they take.
 fn one_thread<const W: usize>(
     slots: &mut [Slot],
     scratch: &mut [Slot],
     in_order: bool,
     varying: u64,
-) {
+) -> usize {
     let mut flipped = false;
     let (mut from, mut to) = (slots, scratch);
     if !in_order {
@@ -173,7 +177,13 @@ fn one_thread<const W: usize>(
     }
     // `from` holds the data; the result must end in the storage, which is `to` if the
     // arrival passes flipped the two.
-    distribute::<W>(from, to, varying, flipped, &mut Tally::hits_from(0));
+    let mut tally = Tally {
+        hits: 0,
+        sums: Running::START,
+    };
+    distribute::<W>(from, to, varying, flipped, &mut tally);
+    // The scratch: the array the result is not in.
+    tally.sums.end(if flipped { from } else { to })
 }
 
 /// Sorts `from` stably by the low `bits` bits of the score bits (the higher ones agree),
@@ -201,7 +211,7 @@ fn by_score<const W: usize>(
     to: &mut [Slot],
     bits: u32,
     into_to: bool,
-    tally: &mut Tally<'_>,
+    tally: &mut Tally<impl RecordSums>,
 ) {
     if from.len() <= SMALL {
         finish_short(from, to, into_to, tally);
@@ -233,7 +243,7 @@ fn distribute<const W: usize>(
     to: &mut [Slot],
     varying: u64,
     into_to: bool,
-    tally: &mut Tally<'_>,
+    tally: &mut Tally<impl RecordSums>,
 ) {
     if from.len() > W {
         level::<WIDE, W>(from, to, varying, into_to, tally);
@@ -248,7 +258,7 @@ fn level<const B: usize, const W: usize>(
     to: &mut [Slot],
     varying: u64,
     into_to: bool,
-    tally: &mut Tally<'_>,
+    tally: &mut Tally<impl RecordSums>,
 ) {
     if varying == 0 {
         // All equal: already in order (storage order is the tie order).
@@ -340,51 +350,49 @@ fn bring_in(slots: &[Slot]) {
 /// Sorts `from` (short, or in order but for slots out of place by a few) by insertion,
 /// into `to` if `into_to`, and records the running hit counts on the result, as
 /// [`finish`] does.
-fn finish_short(from: &mut [Slot], to: &mut [Slot], into_to: bool, tally: &mut Tally<'_>) {
-    let result = if into_to {
+fn finish_short(
+    from: &mut [Slot],
+    to: &mut [Slot],
+    into_to: bool,
+    tally: &mut Tally<impl RecordSums>,
+) {
+    if into_to {
         insertion_sort(to, |i, _| from.get(i).copied());
-        to
+        tally.record(to, from);
     } else {
         insertion_sort(from, |i, out| out.get(i).copied());
-        from
-    };
-    tally.record(result);
+        tally.record(from, to);
+    }
 }
 
 /// Ends a range that is in order in `from`: copies it to `to` if the result belongs there,
 /// and records the running hit counts on the result.
-fn finish(from: &mut [Slot], to: &mut [Slot], into_to: bool, tally: &mut Tally<'_>) {
-    let result = if into_to {
+fn finish(from: &mut [Slot], to: &mut [Slot], into_to: bool, tally: &mut Tally<impl RecordSums>) {
+    if into_to {
         for (place, slot) in to.iter_mut().zip(from.iter()) {
             *place = *slot;
         }
-        to
+        tally.record(to, from);
     } else {
-        from
-    };
-    tally.record(result);
+        tally.record(from, to);
+    }
 }
 
 /// What the sort records on its finished ranges, in sorted order: the running hit
-/// counts, on the slots, and, for the two-thread sort, the block sums of `prefix.rs`.
-pub(crate) struct Tally<'s> {
+/// counts, on the slots, and the prefix sums of `prefix.rs`, by `sums` (the one-thread
+/// sort's [`Running`], the [`BlockSums`] of each range of the two-thread sort's).
+pub(crate) struct Tally<S> {
     /// The hits before the next slot recorded.
     hits: u32,
-    sums: Option<BlockSums<'s>>,
+    sums: S,
 }
 
-impl<'s> Tally<'s> {
-    /// Running hit counts from `hits` on, and no block sums.
-    fn hits_from(hits: u32) -> Self {
-        Tally { hits, sums: None }
-    }
-
-    /// Records `slots`, the next finished range.
-    fn record(&mut self, slots: &mut [Slot]) {
+impl<S: RecordSums> Tally<S> {
+    /// Records `slots`, the next finished range; `other`: the same positions of the other
+    /// array, free now (the result is in `slots`, and the sort reads neither again).
+    fn record(&mut self, slots: &mut [Slot], other: &mut [Slot]) {
         self.hits = record_running_hits_from(slots, self.hits);
-        if let Some(sums) = &mut self.sums {
-            sums.record(slots);
-        }
+        self.sums.record(slots, other);
     }
 }
 
@@ -640,7 +648,7 @@ pub(crate) mod two_threads {
             // All equal: in order already.
             let mut tally = Tally {
                 hits: 0,
-                sums: Some(BlockSums::new(0, &mut block_sums)),
+                sums: BlockSums::new(0, &mut block_sums),
             };
             finish(slots, scratch, false, &mut tally);
             return prefix::write(&block_sums, scratch);
@@ -813,7 +821,7 @@ pub(crate) mod two_threads {
             let start = self.starts.get(digits.start).copied().unwrap_or(0);
             let mut tally = Tally {
                 hits: self.hits_before.get(digits.start).copied().unwrap_or(0),
-                sums: Some(BlockSums::new(start, sums)),
+                sums: BlockSums::new(start, sums),
             };
             let len = |d: usize| {
                 let (start, end) = (self.starts.get(d), self.starts.get(d + 1));
@@ -867,7 +875,7 @@ pub(crate) mod two_threads {
             if let Some(short) = out.get_mut(run..at) {
                 finish_short(short, &mut [], false, &mut tally);
             }
-            tally.sums.map_or([None, None], |sums| sums.parts())
+            tally.sums.parts()
         }
     }
 }
@@ -896,6 +904,25 @@ mod tests {
 
     fn same_hits(a: &[Slot], b: &[Slot]) -> bool {
         a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.hits_before == y.hits_before)
+    }
+
+    /// The prefix sums of `prefix.rs` of sorted `slots`, summed block by block.
+    fn written_sums(slots: &[Slot]) -> Vec<Slot> {
+        let blocks: Vec<u128> = slots
+            .chunks_exact(crate::prefix::BLOCK)
+            .map(crate::prefix::quanta_of)
+            .collect();
+        let mut sums = vec![Slot::EMPTY; 2 * (blocks.len() + 1)];
+        assert_eq!(crate::prefix::write(&blocks, &mut sums), sums.len());
+        sums
+    }
+
+    /// The same sums: the integer fields of the same slots.
+    fn same_sums(a: &[Slot], b: &[Slot]) -> bool {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| (x.order, x.hits_before) == (y.order, y.hits_before))
     }
 
     fn same_bits(a: &[Slot], b: &[Slot]) -> bool {
@@ -961,19 +988,28 @@ mod tests {
     fn both_sorts(slots: &[Slot], prefix: usize) -> (Vec<Slot>, Vec<Slot>) {
         let mut with_scratch = slots.to_vec();
         let mut scratch = vec![Slot::EMPTY; slots.len()];
-        sort_and_count_in(&mut with_scratch, &mut scratch, prefix, Appended::UNKNOWN);
+        let summed = sort_and_count_in(&mut with_scratch, &mut scratch, prefix, Appended::UNKNOWN);
         // The running hit counts recorded on the way equal those of a pass of their own.
         let mut counted = with_scratch.clone();
         record_running_hits(&mut counted);
         assert!(same_hits(&counted, &with_scratch), "running hits");
-        // The same order and counts with the thresholds of a build without `std`.
+        // So do the prefix sums left in the scratch (radix sorts only).
+        let sums = written_sums(&with_scratch);
+        if slots.len() > SMALL {
+            assert!(same_sums(&scratch[..summed], &sums), "prefix sums");
+        } else {
+            assert_eq!(summed, 0);
+        }
+        // The same order, counts and sums with the thresholds of a build without `std`.
         if slots.len() > SMALL {
             let mut embedded = slots.to_vec();
             let mut scratch = vec![Slot::EMPTY; slots.len()];
             let (in_order, varying) = appended_in_order(&embedded, prefix);
-            one_thread::<WIDE_FROM_NO_STD>(&mut embedded, &mut scratch, in_order, varying);
+            let summed =
+                one_thread::<WIDE_FROM_NO_STD>(&mut embedded, &mut scratch, in_order, varying);
             assert!(same_bits(&embedded, &with_scratch), "no_std order");
             assert!(same_hits(&embedded, &with_scratch), "no_std running hits");
+            assert!(same_sums(&scratch[..summed], &sums), "no_std prefix sums");
         }
         let mut in_place = slots.to_vec();
         sort_by_score_then_arrival(&mut in_place);
@@ -1070,8 +1106,9 @@ mod tests {
             }
         }
 
-        /// The two-thread sort, called below its threshold, gives the order and running
-        /// hits of the single-threaded one, for a sorted prefix then appended slots.
+        /// The two-thread sort, called below its threshold, gives the order, running hits
+        /// and prefix sums of the single-threaded one, for a sorted prefix then appended
+        /// slots.
         #[test]
         fn two_threads_sort_as_one(slots in shuffled(600), cut in 0.0..1.0f64) {
             let (storage, prefix) = buffer_storage(&slots, cut);
@@ -1080,9 +1117,14 @@ mod tests {
             prop_assert!(in_order);
             prop_assert_eq!(varying, appended_in_order(&storage, prefix).1);
             let (mut two, mut scratch) = (storage.clone(), vec![Slot::EMPTY; storage.len()]);
-            two_threads::sort_and_count(&mut two, &mut scratch, varying);
+            let summed = two_threads::sort_and_count(&mut two, &mut scratch, varying);
             prop_assert!(same_bits(&two, &one));
             prop_assert!(same_hits(&two, &one));
+            if two.len() >= 2 {
+                prop_assert!(same_sums(&scratch[..summed], &written_sums(&one)));
+            } else {
+                prop_assert_eq!(summed, 0, "no room for the two slots of sum 0");
+            }
         }
 
         /// The two-thread reading of the storage agrees with the one-thread reading on

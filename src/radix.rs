@@ -90,8 +90,8 @@ pub(crate) fn sort_by_arrival(slots: &mut [Slot]) {
 /// at least as many slots, and records the running hit counts (`Slot::hits_before`) on
 /// the result: the stable radix sort of the module docs. It also leaves the prefix sums
 /// of `prefix.rs` at the start of `scratch`, and returns the slots they take (0: none,
-/// as after a sort in place). `prefix` slots at the front
-/// are already sorted (the rest was appended after them); with them, the check below
+/// as after a sort in place). `prefix` slots at the front are already sorted (the rest
+/// was appended after them); with them, the check below
 /// often spares the passes over the arrival numbers. `appended`: what the buffer's
 /// pushes told of the slots; when it is known, the check is spared too. Without enough
 /// scratch, sorts in place as [`sort_by_score_then_arrival`], then counts.
@@ -162,8 +162,8 @@ fn sort_and_count(
 /// The one-thread radix sort of `slots` (longer than `SMALL`) with `scratch` as long,
 /// given whether their storage order is arrival order and the bits in which their scores
 /// differ; ranges of more than `W` slots take the wide digits (`WIDE_FROM`). Leaves the
-/// prefix sums of `prefix.rs` at the start of `scratch`, recorded as the first level
-/// finishes its parts ([`Running`]), and returns the slots they take.
+/// prefix sums of `prefix.rs` at the start of `scratch`, recorded as the ranges finish
+/// ([`Running`]), and returns the slots they take.
 fn one_thread<const W: usize>(
     slots: &mut [Slot],
     scratch: &mut [Slot],
@@ -348,8 +348,7 @@ fn bring_in(slots: &[Slot]) {
 }
 
 /// Sorts `from` (short, or in order but for slots out of place by a few) by insertion,
-/// into `to` if `into_to`, and records the running hit counts on the result, as
-/// [`finish`] does.
+/// into `to` if `into_to`, and records the result, as [`finish`] does.
 fn finish_short(
     from: &mut [Slot],
     to: &mut [Slot],
@@ -366,7 +365,7 @@ fn finish_short(
 }
 
 /// Ends a range that is in order in `from`: copies it to `to` if the result belongs there,
-/// and records the running hit counts on the result.
+/// and records the result (its running hit counts and prefix sums, [`Tally`]).
 fn finish(from: &mut [Slot], to: &mut [Slot], into_to: bool, tally: &mut Tally<impl RecordSums>) {
     if into_to {
         for (place, slot) in to.iter_mut().zip(from.iter()) {

@@ -822,6 +822,7 @@ impl<'a> SortedSamples<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Binning, Ties};
     use proptest::prelude::*;
 
     #[derive(Clone, Debug)]
@@ -864,10 +865,26 @@ mod tests {
         ]
     }
 
+    /// The view's bins (from the prefix sums its sort left, if any) are those of a view
+    /// of the same slots that sums every bin slot by slot.
+    fn same_bins_as_summed(view: SortedSamples<'_>) -> Result<(), TestCaseError> {
+        let summed = SortedSamples::new(view.slots, view.hits);
+        for bins in [1, 2, 3, 7, 15] {
+            for binning in [
+                Binning::EqualMass(Ties::Split),
+                Binning::EqualMass(Ties::Keep),
+            ] {
+                prop_assert!(view.bins(binning, bins).eq(summed.bins(binning, bins)));
+            }
+        }
+        Ok(())
+    }
+
     proptest! {
         /// Whenever a buffer says what its pushes told (`Appended`), it is what the sort's
         /// own reading would find; and it says so unless a merge of sorted samples came
-        /// since the last `clear`.
+        /// since the last `clear`. And every sort's view has the bins of one summed slot
+        /// by slot, whatever came before (its prefix sums are never stale).
         #[test]
         fn what_the_pushes_tell_is_what_the_slots_hold(ops in prop::collection::vec(op(), 1..30)) {
             let mut storage = vec![Slot::EMPTY; 800];
@@ -883,11 +900,11 @@ mod tests {
                         let _ = buffer.push_batch(&scores, &labels);
                     }
                     Op::Sort { parallel: false } => {
-                        buffer.sorted();
+                        same_bins_as_summed(buffer.sorted())?;
                     }
                     #[cfg(feature = "std")]
                     Op::Sort { parallel: true } => {
-                        buffer.sorted_parallel();
+                        same_bins_as_summed(buffer.sorted_parallel())?;
                     }
                     #[cfg(not(feature = "std"))]
                     Op::Sort { parallel: true } => {}

@@ -534,8 +534,9 @@ mod tests {
             let n = scores.len();
             // Total weight below 2^32: at most (2^32 − 1) / n each.
             let cap = if big { (u32::MAX as usize / n) as u32 } else { 5 };
+            // (cap + 1 in u64: cap is u32::MAX when n = 1.)
             let weights: Vec<u32> = (0..n as u32)
-                .map(|i| (i.wrapping_mul(2_654_435_761) ^ seed) % (cap + 1))
+                .map(|i| (u64::from(i.wrapping_mul(2_654_435_761) ^ seed) % (u64::from(cap) + 1)) as u32)
                 .map(|w| if big { cap - w % 3 } else { w })
                 .collect();
             let mut storage = vec![Slot::EMPTY; n];

@@ -510,6 +510,123 @@ impl Histogram {
     }
 }
 
+/// The `#[pymethods]` of a class that holds samples (`SortedBuffer`, `SlidingWindow`,
+/// `Reservoir`): its own, then the estimators all three share, on its sorted samples.
+macro_rules! sample_state_methods {
+    (impl $class:ident { $($own:tt)* }) => {
+        #[pymethods]
+        impl $class {
+            $($own)*
+
+            /// ECE_bin of the held samples; arguments as :func:`tce.ece_bin`.
+            #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
+            fn ece_bin(
+                &self,
+                py: Python<'_>,
+                binning: &str,
+                bins: i64,
+                norm: f64,
+                closure: &str,
+                ties: &str,
+            ) -> PyResult<Estimate> {
+                sample_estimate(
+                    py,
+                    &self.state,
+                    Which::EceBin,
+                    binning,
+                    bins,
+                    norm,
+                    closure,
+                    ties,
+                )
+            }
+
+            /// MCE of the held samples; arguments as :func:`tce.mce`.
+            #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
+            fn mce(
+                &self,
+                py: Python<'_>,
+                binning: &str,
+                bins: i64,
+                closure: &str,
+                ties: &str,
+            ) -> PyResult<Estimate> {
+                sample_estimate(
+                    py,
+                    &self.state,
+                    Which::Mce,
+                    binning,
+                    bins,
+                    2.0,
+                    closure,
+                    ties,
+                )
+            }
+
+            /// ECE_debias of the held samples; arguments as :func:`tce.ece_debias`.
+            #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
+            fn ece_debias(
+                &self,
+                py: Python<'_>,
+                binning: &str,
+                bins: i64,
+                norm: f64,
+                closure: &str,
+                ties: &str,
+            ) -> PyResult<Estimate> {
+                sample_estimate(
+                    py,
+                    &self.state,
+                    Which::EceDebias,
+                    binning,
+                    bins,
+                    norm,
+                    closure,
+                    ties,
+                )
+            }
+
+            /// ECE_sweep of the held samples; arguments as :func:`tce.ece_sweep`.
+            #[pyo3(signature = (*, binning="equal_mass", norm=2.0, closure="left", ties="split", sweep_limit="samples", max_bins=None))]
+            #[allow(clippy::too_many_arguments)]
+            fn ece_sweep(
+                &self,
+                py: Python<'_>,
+                binning: &str,
+                norm: f64,
+                closure: &str,
+                ties: &str,
+                sweep_limit: &str,
+                max_bins: Option<i64>,
+            ) -> PyResult<Estimate> {
+                sample_sweep(
+                    py,
+                    &self.state,
+                    binning,
+                    norm,
+                    closure,
+                    ties,
+                    sweep_limit,
+                    max_bins,
+                )
+            }
+
+            /// The bins of the held samples as a :class:`ReliabilityBins`; arguments as :func:`tce.reliability_bins`.
+            #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
+            fn reliability_bins(
+                &self,
+                py: Python<'_>,
+                binning: &str,
+                bins: i64,
+                closure: &str,
+                ties: &str,
+            ) -> PyResult<Py<PyAny>> {
+                sample_reliability(py, &self.state, binning, bins, closure, ties)
+            }
+        }
+    };
+}
+
 // ---------------------------------------------------------------------------------------
 
 /// Every sample, for equal-mass bins and the sweep: ``SortedBuffer(capacity)``. A batch
@@ -527,202 +644,97 @@ impl SortedBuffer {
     }
 }
 
-#[pymethods]
-impl SortedBuffer {
-    #[new]
-    fn new(py: Python<'_>, capacity: i64) -> PyResult<Self> {
-        let capacity = count(capacity, "capacity", "ZeroCapacity").map_err(raise(py))?;
-        Ok(Self::wrap(new_buffer(capacity).map_err(raise(py))?))
-    }
+sample_state_methods! {
+    impl SortedBuffer {
+        #[new]
+        fn new(py: Python<'_>, capacity: i64) -> PyResult<Self> {
+            let capacity = count(capacity, "capacity", "ZeroCapacity").map_err(raise(py))?;
+            Ok(Self::wrap(new_buffer(capacity).map_err(raise(py))?))
+        }
 
-    /// Records a batch of samples: all of it, or (on a bad element, or if it does not
-    /// fit) none of it.
-    #[pyo3(signature = (scores, labels, *, logits=false))]
-    fn update(
-        &self,
-        scores: &Bound<'_, PyAny>,
-        labels: &Bound<'_, PyAny>,
-        logits: bool,
-    ) -> PyResult<()> {
-        update(&self.state, scores, labels, logits, |b, s, l| {
-            b.push_batch(s, l)
-        })
-    }
+        /// Records a batch of samples: all of it, or (on a bad element, or if it does not
+        /// fit) none of it.
+        #[pyo3(signature = (scores, labels, *, logits=false))]
+        fn update(
+            &self,
+            scores: &Bound<'_, PyAny>,
+            labels: &Bound<'_, PyAny>,
+            logits: bool,
+        ) -> PyResult<()> {
+            update(&self.state, scores, labels, logits, |b, s, l| {
+                b.push_batch(s, l)
+            })
+        }
 
-    /// Appends another buffer's samples after this one's (if they fit).
-    fn merge(&self, py: Python<'_>, other: &Bound<'_, SortedBuffer>) -> PyResult<()> {
-        let other = cloned(py, &other.get().state)?;
-        locked(py, &self.state, |b| Ok(b.merge(&other)?))
-    }
+        /// Appends another buffer's samples after this one's (if they fit).
+        fn merge(&self, py: Python<'_>, other: &Bound<'_, SortedBuffer>) -> PyResult<()> {
+            let other = cloned(py, &other.get().state)?;
+            locked(py, &self.state, |b| Ok(b.merge(&other)?))
+        }
 
-    /// ECE_bin; arguments as :func:`tce.ece_bin`.
-    #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
-    fn ece_bin(
-        &self,
-        py: Python<'_>,
-        binning: &str,
-        bins: i64,
-        norm: f64,
-        closure: &str,
-        ties: &str,
-    ) -> PyResult<Estimate> {
-        sample_estimate(
-            py,
-            &self.state,
-            Which::EceBin,
-            binning,
-            bins,
-            norm,
-            closure,
-            ties,
-        )
-    }
+        /// Forgets every sample; the capacity stays.
+        fn clear(&self, py: Python<'_>) -> PyResult<()> {
+            locked(py, &self.state, |b| {
+                b.clear();
+                Ok(())
+            })
+        }
 
-    /// MCE; arguments as :func:`tce.mce`.
-    #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
-    fn mce(
-        &self,
-        py: Python<'_>,
-        binning: &str,
-        bins: i64,
-        closure: &str,
-        ties: &str,
-    ) -> PyResult<Estimate> {
-        sample_estimate(
-            py,
-            &self.state,
-            Which::Mce,
-            binning,
-            bins,
-            2.0,
-            closure,
-            ties,
-        )
-    }
+        fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+            locked(py, &self.state, |b| Ok(b.len()))
+        }
 
-    /// ECE_debias; arguments as :func:`tce.ece_debias`.
-    #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
-    fn ece_debias(
-        &self,
-        py: Python<'_>,
-        binning: &str,
-        bins: i64,
-        norm: f64,
-        closure: &str,
-        ties: &str,
-    ) -> PyResult<Estimate> {
-        sample_estimate(
-            py,
-            &self.state,
-            Which::EceDebias,
-            binning,
-            bins,
-            norm,
-            closure,
-            ties,
-        )
-    }
+        /// The most samples the buffer holds.
+        #[getter]
+        fn capacity(&self, py: Python<'_>) -> PyResult<usize> {
+            locked(py, &self.state, |b| Ok(b.capacity()))
+        }
 
-    /// ECE_sweep; arguments as :func:`tce.ece_sweep`.
-    #[pyo3(signature = (*, binning="equal_mass", norm=2.0, closure="left", ties="split", sweep_limit="samples", max_bins=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn ece_sweep(
-        &self,
-        py: Python<'_>,
-        binning: &str,
-        norm: f64,
-        closure: &str,
-        ties: &str,
-        sweep_limit: &str,
-        max_bins: Option<i64>,
-    ) -> PyResult<Estimate> {
-        sample_sweep(
-            py,
-            &self.state,
-            binning,
-            norm,
-            closure,
-            ties,
-            sweep_limit,
-            max_bins,
-        )
-    }
+        /// Hits (label 1) held.
+        #[getter]
+        fn hits(&self, py: Python<'_>) -> PyResult<u64> {
+            locked(py, &self.state, |b| Ok(b.hits()))
+        }
 
-    /// The bins as a :class:`ReliabilityBins`; arguments as :func:`tce.reliability_bins`.
-    #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
-    fn reliability_bins(
-        &self,
-        py: Python<'_>,
-        binning: &str,
-        bins: i64,
-        closure: &str,
-        ties: &str,
-    ) -> PyResult<Py<PyAny>> {
-        sample_reliability(py, &self.state, binning, bins, closure, ties)
-    }
+        /// The samples in the portable format (kind 2), in arrival order.
+        fn to_bytes(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
+            to_bytes(py, &self.state)
+        }
 
-    /// Forgets every sample; the capacity stays.
-    fn clear(&self, py: Python<'_>) -> PyResult<()> {
-        locked(py, &self.state, |b| {
-            b.clear();
-            Ok(())
-        })
-    }
+        /// A buffer decoded from the portable format, of ``capacity`` (default: the number
+        /// of samples in the bytes, at least 1).
+        #[staticmethod]
+        #[pyo3(signature = (data, capacity=None))]
+        fn from_bytes(py: Python<'_>, data: Cow<'_, [u8]>, capacity: Option<i64>) -> PyResult<Self> {
+            let capacity = capacity
+                .map(|c| count(c, "capacity", "ZeroCapacity"))
+                .transpose()
+                .map_err(raise(py))?;
+            Ok(Self::wrap(from_bytes(py, &data, capacity)?))
+        }
 
-    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-        locked(py, &self.state, |b| Ok(b.len()))
-    }
+        fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+            let capacity = self.capacity(py)?;
+            reduce::<Self>(py, self.to_bytes(py)?, Some(capacity))
+        }
 
-    /// The most samples the buffer holds.
-    #[getter]
-    fn capacity(&self, py: Python<'_>) -> PyResult<usize> {
-        locked(py, &self.state, |b| Ok(b.capacity()))
-    }
+        fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+            Ok(Self::wrap(cloned(py, &self.state)?))
+        }
 
-    /// Hits (label 1) held.
-    #[getter]
-    fn hits(&self, py: Python<'_>) -> PyResult<u64> {
-        locked(py, &self.state, |b| Ok(b.hits()))
-    }
+        fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+            self.__copy__(py)
+        }
 
-    /// The samples in the portable format (kind 2), in arrival order.
-    fn to_bytes(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
-        to_bytes(py, &self.state)
-    }
-
-    /// A buffer decoded from the portable format, of ``capacity`` (default: the number
-    /// of samples in the bytes, at least 1).
-    #[staticmethod]
-    #[pyo3(signature = (data, capacity=None))]
-    fn from_bytes(py: Python<'_>, data: Cow<'_, [u8]>, capacity: Option<i64>) -> PyResult<Self> {
-        let capacity = capacity
-            .map(|c| count(c, "capacity", "ZeroCapacity"))
-            .transpose()
-            .map_err(raise(py))?;
-        Ok(Self::wrap(from_bytes(py, &data, capacity)?))
-    }
-
-    fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
-        let capacity = self.capacity(py)?;
-        reduce::<Self>(py, self.to_bytes(py)?, Some(capacity))
-    }
-
-    fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
-        Ok(Self::wrap(cloned(py, &self.state)?))
-    }
-
-    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
-        self.__copy__(py)
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        locked(py, &self.state, |b| {
-            Ok(format!(
-                "SortedBuffer(capacity={}, len={})",
-                b.capacity(),
-                b.len()
-            ))
-        })
+        fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+            locked(py, &self.state, |b| {
+                Ok(format!(
+                    "SortedBuffer(capacity={}, len={})",
+                    b.capacity(),
+                    b.len()
+                ))
+            })
+        }
     }
 }
 
@@ -743,199 +755,94 @@ impl SlidingWindow {
     }
 }
 
-#[pymethods]
-impl SlidingWindow {
-    #[new]
-    fn new(py: Python<'_>, size: i64) -> PyResult<Self> {
-        let size = count(size, "size", "ZeroCapacity").map_err(raise(py))?;
-        Ok(Self::wrap(new_window(size).map_err(raise(py))?))
-    }
+sample_state_methods! {
+    impl SlidingWindow {
+        #[new]
+        fn new(py: Python<'_>, size: i64) -> PyResult<Self> {
+            let size = count(size, "size", "ZeroCapacity").map_err(raise(py))?;
+            Ok(Self::wrap(new_window(size).map_err(raise(py))?))
+        }
 
-    /// Records a batch in order (evicting the oldest samples): all of it, or (on a bad
-    /// element) none of it.
-    #[pyo3(signature = (scores, labels, *, logits=false))]
-    fn update(
-        &self,
-        scores: &Bound<'_, PyAny>,
-        labels: &Bound<'_, PyAny>,
-        logits: bool,
-    ) -> PyResult<()> {
-        update(&self.state, scores, labels, logits, |w, s, l| {
-            w.push_batch(s, l)
-        })
-    }
+        /// Records a batch in order (evicting the oldest samples): all of it, or (on a bad
+        /// element) none of it.
+        #[pyo3(signature = (scores, labels, *, logits=false))]
+        fn update(
+            &self,
+            scores: &Bound<'_, PyAny>,
+            labels: &Bound<'_, PyAny>,
+            logits: bool,
+        ) -> PyResult<()> {
+            update(&self.state, scores, labels, logits, |w, s, l| {
+                w.push_batch(s, l)
+            })
+        }
 
-    /// Pushes the samples ``other`` holds into this window, oldest first (``other`` may
-    /// have another size, and is not changed): the window then holds the last ``size``
-    /// samples of its own stream followed by ``other``'s, and ``seen`` grows by
-    /// ``len(other)`` (what ``other`` has already evicted cannot be merged).
-    fn merge(&self, py: Python<'_>, other: &Bound<'_, SlidingWindow>) -> PyResult<()> {
-        let other = copied_through_bytes(py, &other.get().state)?;
-        locked(py, &self.state, |w| Ok(w.merge(&other)?))
-    }
+        /// Pushes the samples ``other`` holds into this window, oldest first (``other`` may
+        /// have another size, and is not changed): the window then holds the last ``size``
+        /// samples of its own stream followed by ``other``'s, and ``seen`` grows by
+        /// ``len(other)`` (what ``other`` has already evicted cannot be merged).
+        fn merge(&self, py: Python<'_>, other: &Bound<'_, SlidingWindow>) -> PyResult<()> {
+            let other = copied_through_bytes(py, &other.get().state)?;
+            locked(py, &self.state, |w| Ok(w.merge(&other)?))
+        }
 
-    /// ECE_bin of the window; arguments as :func:`tce.ece_bin`.
-    #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
-    fn ece_bin(
-        &self,
-        py: Python<'_>,
-        binning: &str,
-        bins: i64,
-        norm: f64,
-        closure: &str,
-        ties: &str,
-    ) -> PyResult<Estimate> {
-        sample_estimate(
-            py,
-            &self.state,
-            Which::EceBin,
-            binning,
-            bins,
-            norm,
-            closure,
-            ties,
-        )
-    }
+        /// Forgets every sample.
+        fn clear(&self, py: Python<'_>) -> PyResult<()> {
+            locked(py, &self.state, |w| {
+                w.clear();
+                Ok(())
+            })
+        }
 
-    /// MCE of the window; arguments as :func:`tce.mce`.
-    #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
-    fn mce(
-        &self,
-        py: Python<'_>,
-        binning: &str,
-        bins: i64,
-        closure: &str,
-        ties: &str,
-    ) -> PyResult<Estimate> {
-        sample_estimate(
-            py,
-            &self.state,
-            Which::Mce,
-            binning,
-            bins,
-            2.0,
-            closure,
-            ties,
-        )
-    }
+        fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+            locked(py, &self.state, |w| Ok(w.len()))
+        }
 
-    /// ECE_debias of the window; arguments as :func:`tce.ece_debias`.
-    #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
-    fn ece_debias(
-        &self,
-        py: Python<'_>,
-        binning: &str,
-        bins: i64,
-        norm: f64,
-        closure: &str,
-        ties: &str,
-    ) -> PyResult<Estimate> {
-        sample_estimate(
-            py,
-            &self.state,
-            Which::EceDebias,
-            binning,
-            bins,
-            norm,
-            closure,
-            ties,
-        )
-    }
+        /// The window size N.
+        #[getter]
+        fn size(&self, py: Python<'_>) -> PyResult<usize> {
+            locked(py, &self.state, |w| Ok(w.capacity()))
+        }
 
-    /// ECE_sweep of the window; arguments as :func:`tce.ece_sweep`.
-    #[pyo3(signature = (*, binning="equal_mass", norm=2.0, closure="left", ties="split", sweep_limit="samples", max_bins=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn ece_sweep(
-        &self,
-        py: Python<'_>,
-        binning: &str,
-        norm: f64,
-        closure: &str,
-        ties: &str,
-        sweep_limit: &str,
-        max_bins: Option<i64>,
-    ) -> PyResult<Estimate> {
-        sample_sweep(
-            py,
-            &self.state,
-            binning,
-            norm,
-            closure,
-            ties,
-            sweep_limit,
-            max_bins,
-        )
-    }
+        /// Samples ever pushed.
+        #[getter]
+        fn seen(&self, py: Python<'_>) -> PyResult<u64> {
+            locked(py, &self.state, |w| Ok(w.seen()))
+        }
 
-    /// The bins as a :class:`ReliabilityBins`; arguments as :func:`tce.reliability_bins`.
-    #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
-    fn reliability_bins(
-        &self,
-        py: Python<'_>,
-        binning: &str,
-        bins: i64,
-        closure: &str,
-        ties: &str,
-    ) -> PyResult<Py<PyAny>> {
-        sample_reliability(py, &self.state, binning, bins, closure, ties)
-    }
+        /// The state in the portable format (kind 4).
+        fn to_bytes(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
+            to_bytes(py, &self.state)
+        }
 
-    /// Forgets every sample.
-    fn clear(&self, py: Python<'_>) -> PyResult<()> {
-        locked(py, &self.state, |w| {
-            w.clear();
-            Ok(())
-        })
-    }
+        /// A window decoded from the portable format.
+        #[staticmethod]
+        fn from_bytes(py: Python<'_>, data: Cow<'_, [u8]>) -> PyResult<Self> {
+            Ok(Self::wrap(from_bytes(py, &data, None)?))
+        }
 
-    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-        locked(py, &self.state, |w| Ok(w.len()))
-    }
+        fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+            reduce::<Self>(py, self.to_bytes(py)?, None)
+        }
 
-    /// The window size N.
-    #[getter]
-    fn size(&self, py: Python<'_>) -> PyResult<usize> {
-        locked(py, &self.state, |w| Ok(w.capacity()))
-    }
+        fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+            Ok(Self::wrap(copied_through_bytes(py, &self.state)?))
+        }
 
-    /// Samples ever pushed.
-    #[getter]
-    fn seen(&self, py: Python<'_>) -> PyResult<u64> {
-        locked(py, &self.state, |w| Ok(w.seen()))
-    }
+        fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+            self.__copy__(py)
+        }
 
-    /// The state in the portable format (kind 4).
-    fn to_bytes(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
-        to_bytes(py, &self.state)
-    }
-
-    /// A window decoded from the portable format.
-    #[staticmethod]
-    fn from_bytes(py: Python<'_>, data: Cow<'_, [u8]>) -> PyResult<Self> {
-        Ok(Self::wrap(from_bytes(py, &data, None)?))
-    }
-
-    fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
-        reduce::<Self>(py, self.to_bytes(py)?, None)
-    }
-
-    fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
-        Ok(Self::wrap(copied_through_bytes(py, &self.state)?))
-    }
-
-    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
-        self.__copy__(py)
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        locked(py, &self.state, |w| {
-            Ok(format!(
-                "SlidingWindow(size={}, len={}, seen={})",
-                w.capacity(),
-                w.len(),
-                w.seen()
-            ))
-        })
+        fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+            locked(py, &self.state, |w| {
+                Ok(format!(
+                    "SlidingWindow(size={}, len={}, seen={})",
+                    w.capacity(),
+                    w.len(),
+                    w.seen()
+                ))
+            })
+        }
     }
 }
 
@@ -956,199 +863,94 @@ impl Reservoir {
     }
 }
 
-#[pymethods]
-impl Reservoir {
-    #[new]
-    #[pyo3(signature = (capacity, seed=0))]
-    fn new(py: Python<'_>, capacity: i64, seed: u64) -> PyResult<Self> {
-        let capacity = count(capacity, "capacity", "ZeroCapacity").map_err(raise(py))?;
-        Ok(Self::wrap(
-            new_reservoir(capacity, seed).map_err(raise(py))?,
-        ))
-    }
-
-    /// Offers a batch in order: all of it, or (on a bad element) none of it.
-    #[pyo3(signature = (scores, labels, *, logits=false))]
-    fn update(
-        &self,
-        scores: &Bound<'_, PyAny>,
-        labels: &Bound<'_, PyAny>,
-        logits: bool,
-    ) -> PyResult<()> {
-        update(&self.state, scores, labels, logits, |r, s, l| {
-            r.push_batch(s, l)
-        })
-    }
-
-    /// Merges a reservoir of the same capacity: a uniform sample of both streams.
-    fn merge(&self, py: Python<'_>, other: &Bound<'_, Reservoir>) -> PyResult<()> {
-        let other = copied_through_bytes(py, &other.get().state)?;
-        locked(py, &self.state, |r| Ok(r.merge(&other)?))
-    }
-
-    /// ECE_bin of the held samples; arguments as :func:`tce.ece_bin`.
-    #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
-    fn ece_bin(
-        &self,
-        py: Python<'_>,
-        binning: &str,
-        bins: i64,
-        norm: f64,
-        closure: &str,
-        ties: &str,
-    ) -> PyResult<Estimate> {
-        sample_estimate(
-            py,
-            &self.state,
-            Which::EceBin,
-            binning,
-            bins,
-            norm,
-            closure,
-            ties,
-        )
-    }
-
-    /// MCE of the held samples; arguments as :func:`tce.mce`.
-    #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
-    fn mce(
-        &self,
-        py: Python<'_>,
-        binning: &str,
-        bins: i64,
-        closure: &str,
-        ties: &str,
-    ) -> PyResult<Estimate> {
-        sample_estimate(
-            py,
-            &self.state,
-            Which::Mce,
-            binning,
-            bins,
-            2.0,
-            closure,
-            ties,
-        )
-    }
-
-    /// ECE_debias of the held samples; arguments as :func:`tce.ece_debias`.
-    #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
-    fn ece_debias(
-        &self,
-        py: Python<'_>,
-        binning: &str,
-        bins: i64,
-        norm: f64,
-        closure: &str,
-        ties: &str,
-    ) -> PyResult<Estimate> {
-        sample_estimate(
-            py,
-            &self.state,
-            Which::EceDebias,
-            binning,
-            bins,
-            norm,
-            closure,
-            ties,
-        )
-    }
-
-    /// ECE_sweep of the held samples; arguments as :func:`tce.ece_sweep`.
-    #[pyo3(signature = (*, binning="equal_mass", norm=2.0, closure="left", ties="split", sweep_limit="samples", max_bins=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn ece_sweep(
-        &self,
-        py: Python<'_>,
-        binning: &str,
-        norm: f64,
-        closure: &str,
-        ties: &str,
-        sweep_limit: &str,
-        max_bins: Option<i64>,
-    ) -> PyResult<Estimate> {
-        sample_sweep(
-            py,
-            &self.state,
-            binning,
-            norm,
-            closure,
-            ties,
-            sweep_limit,
-            max_bins,
-        )
-    }
-
-    /// The bins as a :class:`ReliabilityBins`; arguments as :func:`tce.reliability_bins`.
-    #[pyo3(signature = (*, binning="equal_mass", bins=15, closure="left", ties="split"))]
-    fn reliability_bins(
-        &self,
-        py: Python<'_>,
-        binning: &str,
-        bins: i64,
-        closure: &str,
-        ties: &str,
-    ) -> PyResult<Py<PyAny>> {
-        sample_reliability(py, &self.state, binning, bins, closure, ties)
-    }
-
-    /// Forgets every sample (the generator goes on).
-    fn clear(&self, py: Python<'_>) -> PyResult<()> {
-        locked(py, &self.state, |r| {
-            r.clear();
-            Ok(())
-        })
-    }
-
-    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-        locked(py, &self.state, |r| Ok(r.len()))
-    }
-
-    /// The most samples held.
-    #[getter]
-    fn capacity(&self, py: Python<'_>) -> PyResult<usize> {
-        locked(py, &self.state, |r| Ok(r.capacity()))
-    }
-
-    /// Samples ever offered.
-    #[getter]
-    fn seen(&self, py: Python<'_>) -> PyResult<u64> {
-        locked(py, &self.state, |r| Ok(r.seen()))
-    }
-
-    /// The state in the portable format (kind 3), generator included: a decoded
-    /// reservoir continues exactly as this one would.
-    fn to_bytes(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
-        to_bytes(py, &self.state)
-    }
-
-    /// A reservoir decoded from the portable format.
-    #[staticmethod]
-    fn from_bytes(py: Python<'_>, data: Cow<'_, [u8]>) -> PyResult<Self> {
-        Ok(Self::wrap(from_bytes(py, &data, None)?))
-    }
-
-    fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
-        reduce::<Self>(py, self.to_bytes(py)?, None)
-    }
-
-    fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
-        Ok(Self::wrap(copied_through_bytes(py, &self.state)?))
-    }
-
-    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
-        self.__copy__(py)
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        locked(py, &self.state, |r| {
-            Ok(format!(
-                "Reservoir(capacity={}, len={}, seen={})",
-                r.capacity(),
-                r.len(),
-                r.seen()
+sample_state_methods! {
+    impl Reservoir {
+        #[new]
+        #[pyo3(signature = (capacity, seed=0))]
+        fn new(py: Python<'_>, capacity: i64, seed: u64) -> PyResult<Self> {
+            let capacity = count(capacity, "capacity", "ZeroCapacity").map_err(raise(py))?;
+            Ok(Self::wrap(
+                new_reservoir(capacity, seed).map_err(raise(py))?,
             ))
-        })
+        }
+
+        /// Offers a batch in order: all of it, or (on a bad element) none of it.
+        #[pyo3(signature = (scores, labels, *, logits=false))]
+        fn update(
+            &self,
+            scores: &Bound<'_, PyAny>,
+            labels: &Bound<'_, PyAny>,
+            logits: bool,
+        ) -> PyResult<()> {
+            update(&self.state, scores, labels, logits, |r, s, l| {
+                r.push_batch(s, l)
+            })
+        }
+
+        /// Merges a reservoir of the same capacity: a uniform sample of both streams.
+        fn merge(&self, py: Python<'_>, other: &Bound<'_, Reservoir>) -> PyResult<()> {
+            let other = copied_through_bytes(py, &other.get().state)?;
+            locked(py, &self.state, |r| Ok(r.merge(&other)?))
+        }
+
+        /// Forgets every sample (the generator goes on).
+        fn clear(&self, py: Python<'_>) -> PyResult<()> {
+            locked(py, &self.state, |r| {
+                r.clear();
+                Ok(())
+            })
+        }
+
+        fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+            locked(py, &self.state, |r| Ok(r.len()))
+        }
+
+        /// The most samples held.
+        #[getter]
+        fn capacity(&self, py: Python<'_>) -> PyResult<usize> {
+            locked(py, &self.state, |r| Ok(r.capacity()))
+        }
+
+        /// Samples ever offered.
+        #[getter]
+        fn seen(&self, py: Python<'_>) -> PyResult<u64> {
+            locked(py, &self.state, |r| Ok(r.seen()))
+        }
+
+        /// The state in the portable format (kind 3), generator included: a decoded
+        /// reservoir continues exactly as this one would.
+        fn to_bytes(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
+            to_bytes(py, &self.state)
+        }
+
+        /// A reservoir decoded from the portable format.
+        #[staticmethod]
+        fn from_bytes(py: Python<'_>, data: Cow<'_, [u8]>) -> PyResult<Self> {
+            Ok(Self::wrap(from_bytes(py, &data, None)?))
+        }
+
+        fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+            reduce::<Self>(py, self.to_bytes(py)?, None)
+        }
+
+        fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+            Ok(Self::wrap(copied_through_bytes(py, &self.state)?))
+        }
+
+        fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+            self.__copy__(py)
+        }
+
+        fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+            locked(py, &self.state, |r| {
+                Ok(format!(
+                    "Reservoir(capacity={}, len={}, seen={})",
+                    r.capacity(),
+                    r.len(),
+                    r.seen()
+                ))
+            })
+        }
     }
 }
 

@@ -397,14 +397,23 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
 
     /// As [`SortedBuffer::sorted`], sorting (if needed) with `scratch`, at least as many
     /// slots as the buffer holds, as its second array: a stable radix sort, a few times
-    /// faster at large n. With less scratch, sorts as `sorted` does. The scratch's
-    /// contents before and after mean nothing.
-    pub fn sorted_with(&mut self, scratch: &mut [Slot]) -> SortedSamples<'_> {
-        self.sorted_by(|slots, _free, sorted, appended| {
-            // The prefix sums it leaves in `scratch` outlive no view of this buffer.
-            let _ = crate::radix::sort_and_count_in(slots, scratch, sorted, appended);
+    /// faster at large n. The view borrows the scratch too: the sort's prefix sums are
+    /// there. With less scratch, sorts as `sorted` does. The scratch's contents before
+    /// mean nothing, and after they mean something only to this view.
+    pub fn sorted_with<'a>(&'a mut self, scratch: &'a mut [Slot]) -> SortedSamples<'a> {
+        let mut summed = 0;
+        let mut view = self.sorted_by(|slots, _free, sorted, appended| {
+            summed = crate::radix::sort_and_count_in(slots, &mut *scratch, sorted, appended);
+            // None in the buffer's own free slots.
             0
-        })
+        });
+        if summed > 0 {
+            let scratch: &'a [Slot] = scratch;
+            view.prefix = PrefixSums {
+                sums: scratch.get(..summed).unwrap_or_default(),
+            };
+        }
+        view
     }
 
     /// Sorts what arrived since the last call and returns the sorted view every
@@ -415,7 +424,7 @@ impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
     /// also leaves exact prefix sums of the scores every 64 sorted positions there
     /// (`prefix.rs`, until the next push, merge or sort): the view's bins then cost at
     /// most 64 slot reads each instead of a pass. A fuller buffer sorts in place, or
-    /// takes the scratch from [`SortedBuffer::sorted_with`] (whose view sums its bins).
+    /// takes the scratch from [`SortedBuffer::sorted_with`].
     pub fn sorted(&mut self) -> SortedSamples<'_> {
         self.sorted_by(crate::radix::sort_and_count_in)
     }
@@ -938,6 +947,27 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    proptest! {
+        /// A full buffer sorted with lent scratch: its view reads the sums the sort left
+        /// there, and has the bins of one summed slot by slot; asked again with no new
+        /// samples (and the scratch overwritten), it sorts nothing and reads no sums.
+        #[test]
+        fn a_view_of_lent_scratch_reads_its_sums(samples in prop::collection::vec(sample(), 33..300)) {
+            let (scores, labels): (Vec<f64>, Vec<u8>) = samples.into_iter().unzip();
+            let mut storage = vec![Slot::EMPTY; scores.len()];
+            let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
+            buffer.push_batch(&scores, &labels).unwrap();
+            let mut scratch = vec![Slot::EMPTY; scores.len()];
+            let view = buffer.sorted_with(&mut scratch);
+            prop_assert!(!view.prefix.sums.is_empty());
+            same_bins_as_summed(view)?;
+            scratch.fill(Slot { score: 0.5, order: u32::MAX, hits_before: u32::MAX });
+            let view = buffer.sorted_with(&mut scratch);
+            prop_assert!(view.prefix.sums.is_empty());
+            same_bins_as_summed(view)?;
         }
     }
 

@@ -106,29 +106,30 @@ fn cargo_build(packages: &[&str]) {
         .env_remove("RUSTFLAGS"));
 }
 
-/// The directory with libtce.a and libtce.so (`cargo build -p tce-capi`: the core with
-/// features std + ffi, built with [`profile`]), built once.
-fn lib_dir() -> &'static Path {
+/// The directory with libtce.a, libtce.so and the `tce` command: one nested build (with
+/// [`profile`]) of tce-capi (the core with features std + ffi) and tce-cli, once. (One
+/// build, not one for each: a second build while other tests link against libtce.a
+/// could replace the file under them.)
+fn built() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        cargo_build(&["tce-capi"]);
+        cargo_build(&["tce-capi", "tce-cli"]);
         let dir = ffi_target().join(profile());
-        assert!(dir.join("libtce.a").is_file() && dir.join("libtce.so").is_file());
+        for file in ["libtce.a", "libtce.so", "tce"] {
+            assert!(dir.join(file).is_file(), "{file} not built");
+        }
         dir
     })
 }
 
-/// The `tce` command (package tce-cli), built once next to the libraries. Built together
-/// with tce-capi, so that the core keeps the features (std + ffi) of `lib_dir()`'s build
-/// and is not compiled again.
-fn tce_cli() -> &'static Path {
-    static EXE: OnceLock<PathBuf> = OnceLock::new();
-    EXE.get_or_init(|| {
-        cargo_build(&["tce-capi", "tce-cli"]);
-        let exe = ffi_target().join(profile()).join("tce");
-        assert!(exe.is_file(), "{} not built", exe.display());
-        exe
-    })
+/// The directory with libtce.a and libtce.so.
+fn lib_dir() -> &'static Path {
+    built()
+}
+
+/// The `tce` command (package tce-cli), built next to the libraries.
+fn tce_cli() -> PathBuf {
+    built().join("tce")
 }
 
 /// The names of the functions `include/tce.h` declares.

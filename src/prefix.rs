@@ -176,19 +176,25 @@ pub(crate) struct Running {
     at: usize,
     /// Their quanta.
     sum: u128,
+    /// Whether every sum found its slot (the other array was as long as each range).
+    stored: bool,
 }
 
 impl Running {
     /// Nothing recorded yet.
-    pub(crate) const START: Running = Running { at: 0, sum: 0 };
+    pub(crate) const START: Running = Running {
+        at: 0,
+        sum: 0,
+        stored: true,
+    };
 
     /// Once every position is recorded, moves the sums to the start of `scratch`, the
     /// other array, as [`write`] lays them out; returns the slots they take (0, none,
-    /// if they do not fit).
+    /// if they do not fit, or if a sum found no slot to wait in).
     pub(crate) fn end(self, scratch: &mut [Slot]) -> usize {
         let blocks = self.at / BLOCK;
         let used = slots_for(blocks);
-        if scratch.len() < used || scratch.len() < self.at {
+        if !self.stored || scratch.len() < used || scratch.len() < self.at {
             return 0;
         }
         // Sum j sits at position j · BLOCK − 1 ≥ 2j + 2 (j ≥ 1): each is read before
@@ -222,12 +228,15 @@ impl RecordSums for Running {
             at = at.wrapping_add(block.len());
             if self.at % BLOCK == 0 {
                 // The block's last position (at ≥ 1 here).
-                if let Some(slot) = free.get_mut(at.wrapping_sub(1)) {
-                    *slot = Slot {
-                        score: (self.sum >> 64) as u32 as f64,
-                        order: self.sum as u32,
-                        hits_before: (self.sum >> 32) as u32,
-                    };
+                match free.get_mut(at.wrapping_sub(1)) {
+                    Some(slot) => {
+                        *slot = Slot {
+                            score: (self.sum >> 64) as u32 as f64,
+                            order: self.sum as u32,
+                            hits_before: (self.sum >> 32) as u32,
+                        }
+                    }
+                    None => self.stored = false,
                 }
             }
         }
@@ -432,8 +441,14 @@ mod tests {
             }
             prop_assert_eq!(running.at, n);
             prop_assert_eq!(running.sum, quanta_of(&slots));
-            let ended = Running { at: running.at, sum: running.sum };
+            let ended = Running { at: running.at, sum: running.sum, stored: true };
             prop_assert_eq!(ended.end(&mut other[..used - 1]), 0, "too little room: none");
+            // A range handed over without its other slots: no sums at all.
+            if n >= BLOCK {
+                let mut short = Running::START;
+                short.record(&slots, &mut other[..BLOCK - 1]);
+                prop_assert_eq!(short.end(&mut other), 0, "a sum without its slot: none");
+            }
             prop_assert_eq!(running.end(&mut other), used);
             for (a, b) in other[..used].iter().zip(&written[..used]) {
                 prop_assert_eq!((a.order, a.hits_before), (b.order, b.hits_before));

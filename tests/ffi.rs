@@ -110,7 +110,7 @@ fn cargo_build(packages: &[&str]) {
 /// [`profile`]) of tce-capi (the core with features std + ffi) and tce-cli, once. (One
 /// build, not one for each: a second build while other tests link against libtce.a
 /// could replace the file under them.)
-fn built() -> &'static Path {
+fn lib_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         cargo_build(&["tce-capi", "tce-cli"]);
@@ -122,14 +122,9 @@ fn built() -> &'static Path {
     })
 }
 
-/// The directory with libtce.a and libtce.so.
-fn lib_dir() -> &'static Path {
-    built()
-}
-
 /// The `tce` command (package tce-cli), built next to the libraries.
 fn tce_cli() -> PathBuf {
-    built().join("tce")
+    lib_dir().join("tce")
 }
 
 /// The names of the functions `include/tce.h` declares.

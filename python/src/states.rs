@@ -511,12 +511,21 @@ impl Histogram {
 }
 
 /// The `#[pymethods]` of a class that holds samples (`SortedBuffer`, `SlidingWindow`,
-/// `Reservoir`): its own, then the estimators all three share, on its sorted samples.
+/// `Reservoir`): its own, then those all three share (the estimators on its sorted
+/// samples, `len`, `deepcopy`).
 macro_rules! sample_state_methods {
     (impl $class:ident { $($own:tt)* }) => {
         #[pymethods]
         impl $class {
             $($own)*
+
+            fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+                locked(py, &self.state, |s| Ok(s.len()))
+            }
+
+            fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+                self.__copy__(py)
+            }
 
             /// ECE_bin of the held samples; arguments as :func:`tce.ece_bin`.
             #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
@@ -680,10 +689,6 @@ sample_state_methods! {
             })
         }
 
-        fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-            locked(py, &self.state, |b| Ok(b.len()))
-        }
-
         /// The most samples the buffer holds.
         #[getter]
         fn capacity(&self, py: Python<'_>) -> PyResult<usize> {
@@ -720,10 +725,6 @@ sample_state_methods! {
 
         fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
             Ok(Self::wrap(cloned(py, &self.state)?))
-        }
-
-        fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
-            self.__copy__(py)
         }
 
         fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -794,10 +795,6 @@ sample_state_methods! {
             })
         }
 
-        fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-            locked(py, &self.state, |w| Ok(w.len()))
-        }
-
         /// The window size N.
         #[getter]
         fn size(&self, py: Python<'_>) -> PyResult<usize> {
@@ -827,10 +824,6 @@ sample_state_methods! {
 
         fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
             Ok(Self::wrap(copied_through_bytes(py, &self.state)?))
-        }
-
-        fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
-            self.__copy__(py)
         }
 
         fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -901,10 +894,6 @@ sample_state_methods! {
             })
         }
 
-        fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-            locked(py, &self.state, |r| Ok(r.len()))
-        }
-
         /// The most samples held.
         #[getter]
         fn capacity(&self, py: Python<'_>) -> PyResult<usize> {
@@ -935,10 +924,6 @@ sample_state_methods! {
 
         fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
             Ok(Self::wrap(copied_through_bytes(py, &self.state)?))
-        }
-
-        fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
-            self.__copy__(py)
         }
 
         fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

@@ -929,7 +929,9 @@ impl NumpySort {
             .arg(&path)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            // Inherited: a pipe nobody reads would stall the script once its warnings
+            // filled it; a failure's message then shows above the bench's own.
+            .stderr(Stdio::inherit())
             .spawn();
         let mut child = child.map_err(|e| format!("{python}: {e} (see benches/floor.py)"))?;
         let (Some(requests), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
@@ -947,8 +949,8 @@ impl NumpySort {
                 version,
             }),
             _ => {
-                let output = child.wait_with_output().map_err(|e| e.to_string())?;
-                Err(String::from_utf8_lossy(&output.stderr).trim().to_owned())
+                let status = child.wait().map_err(|e| e.to_string())?;
+                Err(format!("{python} benches/floor.py: {status} (its message is above)"))
             }
         }
     }

@@ -950,7 +950,9 @@ impl NumpySort {
             }),
             _ => {
                 let status = child.wait().map_err(|e| e.to_string())?;
-                Err(format!("{python} benches/floor.py: {status} (its message is above)"))
+                Err(format!(
+                    "{python} benches/floor.py: {status} (its message is above)"
+                ))
             }
         }
     }

@@ -29,13 +29,15 @@ pub struct Histogram<S: ?Sized = [BinStats]> {
 const LANED_BINS: usize = 64;
 /// ... and the batch is long enough to repay clearing and merging the copies.
 const LANED_BATCH: usize = 1024;
-/// Lanes of histograms with at most `NARROW_BINS` bins: eight, so that a sample's cell
-/// is updated again eight samples later at the soonest. With four, the cell of the top
-/// bin of skewed confidences (four samples in ten in the benchmark's) was still read back
-/// before its last store had landed often enough to cost a quarter of the push (8.0 vs
-/// 6.0 ns a sample on this project's VM). Wider histograms keep four, so that the lanes
-/// stay at 8 KiB of stack either way.
+/// Histograms of at most this many bins push through `NARROW_LANES` lanes, so that a
+/// sample's cell is updated again eight samples later at the soonest. With four, the cell
+/// of the top bin of skewed confidences (four samples in ten in the benchmark's) was
+/// still read back before its last store had landed, often enough to cost a quarter of
+/// the push (3.3 against 2.5 ms for 2^20 samples on this project's VM). Wider histograms
+/// take `WIDE_LANES`, so that the lanes stay at 8 KiB of stack either way.
 const NARROW_BINS: usize = 32;
+const NARROW_LANES: usize = 8;
+const WIDE_LANES: usize = 4;
 
 /// Each lane keeps two cells per bin, one per label, so that a sample's label picks its
 /// cell instead of being added: hits are the count of the label-1 cell. A cell packs the
@@ -290,9 +292,9 @@ fn fill(
         .zip(labels.chunks(PACKED_SAMPLES))
     {
         suspect |= if staged.len() <= NARROW_BINS {
-            fill_lanes::<8, { 2 * NARROW_BINS }>(staged, scores, labels, index)
+            fill_lanes::<NARROW_LANES, { 2 * NARROW_BINS }>(staged, scores, labels, index)
         } else {
-            fill_lanes::<4, { 2 * LANED_BINS }>(staged, scores, labels, index)
+            fill_lanes::<WIDE_LANES, { 2 * LANED_BINS }>(staged, scores, labels, index)
         }?;
     }
     // The lanes' cheap test only raises suspicion; the one validation rule decides, and
@@ -313,12 +315,12 @@ fn fill(
 ///
 /// Consecutive samples mostly land in the same few bins, and updating one bin from
 /// back-to-back samples serialises every sample on the previous one's store: the lanes
-/// break that chain (see `NARROW_BINS`). Validation rides along instead of taking a separate pass: clamping a
-/// score into [0, 1] changes it exactly when it is out of range or NaN, so the summed
-/// changes are zero exactly when every score is valid; and the OR of all labels is at
-/// most 1 exactly when every label is 0 or 1. An invalid sample still lands in some
-/// cell (bin indices and quanta are defined for every input, and the cell is masked into
-/// range) and the caller then throws the lanes away.
+/// break that chain (see `NARROW_BINS`). Validation rides along instead of taking a
+/// separate pass: clamping a score into [0, 1] changes it exactly when it is out of range
+/// or NaN, so the summed changes are zero exactly when every score is valid; and the OR
+/// of all labels is at most 1 exactly when every label is 0 or 1. An invalid sample still
+/// lands in some cell (bin indices and quanta are defined for every input, and the cell
+/// is masked into range) and the caller then throws the lanes away.
 #[inline]
 fn fill_lanes<const LANES: usize, const CELLS: usize>(
     staged: &mut [BinStats],
@@ -431,7 +433,7 @@ mod tests {
             for (&s, &l) in scores.iter().zip(&labels) {
                 single.push(s, l).unwrap();
             }
-            assert_eq!(batch.bins(), single.bins());
+            assert_eq!(batch, single);
             assert_eq!(batch.samples(), n as u64);
             let ones = scores.iter().filter(|&&s| s == 1.0).count() as u64;
             assert!(batch.bins()[bins - 1].count() >= ones);

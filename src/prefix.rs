@@ -41,6 +41,20 @@ pub(crate) fn quanta_of(slots: &[Slot]) -> u128 {
 /// no longer needs.
 pub(crate) trait RecordSums {
     fn record(&mut self, slots: &[Slot], other: &mut [Slot]);
+
+    /// [`RecordSums::record`] of slots that all hold one score (a run of ties): each
+    /// block's part is that score's quanta times its length, so the slots past the first
+    /// are not read.
+    fn record_equal(&mut self, slots: &[Slot], other: &mut [Slot]);
+}
+
+/// The quanta of `part`, consecutive slots of `slots`, all of whose scores equal that of
+/// `slots`' first: one multiplication.
+fn quanta_of_equal(slots: &[Slot], part: &[Slot]) -> u128 {
+    // At most 2^31 slots of at most 2^62 quanta: no wrap.
+    slots
+        .first()
+        .map_or(0, |slot| quanta(slot).wrapping_mul(part.len() as u128))
 }
 
 /// The sums of the blocks of a sort's range of sorted positions, recorded as the range
@@ -93,17 +107,41 @@ impl RecordSums for BlockSums<'_> {
             self.open = self.open.wrapping_add(quanta(slot));
             // Sorted positions are below 2^31.
             self.at = self.at.wrapping_add(1);
-            if self.at % BLOCK == 0 {
-                // at ≥ BLOCK here (it grew from at least 0 to a multiple of BLOCK), and
-                // block · BLOCK < at: nothing wraps.
-                let block = (self.at / BLOCK).wrapping_sub(1);
-                if block.wrapping_mul(BLOCK) < self.start {
-                    self.head = Some((block, self.open));
-                } else if let Some(sum) = self.whole.get_mut(block.wrapping_sub(self.first)) {
-                    *sum = self.open;
-                }
-                self.open = 0;
+            self.close_at_boundary();
+        }
+    }
+
+    fn record_equal(&mut self, slots: &[Slot], _other: &mut [Slot]) {
+        let mut rest = slots;
+        while !rest.is_empty() {
+            // Up to the next block boundary (at most BLOCK slots).
+            let to_boundary = BLOCK.wrapping_sub(self.at % BLOCK).min(rest.len());
+            let (part, after) = rest.split_at(to_boundary);
+            // Below 2^93 (module docs); positions below 2^31.
+            self.open = self.open.wrapping_add(quanta_of_equal(slots, part));
+            self.at = self.at.wrapping_add(part.len());
+            self.close_at_boundary();
+            rest = after;
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl BlockSums<'_> {
+    /// Closes the open block if the next position starts a new one: its sum goes to
+    /// `whole`, or to `head` if the block started before the range.
+    fn close_at_boundary(&mut self) {
+        if self.at % BLOCK == 0 {
+            // at ≥ BLOCK here (it grew from at least 0 to a multiple of BLOCK: `record`
+            // adds at least one slot before each call), and block · BLOCK < at: nothing
+            // wraps.
+            let block = (self.at / BLOCK).wrapping_sub(1);
+            if block.wrapping_mul(BLOCK) < self.start {
+                self.head = Some((block, self.open));
+            } else if let Some(sum) = self.whole.get_mut(block.wrapping_sub(self.first)) {
+                *sum = self.open;
             }
+            self.open = 0;
         }
     }
 }
@@ -217,6 +255,23 @@ impl RecordSums for Running {
     /// Records `finished`, the next slots in sorted order; `free`: the same positions of
     /// the other array, free for the sums.
     fn record(&mut self, finished: &[Slot], free: &mut [Slot]) {
+        self.record_with(finished, free, quanta_of);
+    }
+
+    fn record_equal(&mut self, finished: &[Slot], free: &mut [Slot]) {
+        self.record_with(finished, free, |block| quanta_of_equal(finished, block));
+    }
+}
+
+impl Running {
+    /// [`RecordSums::record`], with `quanta_of` summing each block's part.
+    #[inline(always)]
+    fn record_with(
+        &mut self,
+        finished: &[Slot],
+        free: &mut [Slot],
+        quanta_of: impl Fn(&[Slot]) -> u128,
+    ) {
         let mut at = 0;
         while let Some(rest) = finished.get(at..).filter(|rest| !rest.is_empty()) {
             // Up to the next block boundary (at most BLOCK slots).
@@ -404,6 +459,54 @@ mod tests {
                 }
             }
             prop_assert_eq!(PrefixSums::NONE.quanta(&slots, 0..slots.len()), None);
+        }
+
+        /// A run of ties recorded by multiplication leaves both recorders as reading
+        /// it slot by slot does, wherever the run starts and however long it is.
+        #[test]
+        fn ties_record_as_read_slot_by_slot(
+            before in prop::collection::vec(0..=(1u64 << 62), 0..150),
+            tie in prop_oneof![Just(0u64), Just(1u64 << 62), 0..=(1u64 << 62)],
+            run in 0..300usize,
+            start in 0..200usize,
+        ) {
+            let mut quanta = before.clone();
+            quanta.extend(std::iter::repeat(tie).take(run));
+            let slots = slots(&quanta);
+            let (head, ties) = slots.split_at(before.len());
+            // Running: the sums its slots hold, and its state.
+            let recorded = |equal: bool| {
+                let mut other = vec![Slot::EMPTY; slots.len()];
+                let (head_other, ties_other) = other.split_at_mut(before.len());
+                let mut running = Running::START;
+                running.record(head, head_other);
+                if equal {
+                    running.record_equal(ties, ties_other);
+                } else {
+                    running.record(ties, ties_other);
+                }
+                let state = (running.at, running.sum, running.stored);
+                let used = running.end(&mut other);
+                (state, used, other)
+            };
+            let (read, equal) = (recorded(false), recorded(true));
+            prop_assert_eq!(read.0, equal.0);
+            prop_assert_eq!(read.1, equal.1);
+            prop_assert!(read.2.iter().zip(&equal.2).all(|(a, b)| (a.order, a.hits_before) == (b.order, b.hits_before)));
+            // BlockSums of a range starting at `start`: whole blocks and parts.
+            let blocks = |equal: bool| {
+                let mut whole = vec![0u128; (start + slots.len()) / BLOCK + 1];
+                let mut sums = BlockSums::new(start, &mut whole[start.div_ceil(BLOCK)..]);
+                sums.record(head, &mut []);
+                if equal {
+                    sums.record_equal(ties, &mut []);
+                } else {
+                    sums.record(ties, &mut []);
+                }
+                let state = (sums.at, sums.open, sums.parts());
+                (state, whole)
+            };
+            prop_assert_eq!(blocks(false), blocks(true));
         }
 
         /// The one-thread sort's running sums, handed over in ranges of any length, end

@@ -218,7 +218,14 @@ fn by_score<const W: usize>(
         return;
     }
     let first = from.first().map_or(0, score);
-    let varying = from.iter().fold(0, |v, slot| v | (score(slot) ^ first));
+    // Scores are at most 1, whose bits below the exponent are all 0: a range whose
+    // scores agree with 1 in every bit above those `bits` holds only 1s, without a look
+    // (the saturated softmax outputs of real data).
+    let varying = if first == ONE && bits <= ONE.trailing_zeros() {
+        0
+    } else {
+        from.iter().fold(0, |v, slot| v | (score(slot) ^ first))
+    };
     // (The bits above agree by construction; the mask makes `shift < bits`, and so the
     // end of the recursion, hold whatever the input.)
     let varying = varying
@@ -229,6 +236,9 @@ fn by_score<const W: usize>(
         };
     distribute::<W>(from, to, varying, into_to, tally);
 }
+
+/// The bits of the largest score, 1.
+const ONE: u64 = 0x3ff0_0000_0000_0000;
 
 /// The score's bits, which order like the scores (non-negative, −0 stored as +0).
 fn score(slot: &Slot) -> u64 {
@@ -364,16 +374,27 @@ fn finish_short(
     }
 }
 
-/// Ends a range that is in order in `from`: copies it to `to` if the result belongs there,
-/// and records the result (its running hit counts and prefix sums, [`Tally`]).
+/// Ends a range of equal scores (so in order) in `from`: copies it to `to` if the result
+/// belongs there, and records the result (its running hit counts and prefix sums,
+/// [`Tally`]). One pass: the hit counts go on the slots as they are copied, and the sums
+/// of equal scores take a multiplication a block (runs of ties are long in real data:
+/// saturated float32 softmax outputs at 1.0).
 fn finish(from: &mut [Slot], to: &mut [Slot], into_to: bool, tally: &mut Tally<impl RecordSums>) {
     if into_to {
+        let mut hits = tally.hits;
         for (place, slot) in to.iter_mut().zip(from.iter()) {
-            *place = *slot;
+            *place = Slot {
+                hits_before: hits,
+                ..*slot
+            };
+            // At most one per slot, and a sort holds fewer than 2^31.
+            hits = hits.wrapping_add(u32::from(slot.label()));
         }
-        tally.record(to, from);
+        tally.hits = hits;
+        tally.sums.record_equal(to, from);
     } else {
-        tally.record(from, to);
+        tally.hits = record_running_hits_from(from, tally.hits);
+        tally.sums.record_equal(from, to);
     }
 }
 
@@ -826,8 +847,10 @@ pub(crate) mod two_threads {
                 let (start, end) = (self.starts.get(d), self.starts.get(d + 1));
                 end.zip(start).map_or(0, |(end, start)| end - start)
             };
-            let longest = digits.clone().map(len).max().unwrap_or(0);
-            let mut other = vec![Slot::EMPTY; longest];
+            // The second array of the buckets that take a level, as long as the longest
+            // so far: none for a bucket of ties (saturated outputs at 1.0 can be a
+            // third of the slots), which is finished where it lies.
+            let mut other = Vec::new();
             // shift < 64 (see `sort_and_count`).
             let below = (1u64 << self.shift) - 1;
             let (mut run, mut at) = (0, 0);
@@ -862,10 +885,17 @@ pub(crate) mod two_threads {
                     if let Some(short) = out.get_mut(run..at) {
                         finish_short(short, &mut [], false, &mut tally);
                     }
-                    if let (Some(bucket), Some(other)) =
-                        (out.get_mut(at..end), other.get_mut(..length))
-                    {
-                        distribute::<WIDE_FROM>(bucket, other, varying & below, false, &mut tally);
+                    let varying = varying & below;
+                    if varying != 0 && other.len() < length {
+                        other.resize(length, Slot::EMPTY);
+                    }
+                    let other = if varying == 0 {
+                        Some(&mut [][..])
+                    } else {
+                        other.get_mut(..length)
+                    };
+                    if let (Some(bucket), Some(other)) = (out.get_mut(at..end), other) {
+                        distribute::<WIDE_FROM>(bucket, other, varying, false, &mut tally);
                     }
                     run = end;
                 }

@@ -4,7 +4,8 @@
 //! radix sort by the score's bits, most significant digit first (`by_score`), O(n) a
 //! level, with digits about a bit narrower than log2 of each range's length (so the
 //! first level, the only one through memory, is 11 bits at large n, and buckets average
-//! about two slots), fewer levels when the scores agree in their top bits. The running
+//! about two slots, placed by comparing each slot with its four neighbours on either
+//! side), fewer levels when the scores agree in their top bits. The running
 //! hit counts and the prefix sums of `prefix.rs` are recorded as each range is finished,
 //! in order, while it is in the cache (the sums in the scratch, which holds them after
 //! the sort). Scores are
@@ -34,7 +35,8 @@
 use crate::buffer::{record_running_hits, record_running_hits_from, Appended, Slot};
 use crate::prefix::{RecordSums, Running};
 
-/// Inputs and buckets up to this long are finished by insertion sort.
+/// Buckets up to this long are not distributed again: runs of them are finished
+/// together ([`finish_run`]), and inputs this short by insertion sort.
 const SMALL: usize = 32;
 /// Most buckets of a level over up to `WIDE_FROM` slots: digits of at most 8 bits.
 const BUCKETS: usize = 256;
@@ -194,7 +196,8 @@ fn one_thread<const W: usize>(
 /// Most significant digit first: the input is distributed (stably: a counting pass, then
 /// each slot copied to its bucket's next place in the other array) by the digit below its
 /// highest varying bit, and each bucket sorted the same way on the bits below, until
-/// buckets are short enough for insertion sort. (LSD passes would each read and write
+/// buckets are short; each run of short buckets is then finished in one pass that counts
+/// each slot's place among its neighbours ([`place_run`]). (LSD passes would each read and write
 /// all n slots in memory, seven times for full f64 scores; here only the first level runs
 /// through memory, the rest in the cache. Digits start at the highest varying bit, not at
 /// byte boundaries: for scores in [0.1, 1] the top byte of the exponent hardly varies.)
@@ -313,16 +316,18 @@ fn level<const B: usize, const W: usize>(
     let places = places.get(..=mask).unwrap_or_default();
     // Each bucket now lies in `to`, in the same place as in `from`; sort it on the bits
     // below with the roles swapped (so the result lands where it must). Runs of short
-    // buckets are finished together by one insertion sort: the run is in order by digit,
-    // so each slot moves only within its bucket, and one call per run spares the call,
-    // the read and the counting arrays of each bucket (most hold one to three slots).
+    // buckets are finished together ([`finish_run`]): the run is in order by digit, so
+    // each slot moves only within its bucket, and one call per run spares the call, the
+    // read and the counting arrays of each bucket (most hold one to three slots).
     let through_memory = from.len() > BRING_IN;
-    let (mut start, mut run) = (0, 0);
-    for &end in places.iter() {
+    // The run: from position `run`, the buckets from digit `run_digit`.
+    let (mut start, mut run, mut run_digit) = (0, 0, 0);
+    for (d, &end) in places.iter().enumerate() {
         let end = end as usize;
         if end.wrapping_sub(start) > SMALL {
             if let (Some(data), Some(other)) = (to.get_mut(run..start), from.get_mut(run..start)) {
-                finish_short(data, other, !into_to, tally);
+                let ends = places.get(run_digit..d).unwrap_or_default();
+                finish_run(data, other, !into_to, tally, ends, run);
             }
             if let (Some(data), Some(other)) = (to.get_mut(start..end), from.get_mut(start..end)) {
                 if through_memory && other.len() <= BRING_IN {
@@ -330,12 +335,113 @@ fn level<const B: usize, const W: usize>(
                 }
                 by_score::<W>(data, other, shift, !into_to, tally);
             }
-            run = end;
+            // d < B: no wrap.
+            (run, run_digit) = (end, d.wrapping_add(1));
         }
         start = end;
     }
     if let (Some(data), Some(other)) = (to.get_mut(run..start), from.get_mut(run..start)) {
-        finish_short(data, other, !into_to, tally);
+        let ends = places.get(run_digit..).unwrap_or_default();
+        finish_run(data, other, !into_to, tally, ends, run);
+    }
+}
+
+/// Finishes a run of short buckets of one level, in order by digit in `from`: sorts it
+/// into `to` if `into_to`, else where it lies (with `to`, as long, as the second array),
+/// and records the result, as [`finish_short`] does. `ends`: the end of each of the
+/// run's buckets, in positions of the level's range, in which the run starts at `offset`.
+fn finish_run(
+    from: &mut [Slot],
+    to: &mut [Slot],
+    into_to: bool,
+    tally: &mut Tally<impl RecordSums>,
+    ends: &[u32],
+    offset: usize,
+) {
+    if into_to {
+        place_run(from, to, ends, offset);
+        tally.record(to, from);
+    } else if to.len() == from.len() {
+        // The places are counted on a copy: the slots move within `from` itself.
+        to.copy_from_slice(from);
+        place_run(to, from, ends, offset);
+        tally.record(from, to);
+    } else {
+        // (Never: a level's two arrays are as long.)
+        finish_short(from, to, into_to, tally);
+    }
+}
+
+/// Slots on either side of a slot that [`place_run`] compares it with: buckets of up to
+/// `WINDOW + 1` slots are placed without a branch on the data.
+const WINDOW: usize = 4;
+
+/// A slot and its `WINDOW` neighbours on either side.
+const SPAN: usize = 2 * WINDOW + 1;
+
+/// Puts each slot of `run` (a run of short buckets in order by digit; `ends` and
+/// `offset` as for [`finish_run`]) in its stably sorted place in `out` (as long).
+///
+/// Within its bucket, a slot's place is its position, plus the later slots of the
+/// bucket with smaller scores, minus the earlier ones with larger scores; slots of other
+/// buckets are all smaller before it and all larger after it, so they count for neither,
+/// and the sum can be taken over the `WINDOW` slots on either side, which hold the whole
+/// bucket when it has at most `WINDOW + 1` slots. That is eight comparisons a slot and
+/// no branch, where an insertion sort mispredicts about every other slot of buckets that
+/// average two (half its time in the one-thread sort). The longer buckets, which the
+/// window misplaces within their own positions, are then sorted again whole, by
+/// insertion.
+fn place_run(run: &[Slot], out: &mut [Slot], ends: &[u32], offset: usize) {
+    let len = run.len();
+    // A slot's place from its neighbours (`WINDOW` on either side, fewer at the ends).
+    let place = |at: usize, key: u64, before: &[Slot], after: &[Slot]| {
+        let larger_before = before.iter().filter(|slot| score(slot) > key).count();
+        let smaller_after = after.iter().filter(|slot| score(slot) < key).count();
+        // at − larger_before ≥ 0 (at least `before.len()` slots precede it): no wrap.
+        at.wrapping_add(smaller_after).wrapping_sub(larger_before)
+    };
+    // The slots whose window the run's ends cut short.
+    let near_an_end = |at: usize, out: &mut [Slot]| {
+        let Some(&slot) = run.get(at) else { return };
+        let before = run.get(at.saturating_sub(WINDOW)..at).unwrap_or_default();
+        let after = run.get(at.saturating_add(1)..).unwrap_or_default();
+        let after = after.get(..WINDOW.min(after.len())).unwrap_or_default();
+        if let Some(place) = out.get_mut(place(at, score(&slot), before, after)) {
+            *place = slot;
+        }
+    };
+    if len < SPAN {
+        for at in 0..len {
+            near_an_end(at, out);
+        }
+    } else {
+        for at in 0..WINDOW {
+            near_an_end(at, out);
+        }
+        for (at, window) in (WINDOW..).zip(run.windows(SPAN)) {
+            if let Some(window) = window.first_chunk::<SPAN>() {
+                let (before, rest) = window.split_at(WINDOW);
+                let (slot, after) = (rest[0], &rest[1..]);
+                if let Some(place) = out.get_mut(place(at, score(&slot), before, after)) {
+                    *place = slot;
+                }
+            }
+        }
+        // len ≥ SPAN > WINDOW: no wrap.
+        for at in len.wrapping_sub(WINDOW)..len {
+            near_an_end(at, out);
+        }
+    }
+    let mut start = 0;
+    for &end in ends {
+        // Each end lies in [offset, offset + len]: no wrap.
+        let end = (end as usize).wrapping_sub(offset);
+        if end.wrapping_sub(start) > WINDOW + 1 {
+            if let (Some(bucket), Some(out)) = (run.get(start..end), out.get_mut(start..end)) {
+                insertion_sort(out, |i, _| bucket.get(i).copied());
+            }
+        }
+        start = end;
     }
 }
 
@@ -1188,6 +1294,35 @@ mod tests {
                 .collect();
             let (radix, _) = both_sorts(&slots, 0);
             prop_assert!(same_bits(&radix, &naive(&slots)));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// A run of buckets in order by digit is placed as a stable sort orders it,
+        /// whatever its buckets' lengths (placed by the window, or longer and sorted
+        /// again) and wherever the run starts in its level's range.
+        #[test]
+        fn a_run_of_buckets_is_placed_as_sorted(
+            buckets in proptest::collection::vec(
+                proptest::collection::vec((0u64..6, 0u32..2), 0..14),
+                0..30,
+            ),
+            offset in 0usize..1000,
+        ) {
+            let (mut run, mut ends) = (Vec::new(), Vec::new());
+            for (digit, bucket) in (0u64..).zip(&buckets) {
+                for &(low, label) in bucket {
+                    // Bucket `digit` above, few distinct low bits (ties) below.
+                    let score = f64::from_bits(0x3fe0_0000_0000_0000 | digit << 20 | low);
+                    run.push(slot(score, run.len() as u32, label));
+                }
+                ends.push((offset + run.len()) as u32);
+            }
+            let mut out = vec![Slot::EMPTY; run.len()];
+            place_run(&run, &mut out, &ends, offset);
+            prop_assert!(same_bits(&out, &naive(&run)));
         }
     }
 

@@ -346,6 +346,15 @@ fn level<const B: usize, const W: usize>(
     }
 }
 
+/// How many of `slots` (at most a window's) have score bits that `counts`.
+fn count_scores(slots: &[Slot], counts: impl Fn(u64) -> bool) -> usize {
+    // (At most `slots.len()`: no wrap, and no overflow check for `Iterator::count`'s
+    // addition to keep.)
+    slots.iter().fold(0, |n: usize, slot| {
+        n.wrapping_add(usize::from(counts(score(slot))))
+    })
+}
+
 /// Finishes a run of short buckets of one level, in order by digit in `from`: sorts it
 /// into `to` if `into_to`, else where it lies (with `to`, as long, as the second array),
 /// and records the result, as [`finish_short`] does. `ends`: the end of each of the
@@ -395,8 +404,8 @@ fn place_run(run: &[Slot], out: &mut [Slot], ends: &[u32], offset: usize) {
     let len = run.len();
     // A slot's place from its neighbours (`WINDOW` on either side, fewer at the ends).
     let place = |at: usize, key: u64, before: &[Slot], after: &[Slot]| {
-        let larger_before = before.iter().filter(|slot| score(slot) > key).count();
-        let smaller_after = after.iter().filter(|slot| score(slot) < key).count();
+        let larger_before = count_scores(before, |other| other > key);
+        let smaller_after = count_scores(after, |other| other < key);
         // at − larger_before ≥ 0 (at least `before.len()` slots precede it): no wrap.
         at.wrapping_add(smaller_after).wrapping_sub(larger_before)
     };

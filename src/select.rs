@@ -11,15 +11,17 @@
 //! ties in arrival order, exactly as the buffer sorts them (SPEC §3.2), and recorded
 //! by their positions. A straddling digit of [`MIN_SAMPLES`] or more (dense data: the
 //! top digit of scores piling up near 1) is selected in turn over the next 11 bits,
-//! one level deeper, where the rest of the scratch can hold its copy. Bin sums are exact and order-free (`stats.rs`), so the bins, and
-//! every estimate of them, equal the sorted path's bit for bit; the property tests
-//! below check it against a sorted buffer.
+//! one level deeper, where the rest of the scratch can hold its copy; if its scores are
+//! all equal (ties, such as saturated softmax outputs at 1.0), they are in sorted order
+//! as they arrived, and are recorded so. Bin sums are exact and order-free
+//! (`stats.rs`), so the bins, and every estimate of them, equal the sorted path's bit
+//! for bit; the property tests below check it against a sorted buffer.
 //!
 //! Cost: four reads of the inputs (the checks, the varying bits, the counts, the
 //! recording) and a sort of the straddling digits: 1.6–3.3× less time than sorting
-//! them all, from 4096 to 10^6 samples (docs/performance.md). Memory: the caller's scratch (n slots, as the
-//! sort needs) and about 10 KiB of stack besides the radix sort's. The sweep still sorts: it needs every bin count up to
-//! b*, not one.
+//! them all, from 4096 to 10^6 samples (docs/performance.md). Memory: the caller's
+//! scratch (n slots, as the sort needs) and about 10 KiB of stack besides the radix
+//! sort's. The sweep still sorts: it needs every bin count up to b*, not one.
 
 use crate::binning::{EqualMassStarts, Ties};
 use crate::buffer::{Appended, Slot, MAX_CAPACITY};
@@ -135,9 +137,16 @@ impl Selection<'_> {
     {
         // The digit: the 11 bits from the highest one in which the scores differ.
         let first = samples.clone().next().map_or(0, |(s, _, _)| s.to_bits());
-        let varying = samples
-            .clone()
-            .fold(0, |v, (s, _, _)| v | (s.to_bits() ^ first));
+        let (varying, len) = samples.clone().fold((0, 0usize), |(v, len), (s, _, _)| {
+            // At most n < 2^31 samples: no wrap.
+            (v | (s.to_bits() ^ first), len.wrapping_add(1))
+        });
+        if varying == 0 {
+            // All equal (a straddling digit of ties, such as saturated outputs at 1.0): in
+            // arrival order, they are in sorted order already.
+            self.record_equal(samples, rank, len);
+            return;
+        }
         // Arithmetic below: counts, places and positions are at most n < 2^31, and the
         // straddling digits at most MAX_BINS, so the `wrapping_` operations never wrap;
         // shift ≤ 64 − width < 64.
@@ -256,15 +265,45 @@ impl Selection<'_> {
                 }
             }
         }
+        self.record_in_order(run.iter().map(sample_of), rank, end);
+    }
+
+    /// Records `len` samples of one score, in arrival order, at sorted positions `rank..`,
+    /// into their bins: as [`Selection::record_sorted`], but they are in order as they
+    /// come, and for kept ties every boundary inside them moves to their end.
+    fn record_equal<I>(&mut self, samples: I, rank: usize, len: usize)
+    where
+        I: Iterator<Item = (f64, u8, u32)>,
+    {
+        // Positions are at most n < 2^31: the `wrapping_` operations never wrap.
+        let end = rank.wrapping_add(len);
+        if self.ties == Ties::Keep {
+            for start in self
+                .starts
+                .iter_mut()
+                .filter(|p| (rank.wrapping_add(1)..end).contains(p))
+            {
+                *start = end;
+            }
+        }
+        self.record_in_order(samples, rank, end);
+    }
+
+    /// Records `samples`, in sorted order, at sorted positions `rank..end`, into the bins
+    /// their positions fall in.
+    fn record_in_order<I>(&mut self, samples: I, rank: usize, end: usize)
+    where
+        I: Iterator<Item = (f64, u8, u32)>,
+    {
         let inner = inner(self.starts, self.bins.len());
         let mut bin = inner.partition_point(|&start| start <= rank);
         // (A bounded range: `rank..` has an overflow path.)
-        for (position, slot) in (rank..end).zip(run) {
+        for (position, (score, label, _)) in (rank..end).zip(samples) {
             while inner.get(bin).is_some_and(|&start| start <= position) {
                 bin = bin.wrapping_add(1);
             }
             if let Some(stats) = self.bins.get_mut(bin) {
-                stats.record(slot.score, slot.label());
+                stats.record(score, label);
             }
         }
     }
@@ -380,6 +419,41 @@ mod tests {
         let labels: Vec<u8> = (0..n).map(|_| u8::from(unit() < 0.6)).collect();
         for ties in [Ties::Split, Ties::Keep] {
             for b in [2, 3, 15, 40, 64] {
+                let before = DEEPER.with(|d| d.get());
+                let selected = selected_bins(&scores, &labels, ties, b);
+                assert!(
+                    DEEPER.with(|d| d.get()) > before,
+                    "{ties:?} {b}: one level only"
+                );
+                assert_eq!(
+                    selected,
+                    sorted_bins(&scores, &labels, ties, b),
+                    "{ties:?} {b}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_straddling_digit_of_ties_is_recorded_as_it_comes() {
+        // 45 % of the scores exactly 1.0 (saturated softmax outputs): their digit holds
+        // boundaries and enough samples to go a level deeper, where all are equal and are
+        // recorded in arrival order without a sort; kept ties move every boundary inside
+        // them to their end. (From three bins on, a boundary falls among them.)
+        let n = 4 * MIN_SAMPLES + 5;
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut unit = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let scores: Vec<f64> = (0..n)
+            .map(|_| if unit() < 0.45 { 1.0 } else { unit() })
+            .collect();
+        let labels: Vec<u8> = (0..n).map(|_| u8::from(unit() < 0.7)).collect();
+        for ties in [Ties::Split, Ties::Keep] {
+            for b in [3, 4, 15, 64] {
                 let before = DEEPER.with(|d| d.get());
                 let selected = selected_bins(&scores, &labels, ties, b);
                 assert!(

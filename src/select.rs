@@ -402,13 +402,7 @@ mod tests {
         // boundaries, selected a level deeper (the rest of the scratch has room); some of
         // them tied, so that a deeper boundary can fall inside a run of equal scores.
         let n = 3 * MIN_SAMPLES;
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut unit = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut unit = uniform(0x2545_f491_4f6c_dd1d);
         let scores: Vec<f64> = (0..n)
             .map(|i| match i % 10 {
                 0..=2 => 0.5 + unit() / f64::from(1 << 20),
@@ -417,17 +411,33 @@ mod tests {
             })
             .collect();
         let labels: Vec<u8> = (0..n).map(|_| u8::from(unit() < 0.6)).collect();
+        selected_deeper_as_sorted(&scores, &labels, &[2, 3, 15, 40, 64]);
+    }
+
+    /// Uniform draws in [0, 1) from a fixed seed (xorshift).
+    fn uniform(mut state: u64) -> impl FnMut() -> f64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    /// Checks, for both tie rules and each bin count, that selection went a level deeper
+    /// and gave the sorted buffer's bins.
+    fn selected_deeper_as_sorted(scores: &[f64], labels: &[u8], bin_counts: &[usize]) {
         for ties in [Ties::Split, Ties::Keep] {
-            for b in [2, 3, 15, 40, 64] {
+            for &b in bin_counts {
                 let before = DEEPER.with(|d| d.get());
-                let selected = selected_bins(&scores, &labels, ties, b);
+                let selected = selected_bins(scores, labels, ties, b);
                 assert!(
                     DEEPER.with(|d| d.get()) > before,
                     "{ties:?} {b}: one level only"
                 );
                 assert_eq!(
                     selected,
-                    sorted_bins(&scores, &labels, ties, b),
+                    sorted_bins(scores, labels, ties, b),
                     "{ties:?} {b}"
                 );
             }
@@ -441,32 +451,12 @@ mod tests {
         // recorded in arrival order without a sort; kept ties move every boundary inside
         // them to their end. (From three bins on, a boundary falls among them.)
         let n = 4 * MIN_SAMPLES + 5;
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut unit = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut unit = uniform(0x9e37_79b9_7f4a_7c15);
         let scores: Vec<f64> = (0..n)
             .map(|_| if unit() < 0.45 { 1.0 } else { unit() })
             .collect();
         let labels: Vec<u8> = (0..n).map(|_| u8::from(unit() < 0.7)).collect();
-        for ties in [Ties::Split, Ties::Keep] {
-            for b in [3, 4, 15, 64] {
-                let before = DEEPER.with(|d| d.get());
-                let selected = selected_bins(&scores, &labels, ties, b);
-                assert!(
-                    DEEPER.with(|d| d.get()) > before,
-                    "{ties:?} {b}: one level only"
-                );
-                assert_eq!(
-                    selected,
-                    sorted_bins(&scores, &labels, ties, b),
-                    "{ties:?} {b}"
-                );
-            }
-        }
+        selected_deeper_as_sorted(&scores, &labels, &[3, 4, 15, 64]);
     }
 
     #[test]

@@ -195,26 +195,37 @@ impl Selection<'_> {
         let straddling = straddling.get(..straddles).unwrap_or_default();
 
         // Samples of whole digits into their bins; the straddling ones, in arrival order,
-        // into the scratch.
+        // into the scratch. Without a branch on which (it is as unpredictable as the
+        // scores): each sample is recorded into a bin and written to a slot, a spare bin
+        // for a straddling one, the slot after the gathered ones for the others (which
+        // exists when there are any: the scratch holds at least all the samples).
+        let mut lanes = [BinStats::EMPTY; MAX_BINS + 1];
         for (score, label, arrival) in samples {
             let Some(entry) = table.get_mut(digit(score)) else {
                 continue;
             };
-            if *entry & STRADDLES == 0 {
-                if let Some(stats) = self.bins.get_mut(*entry as usize) {
-                    stats.record(score, label);
-                }
-            } else {
-                if let Some(slot) = scratch.get_mut((*entry & !STRADDLES) as usize) {
-                    *slot = Slot {
-                        score,
-                        order: arrival << 1 | u32::from(label),
-                        hits_before: 0,
-                    };
-                }
-                // Places stay below n < 2^31: the mark bit is never reached.
-                *entry = entry.wrapping_add(1);
+            let straddles = *entry >> 31;
+            // All ones for a straddling sample, else none.
+            let mask = (straddles as usize).wrapping_neg();
+            let bin = (*entry as usize & !mask) | (MAX_BINS & mask);
+            let slot = ((*entry & !STRADDLES) as usize & mask) | (place & !mask);
+            if let Some(stats) = lanes.get_mut(bin) {
+                stats.record(score, label);
             }
+            if let Some(slot) = scratch.get_mut(slot) {
+                *slot = Slot {
+                    score,
+                    order: arrival << 1 | u32::from(label),
+                    hits_before: 0,
+                };
+            }
+            // Places stay below n < 2^31: the mark bit is never reached.
+            *entry = entry.wrapping_add(straddles);
+        }
+        for (stats, lane) in self.bins.iter_mut().zip(&lanes) {
+            // At most n < 2^31 samples in all: the count cannot pass its bound.
+            let merged = stats.merge(lane);
+            debug_assert!(merged.is_ok());
         }
 
         // Each straddling digit: selected again if it is large, else its samples sorted

@@ -48,13 +48,10 @@ pub(crate) trait RecordSums {
     fn record_equal(&mut self, slots: &[Slot], other: &mut [Slot]);
 }
 
-/// The quanta of `part`, consecutive slots of `slots`, all of whose scores equal that of
-/// `slots`' first: one multiplication.
-fn quanta_of_equal(slots: &[Slot], part: &[Slot]) -> u128 {
+/// The quanta of `len` slots of `each` quanta: one multiplication.
+fn quanta_times(each: u128, len: usize) -> u128 {
     // At most 2^31 slots of at most 2^62 quanta: no wrap.
-    slots
-        .first()
-        .map_or(0, |slot| quanta(slot).wrapping_mul(part.len() as u128))
+    each.wrapping_mul(len as u128)
 }
 
 /// The sums of the blocks of a sort's range of sorted positions, recorded as the range
@@ -112,16 +109,17 @@ impl RecordSums for BlockSums<'_> {
     }
 
     fn record_equal(&mut self, slots: &[Slot], _other: &mut [Slot]) {
-        let mut rest = slots;
-        while !rest.is_empty() {
+        let each = slots.first().map_or(0, quanta);
+        let mut left = slots.len();
+        while left > 0 {
             // Up to the next block boundary (at most BLOCK slots).
-            let to_boundary = BLOCK.wrapping_sub(self.at % BLOCK).min(rest.len());
-            let (part, after) = rest.split_at(to_boundary);
+            let part = BLOCK.wrapping_sub(self.at % BLOCK).min(left);
             // Below 2^93 (module docs); positions below 2^31.
-            self.open = self.open.wrapping_add(quanta_of_equal(slots, part));
-            self.at = self.at.wrapping_add(part.len());
+            self.open = self.open.wrapping_add(quanta_times(each, part));
+            self.at = self.at.wrapping_add(part);
             self.close_at_boundary();
-            rest = after;
+            // part ≤ left.
+            left = left.wrapping_sub(part);
         }
     }
 }
@@ -259,7 +257,8 @@ impl RecordSums for Running {
     }
 
     fn record_equal(&mut self, finished: &[Slot], free: &mut [Slot]) {
-        self.record_with(finished, free, |block| quanta_of_equal(finished, block));
+        let each = finished.first().map_or(0, quanta);
+        self.record_with(finished, free, |block| quanta_times(each, block.len()));
     }
 }
 

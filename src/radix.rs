@@ -1001,12 +1001,12 @@ pub(crate) mod two_threads {
                         finish_short(short, &mut [], false, &mut tally);
                     }
                     let varying = varying & below;
-                    if varying != 0 && other.len() < length {
-                        other.resize(length, Slot::EMPTY);
-                    }
                     let other = if varying == 0 {
                         Some(&mut [][..])
                     } else {
+                        if other.len() < length {
+                            other.resize(length, Slot::EMPTY);
+                        }
                         other.get_mut(..length)
                     };
                     if let (Some(bucket), Some(other)) = (out.get_mut(at..end), other) {
@@ -1304,6 +1304,12 @@ mod tests {
             let (radix, _) = both_sorts(&slots, 0);
             prop_assert!(same_bits(&radix, &naive(&slots)));
         }
+    }
+
+    #[test]
+    fn one_is_the_largest_score() {
+        assert_eq!(ONE, 1.0f64.to_bits());
+        assert_eq!(ONE.trailing_zeros(), f64::MANTISSA_DIGITS - 1);
     }
 
     proptest! {

@@ -17,7 +17,7 @@
 
 use core::ops::Range;
 
-use crate::buffer::Slot;
+use crate::buffer::{record_running_hits_from, Slot};
 use crate::stats::quantize;
 
 /// Sorted positions between two recorded sums.
@@ -46,6 +46,15 @@ pub(crate) trait RecordSums {
     /// block's part is that score's quanta times its length, so the slots past the first
     /// are not read.
     fn record_equal(&mut self, slots: &[Slot], other: &mut [Slot]);
+
+    /// [`RecordSums::record`], and the running hit counts of `slots` from `hits`
+    /// (`Slot::hits_before`, as `buffer::record_running_hits_from` records them);
+    /// returns the hits after them.
+    fn record_with_hits(&mut self, slots: &mut [Slot], other: &mut [Slot], hits: u32) -> u32 {
+        let hits = record_running_hits_from(slots, hits);
+        self.record(slots, other);
+        hits
+    }
 }
 
 /// The quanta of `len` slots of `each` quanta: one multiplication.
@@ -253,33 +262,56 @@ impl RecordSums for Running {
     /// Records `finished`, the next slots in sorted order; `free`: the same positions of
     /// the other array, free for the sums.
     fn record(&mut self, finished: &[Slot], free: &mut [Slot]) {
-        self.record_with(finished, free, quanta_of);
+        self.record_with(finished.len(), free, |at, len| {
+            quanta_of(finished.get(at..at.wrapping_add(len)).unwrap_or_default())
+        });
     }
 
     fn record_equal(&mut self, finished: &[Slot], free: &mut [Slot]) {
         let each = finished.first().map_or(0, quanta);
-        self.record_with(finished, free, |block| quanta_times(each, block.len()));
+        self.record_with(finished.len(), free, |_, len| quanta_times(each, len));
+    }
+
+    /// The hits and the sums in one pass over each block, while the slots are in
+    /// registers (the two loops each read every finished slot).
+    fn record_with_hits(
+        &mut self,
+        finished: &mut [Slot],
+        free: &mut [Slot],
+        mut hits: u32,
+    ) -> u32 {
+        self.record_with(finished.len(), free, |at, len| {
+            let block = finished.get_mut(at..at.wrapping_add(len)).unwrap_or_default();
+            block.iter_mut().fold(0u128, |sum, slot| {
+                slot.hits_before = hits;
+                // At most one per slot, and a sort holds fewer than 2^31.
+                hits = hits.wrapping_add(u32::from(slot.label()));
+                // (At most 2^31 · 2^62: no wrap.)
+                sum.wrapping_add(quanta(slot))
+            })
+        });
+        hits
     }
 }
 
 impl Running {
-    /// [`RecordSums::record`], with `quanta_of` summing each block's part.
+    /// [`RecordSums::record`] of `len` finished slots, with `quanta_of(at, len)` summing
+    /// the part of a block that is their `len` slots from `at`.
     #[inline(always)]
     fn record_with(
         &mut self,
-        finished: &[Slot],
+        finished: usize,
         free: &mut [Slot],
-        quanta_of: impl Fn(&[Slot]) -> u128,
+        mut quanta_of: impl FnMut(usize, usize) -> u128,
     ) {
         let mut at = 0;
-        while let Some(rest) = finished.get(at..).filter(|rest| !rest.is_empty()) {
+        while let Some(rest) = finished.checked_sub(at).filter(|&rest| rest > 0) {
             // Up to the next block boundary (at most BLOCK slots).
-            let to_boundary = BLOCK.wrapping_sub(self.at % BLOCK).min(rest.len());
-            let block = rest.get(..to_boundary).unwrap_or_default();
+            let block = BLOCK.wrapping_sub(self.at % BLOCK).min(rest);
             // Below 2^93 (module docs); positions below 2^31.
-            self.sum = self.sum.wrapping_add(quanta_of(block));
-            self.at = self.at.wrapping_add(block.len());
-            at = at.wrapping_add(block.len());
+            self.sum = self.sum.wrapping_add(quanta_of(at, block));
+            self.at = self.at.wrapping_add(block);
+            at = at.wrapping_add(block);
             if self.at % BLOCK == 0 {
                 // The block's last position (at ≥ 1 here).
                 match free.get_mut(at.wrapping_sub(1)) {

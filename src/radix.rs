@@ -526,8 +526,7 @@ impl<S: RecordSums> Tally<S> {
     /// Records `slots`, the next finished range; `other`: the same positions of the other
     /// array, free now (the result is in `slots`, and the sort reads neither again).
     fn record(&mut self, slots: &mut [Slot], other: &mut [Slot]) {
-        self.hits = record_running_hits_from(slots, self.hits);
-        self.sums.record(slots, other);
+        self.hits = self.sums.record_with_hits(slots, other, self.hits);
     }
 }
 

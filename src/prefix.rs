@@ -274,14 +274,11 @@ impl RecordSums for Running {
 
     /// The hits and the sums in one pass over each block, while the slots are in
     /// registers (the two loops each read every finished slot).
-    fn record_with_hits(
-        &mut self,
-        finished: &mut [Slot],
-        free: &mut [Slot],
-        mut hits: u32,
-    ) -> u32 {
+    fn record_with_hits(&mut self, finished: &mut [Slot], free: &mut [Slot], mut hits: u32) -> u32 {
         self.record_with(finished.len(), free, |at, len| {
-            let block = finished.get_mut(at..at.wrapping_add(len)).unwrap_or_default();
+            let block = finished
+                .get_mut(at..at.wrapping_add(len))
+                .unwrap_or_default();
             block.iter_mut().fold(0u128, |sum, slot| {
                 slot.hits_before = hits;
                 // At most one per slot, and a sort holds fewer than 2^31.

@@ -17,7 +17,7 @@
 
 use core::ops::Range;
 
-use crate::buffer::{record_running_hits_from, Slot};
+use crate::buffer::Slot;
 use crate::stats::quantize;
 
 /// Sorted positions between two recorded sums.
@@ -40,21 +40,22 @@ pub(crate) fn quanta_of(slots: &[Slot]) -> u128 {
 /// the next range, and `other`, the same positions of its other array, which the sort
 /// no longer needs.
 pub(crate) trait RecordSums {
-    fn record(&mut self, slots: &[Slot], other: &mut [Slot]);
+    /// Records the sums of `slots` and, in the same pass, their running hit counts
+    /// (`Slot::hits_before`, from `hits`, as `buffer::record_running_hits_from` records
+    /// them); returns the hits after them.
+    fn record(&mut self, slots: &mut [Slot], other: &mut [Slot], hits: u32) -> u32;
 
     /// [`RecordSums::record`] of slots that all hold one score (a run of ties): each
     /// block's part is that score's quanta times its length, so the slots past the first
     /// are not read.
     fn record_equal(&mut self, slots: &[Slot], other: &mut [Slot]);
+}
 
-    /// [`RecordSums::record`], and the running hit counts of `slots` from `hits`
-    /// (`Slot::hits_before`, as `buffer::record_running_hits_from` records them);
-    /// returns the hits after them.
-    fn record_with_hits(&mut self, slots: &mut [Slot], other: &mut [Slot], hits: u32) -> u32 {
-        let hits = record_running_hits_from(slots, hits);
-        self.record(slots, other);
-        hits
-    }
+/// Writes the running hit count `hits` on `slot`; returns the hits after it.
+fn count_hit(slot: &mut Slot, hits: u32) -> u32 {
+    slot.hits_before = hits;
+    // At most one per slot, and a sort holds fewer than 2^31.
+    hits.wrapping_add(u32::from(slot.label()))
 }
 
 /// The quanta of `len` slots of `each` quanta: one multiplication.
@@ -108,13 +109,15 @@ impl<'s> BlockSums<'s> {
 #[cfg(feature = "std")]
 impl RecordSums for BlockSums<'_> {
     /// Records the next slots of the range (the other array is the range's own).
-    fn record(&mut self, slots: &[Slot], _other: &mut [Slot]) {
+    fn record(&mut self, slots: &mut [Slot], _other: &mut [Slot], mut hits: u32) -> u32 {
         for slot in slots {
+            hits = count_hit(slot, hits);
             self.open = self.open.wrapping_add(quanta(slot));
             // Sorted positions are below 2^31.
             self.at = self.at.wrapping_add(1);
             self.close_at_boundary();
         }
+        hits
     }
 
     fn record_equal(&mut self, slots: &[Slot], _other: &mut [Slot]) {
@@ -259,35 +262,26 @@ impl Running {
 }
 
 impl RecordSums for Running {
-    /// Records `finished`, the next slots in sorted order; `free`: the same positions of
-    /// the other array, free for the sums.
-    fn record(&mut self, finished: &[Slot], free: &mut [Slot]) {
-        self.record_with(finished.len(), free, |at, len| {
-            quanta_of(finished.get(at..at.wrapping_add(len)).unwrap_or_default())
-        });
-    }
-
-    fn record_equal(&mut self, finished: &[Slot], free: &mut [Slot]) {
-        let each = finished.first().map_or(0, quanta);
-        self.record_with(finished.len(), free, |_, len| quanta_times(each, len));
-    }
-
-    /// The hits and the sums in one pass over each block, while the slots are in
-    /// registers (the two loops each read every finished slot).
-    fn record_with_hits(&mut self, finished: &mut [Slot], free: &mut [Slot], mut hits: u32) -> u32 {
+    /// Records `finished`, the next slots in sorted order, a block at a time (hit counts
+    /// and quanta in one pass over each); `free`: the same positions of the other array,
+    /// free for the sums.
+    fn record(&mut self, finished: &mut [Slot], free: &mut [Slot], mut hits: u32) -> u32 {
         self.record_with(finished.len(), free, |at, len| {
             let block = finished
                 .get_mut(at..at.wrapping_add(len))
                 .unwrap_or_default();
             block.iter_mut().fold(0u128, |sum, slot| {
-                slot.hits_before = hits;
-                // At most one per slot, and a sort holds fewer than 2^31.
-                hits = hits.wrapping_add(u32::from(slot.label()));
+                hits = count_hit(slot, hits);
                 // (At most 2^31 · 2^62: no wrap.)
                 sum.wrapping_add(quanta(slot))
             })
         });
         hits
+    }
+
+    fn record_equal(&mut self, finished: &[Slot], free: &mut [Slot]) {
+        let each = finished.first().map_or(0, quanta);
+        self.record_with(finished.len(), free, |_, len| quanta_times(each, len));
     }
 }
 
@@ -393,6 +387,12 @@ mod tests {
             .collect()
     }
 
+    /// `sums.record` of a copy of `slots` (the running hit counts it writes are checked
+    /// by the sorts' tests, src/radix.rs).
+    fn record(sums: &mut impl RecordSums, slots: &[Slot], other: &mut [Slot]) {
+        sums.record(&mut slots.to_vec(), other, 0);
+    }
+
     /// Records `slots` as a sort would: split at `cuts` (recursively, as
     /// `two_threads::Pieces::sort_range` splits), each range on its own `BlockSums`.
     fn recorded(slots: &[Slot], cuts: &[usize]) -> Vec<u128> {
@@ -411,7 +411,7 @@ mod tests {
                     let mut recording = BlockSums::new(start, sums);
                     // In pieces of 5, as ranges are finished bucket by bucket.
                     for piece in slots.chunks(5) {
-                        recording.record(piece, &mut []);
+                        record(&mut recording, piece, &mut []);
                     }
                     parts.push(recording.parts());
                 }
@@ -507,11 +507,11 @@ mod tests {
                 let mut other = vec![Slot::EMPTY; slots.len()];
                 let (head_other, ties_other) = other.split_at_mut(before.len());
                 let mut running = Running::START;
-                running.record(head, head_other);
+                record(&mut running, head, head_other);
                 if equal {
                     running.record_equal(ties, ties_other);
                 } else {
-                    running.record(ties, ties_other);
+                    record(&mut running, ties, ties_other);
                 }
                 let state = (running.at, running.sum, running.stored);
                 let used = running.end(&mut other);
@@ -528,11 +528,11 @@ mod tests {
             let blocks = |equal: bool| {
                 let mut whole = vec![0u128; (start + slots.len()) / BLOCK + 1];
                 let mut sums = BlockSums::new(start, &mut whole[start.div_ceil(BLOCK)..]);
-                sums.record(head, &mut []);
+                record(&mut sums, head, &mut []);
                 if equal {
                     sums.record_equal(ties, &mut []);
                 } else {
-                    sums.record(ties, &mut []);
+                    record(&mut sums, ties, &mut []);
                 }
                 let state = (sums.at, sums.open, sums.parts());
                 (state, whole)
@@ -570,7 +570,7 @@ mod tests {
                     break;
                 }
                 let end = (at + piece).min(n);
-                running.record(&slots[at..end], &mut other[at..end]);
+                record(&mut running, &slots[at..end], &mut other[at..end]);
                 at = end;
             }
             prop_assert_eq!(running.at, n);
@@ -580,7 +580,7 @@ mod tests {
             // A range handed over without its other slots: no sums at all.
             if n >= BLOCK {
                 let mut short = Running::START;
-                short.record(&slots, &mut other[..BLOCK - 1]);
+                record(&mut short, &slots, &mut other[..BLOCK - 1]);
                 prop_assert_eq!(short.end(&mut other), 0, "a sum without its slot: none");
             }
             prop_assert_eq!(running.end(&mut other), used);

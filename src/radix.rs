@@ -526,7 +526,7 @@ impl<S: RecordSums> Tally<S> {
     /// Records `slots`, the next finished range; `other`: the same positions of the other
     /// array, free now (the result is in `slots`, and the sort reads neither again).
     fn record(&mut self, slots: &mut [Slot], other: &mut [Slot]) {
-        self.hits = self.sums.record_with_hits(slots, other, self.hits);
+        self.hits = self.sums.record(slots, other, self.hits);
     }
 }
 

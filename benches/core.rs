@@ -456,6 +456,17 @@ fn interleaved(
     (Runs::of(base), Runs::of(cand))
 }
 
+/// The time of `run` right after an untimed run of its own: the numpy rows' candidate
+/// side, as `benches/floor.py` times numpy's. Both sides of those rows start after the
+/// machine idled (the bench's pause for rayon's workers, then a wait on the other
+/// process), and a first run after idling ran 15–40 % slower than the same run back to
+/// back (the candidate's median there against the rows beside it, in the same run of the
+/// bench): what that measured was the virtual machine's wake-up, not the sorts.
+fn warm(mut run: impl FnMut() -> Duration) -> Duration {
+    run();
+    run()
+}
+
 fn median_of(mut run: impl FnMut() -> Duration) -> Duration {
     run();
     median((0..RUNS).map(|_| run()).collect())
@@ -598,11 +609,11 @@ fn ratios() {
             Ok(numpy) => {
                 let (base, cand) = interleaved(
                     || numpy.time(),
-                    || time_fresh!(1, roomy.fresh(), |x| result = em_pipeline(&mut { x })),
+                    || warm(|| time_fresh!(1, roomy.fresh(), |x| result = em_pipeline(&mut { x }))),
                 );
                 row(
                     &format!(
-                        "EM radix sort+ece_bin+ece_sweep 1e6 ({}) vs numpy {} np.sort",
+                        "EM radix sort+ece_bin+ece_sweep 1e6 ({}) vs numpy {} np.sort (both warm)",
                         data.name(),
                         numpy.version
                     ),
@@ -661,13 +672,15 @@ fn ratios() {
             let (base, cand) = interleaved(
                 || numpy.time(),
                 || {
-                    time_fresh!(1, roomy_too.fresh(), |x| parallel =
-                        em_pipeline_parallel(&mut { x }))
+                    warm(|| {
+                        time_fresh!(1, roomy_too.fresh(), |x| parallel =
+                            em_pipeline_parallel(&mut { x }))
+                    })
                 },
             );
             row(
                 &format!(
-                    "EM two-thread radix sort+ece_bin+ece_sweep 1e6 ({}) vs numpy {} np.sort (one thread)",
+                    "EM two-thread radix sort+ece_bin+ece_sweep 1e6 ({}) vs numpy {} np.sort (one thread; both warm)",
                     data.name(),
                     numpy.version
                 ),
@@ -699,11 +712,11 @@ fn ratios() {
             if let Ok(numpy) = &mut numpy {
                 let (base, cand) = interleaved(
                     || numpy.time(),
-                    || time_fresh!(1, (), |_x| selected = em_one_call(&s, &mut scratch)),
+                    || warm(|| time_fresh!(1, (), |_x| selected = em_one_call(&s, &mut scratch))),
                 );
                 row(
                     &format!(
-                        "EM one-call tce_ece_bin(15) 1e6 ({}, selection) vs numpy {} np.sort",
+                        "EM one-call tce_ece_bin(15) 1e6 ({}, selection) vs numpy {} np.sort (both warm)",
                         data.name(),
                         numpy.version
                     ),

@@ -467,15 +467,18 @@ fn place_run(run: &[Slot], out: &mut [Slot], ends: &[u32], offset: usize) {
         // (len ≥ SPAN > 2 · WINDOW: no wrap.)
         let fours = len.wrapping_sub(2 * WINDOW) / 4;
         let four_windows = run.windows(SPAN + 3).step_by(4).take(fours);
-        for (at, windows) in (WINDOW..).step_by(4).zip(four_windows) {
-            for (at, window) in (at..).zip(windows.windows(SPAN)) {
+        // (Positions from bounded ranges and wrapping arithmetic, below `len`: an
+        // unbounded range keeps an overflow panic in builds with overflow checks.)
+        for (k, windows) in (0..fours).zip(four_windows) {
+            let at = WINDOW.wrapping_add(k.wrapping_mul(4));
+            for (j, window) in (0..4usize).zip(windows.windows(SPAN)) {
                 if let Some(window) = window.first_chunk::<SPAN>() {
-                    whole_window(at, window, out);
+                    whole_window(at.wrapping_add(j), window, out);
                 }
             }
         }
         let done = fours.wrapping_mul(4);
-        for (at, window) in (WINDOW.wrapping_add(done)..).zip(run.windows(SPAN).skip(done)) {
+        for (at, window) in (WINDOW.wrapping_add(done)..len).zip(run.windows(SPAN).skip(done)) {
             if let Some(window) = window.first_chunk::<SPAN>() {
                 whole_window(at, window, out);
             }

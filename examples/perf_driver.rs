@@ -24,14 +24,30 @@
 //! (and `-ties`): the floor of the radix sort's first level, its two loops written out
 //! here on 16-byte records like its slots (counting the 11-bit digits, then copying
 //! each record to its bucket's next place), against a plain copy of the same records
-//! (fastest of 21 runs of each, in ms).
+//! (fastest of 21 runs of each, in ms; `-hot`: 30 % distinct scores in one bucket
+//! instead of ties), and `time-push` (and `-ties`): `Histogram::push_batch` against its
+//! lane loop's arithmetic alone and its cell updates alone (fastest of 201 runs).
 
 use std::hint::black_box;
 
 use tce::{BinStats, Binning, Closure, Histogram, Norm, Slot, SortedBuffer, SweepOptions, Ties};
 
-/// The generator and inputs of benches/core.rs.
-fn samples(ties: bool, n: usize) -> (Vec<f64>, Vec<u8>) {
+/// The inputs of each case, by the case's suffix.
+#[derive(Clone, Copy, PartialEq)]
+enum Data {
+    /// Skewed confidences, 1 − 0.9·u³ (benches/core.rs's realistic scores).
+    Realistic,
+    /// The same with 30 % exact 1.0 (`-ties`, benches/core.rs's ties).
+    Ties,
+    /// The same 30 % drawn apart in [0.9995, 0.9999) (`-hot`): distinct scores that all
+    /// fall in one first-level bucket (the one below 1.0's), to tell a hot bucket from
+    /// ties.
+    Hot,
+}
+
+/// The generator and inputs of benches/core.rs (and the `Hot` variant, from the same
+/// draws).
+fn samples(data: Data, n: usize) -> (Vec<f64>, Vec<u8>) {
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
     let mut unit = move || {
         state ^= state >> 12;
@@ -42,10 +58,10 @@ fn samples(ties: bool, n: usize) -> (Vec<f64>, Vec<u8>) {
     let (mut scores, mut labels) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for _ in 0..n {
         let u = unit();
-        let score = if ties && unit() < 0.3 {
-            1.0
-        } else {
-            1.0 - 0.9 * u * u * u
+        let score = match data {
+            Data::Ties if unit() < 0.3 => 1.0,
+            Data::Hot if unit() < 0.3 => 0.9995 + 0.0004 * u,
+            _ => 1.0 - 0.9 * u * u * u,
         };
         labels.push(u8::from(unit() < score * score));
         scores.push(score);
@@ -115,11 +131,91 @@ fn first_level_floor(scores: &[f64]) {
     );
 }
 
+/// Times `Histogram::push_batch` (15 bins) against the two halves of its lane loop
+/// (src/histogram.rs `fill_lanes`), written out here: the arithmetic alone (validation,
+/// bin index and quanta of every sample, folded into one accumulator a lane instead of
+/// added to cells) and the cell updates alone (one 128-bit addition a sample to a cell
+/// picked from the score's bits and label, with no conversion). The push cannot be
+/// faster than either; prints the fastest of 201 runs of each, in ms.
+fn push_floors(scores: &[f64], labels: &[u8]) {
+    const LANES: usize = 8;
+    const BINS: usize = 15;
+    #[cfg(target_arch = "x86_64")]
+    fn floor(x: f64) -> u64 {
+        use std::arch::x86_64::{_mm_cvttsd_si64, _mm_set_sd};
+        // SAFETY: SSE2 is part of the x86-64 baseline; no memory is touched.
+        unsafe { _mm_cvttsd_si64(_mm_set_sd(x)) as u64 }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    fn floor(x: f64) -> u64 {
+        x as u64
+    }
+    let arithmetic = || {
+        let (mut folded, mut clamped_away, mut label_bits) = ([0u64; LANES], [0.0f64; LANES], 0u8);
+        for (s, l) in scores.chunks_exact(LANES).zip(labels.chunks_exact(LANES)) {
+            for lane in 0..LANES {
+                let score = s[lane];
+                let clamped = if score > 0.0 { score } else { 0.0 };
+                let clamped = if clamped < 1.0 { clamped } else { 1.0 };
+                clamped_away[lane] += (score - clamped).abs();
+                label_bits |= l[lane];
+                let x = score * BINS as f64;
+                let bin = floor(if x < (BINS - 1) as f64 {
+                    x
+                } else {
+                    (BINS - 1) as f64
+                });
+                let cell = (bin << 1) | u64::from(l[lane]);
+                folded[lane] = folded[lane].wrapping_add(floor(score * 2f64.powi(62)) ^ cell);
+            }
+        }
+        black_box((folded, clamped_away, label_bits));
+    };
+    let cell_updates = || {
+        let mut cells = [[0u128; 64]; LANES];
+        for (s, l) in scores.chunks_exact(LANES).zip(labels.chunks_exact(LANES)) {
+            for lane in 0..LANES {
+                let bits = s[lane].to_bits();
+                let cell = (((bits >> 48) as usize & 15) << 1 | usize::from(l[lane])) & 63;
+                cells[lane][cell] = cells[lane][cell].wrapping_add(1 << 96 | u128::from(bits));
+            }
+        }
+        black_box(cells);
+    };
+    let push = || {
+        let mut histogram = Histogram::<[BinStats; BINS]>::new(Closure::Left);
+        histogram.push_batch(scores, labels).unwrap();
+        black_box(histogram);
+    };
+    let fastest = |run: &dyn Fn()| {
+        (0..201).fold(f64::INFINITY, |fastest, _| {
+            let start = std::time::Instant::now();
+            run();
+            fastest.min(start.elapsed().as_secs_f64() * 1e3)
+        })
+    };
+    let (push, arithmetic, cell_updates) =
+        (fastest(&push), fastest(&arithmetic), fastest(&cell_updates));
+    println!(
+        "push_batch {push:.3} ms; its arithmetic alone {arithmetic:.3} ms ({:.2}x), \
+         its cell updates alone {cell_updates:.3} ms ({:.2}x); fastest of 201 runs",
+        arithmetic / push,
+        cell_updates / push
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let case = args.get(1).map_or("gen", String::as_str);
     let n: usize = args.get(2).map_or(1_000_000, |n| n.parse().expect("N"));
-    let (scores, labels) = samples(case.ends_with("ties"), n);
+    let data = if case.ends_with("-ties") {
+        Data::Ties
+    } else if case.ends_with("-hot") {
+        Data::Hot
+    } else {
+        Data::Realistic
+    };
+    let (scores, labels) = samples(data, n);
     // 2n slots and room for a header: the one-call scratch (tce_scratch_layout(n)).
     let mut storage = vec![Slot::EMPTY; 2 * n + 4];
     let scratch_len = std::mem::size_of_val(&storage[..]);
@@ -229,7 +325,8 @@ fn main() {
             assert_eq!(status, tce_status::Ok);
             println!("{}", out.value);
         }
-        "time-scatter" | "time-scatter-ties" => first_level_floor(&scores),
+        "time-scatter" | "time-scatter-ties" | "time-scatter-hot" => first_level_floor(&scores),
+        "time-push" | "time-push-ties" => push_floors(&scores, &labels),
         other => panic!("unknown case {other}"),
     }
     black_box(&storage);

@@ -328,6 +328,42 @@ fn fill_lanes<const LANES: usize, const CELLS: usize>(
     labels: &[u8],
     index: impl Fn(f64, usize) -> usize,
 ) -> Result<bool, CountOverflow> {
+    #[cfg(all(feature = "std", target_arch = "x86_64", not(target_feature = "avx")))]
+    if std::is_x86_feature_detected!("avx") {
+        // SAFETY: the CPU has AVX, checked just now (the check is one cached load).
+        return unsafe { fill_lanes_avx::<LANES, CELLS>(staged, scores, labels, index) };
+    }
+    fill_lanes_body::<LANES, CELLS>(staged, scores, labels, index)
+}
+
+/// [`fill_lanes`] compiled for AVX, the same code: the lane loop is short of registers,
+/// and AVX's three-operand forms of the same SSE2 instructions drop the copies and spills
+/// that the two-operand forms need: 15 % less time (1.60 against 1.36 ms for 10^6
+/// samples on this project's VM, `perf_driver time-push`). Chosen at run time with `std`
+/// (`std::is_x86_feature_detected`); a `no_std` build gets it by targeting AVX.
+///
+/// # Safety
+///
+/// The CPU must support AVX.
+#[cfg(all(feature = "std", target_arch = "x86_64", not(target_feature = "avx")))]
+#[target_feature(enable = "avx")]
+unsafe fn fill_lanes_avx<const LANES: usize, const CELLS: usize>(
+    staged: &mut [BinStats],
+    scores: &[f64],
+    labels: &[u8],
+    index: impl Fn(f64, usize) -> usize,
+) -> Result<bool, CountOverflow> {
+    fill_lanes_body::<LANES, CELLS>(staged, scores, labels, index)
+}
+
+/// The body of [`fill_lanes`], inlined into each instruction-set version.
+#[inline(always)]
+fn fill_lanes_body<const LANES: usize, const CELLS: usize>(
+    staged: &mut [BinStats],
+    scores: &[f64],
+    labels: &[u8],
+    index: impl Fn(f64, usize) -> usize,
+) -> Result<bool, CountOverflow> {
     debug_assert!(2 * staged.len() <= CELLS && scores.len() <= PACKED_SAMPLES);
     debug_assert!(CELLS.is_power_of_two());
     let count = staged.len();
@@ -443,5 +479,62 @@ mod tests {
     fn static_assertions() {
         // Usable in a `static`.
         static _H: Histogram<[BinStats; 15]> = Histogram::new(Closure::Right);
+    }
+
+    mod lane_versions {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// The lane loop as dispatched (its AVX version where the CPU has AVX) and its
+        /// baseline body on the same batch: their staged bins and their verdicts.
+        fn both_lane_loops<const LANES: usize, const CELLS: usize>(
+            bins: usize,
+            scores: &[f64],
+            labels: &[u8],
+            index: impl Fn(f64, usize) -> usize + Copy,
+        ) -> [(Vec<BinStats>, bool); 2] {
+            let (mut dispatched, mut baseline) =
+                (vec![BinStats::EMPTY; bins], vec![BinStats::EMPTY; bins]);
+            let verdict =
+                fill_lanes::<LANES, CELLS>(&mut dispatched, scores, labels, index).unwrap();
+            let baseline_verdict =
+                fill_lanes_body::<LANES, CELLS>(&mut baseline, scores, labels, index).unwrap();
+            [(dispatched, verdict), (baseline, baseline_verdict)]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+
+            /// Whichever version the CPU runs, the lane loop stages the same bins and gives
+            /// the same verdict as the baseline body, for any bit patterns (invalid ones
+            /// included) and both lane widths and closures. (The integration tests check
+            /// the version this CPU runs against single pushes; this keeps the other one
+            /// checked on a CPU with AVX.)
+            #[test]
+            fn every_version_of_the_lane_loop_agrees(
+                samples in prop::collection::vec(
+                    (prop_oneof![
+                        0.0..=1.0f64,
+                        Just(1.0),
+                        any::<f64>(),
+                    ], any::<u8>().prop_map(|l| if l < 250 { l & 1 } else { l })),
+                    0..600,
+                ),
+                narrow_bins in 1..=NARROW_BINS,
+                wide_bins in NARROW_BINS + 1..=LANED_BINS,
+            ) {
+                let (scores, labels): (Vec<f64>, Vec<u8>) = samples.into_iter().unzip();
+                for index in [left_closed_index, right_closed_index] {
+                    let [dispatched, baseline] = both_lane_loops::<NARROW_LANES, { 2 * NARROW_BINS }>(
+                        narrow_bins, &scores, &labels, index,
+                    );
+                    prop_assert_eq!(&dispatched, &baseline);
+                    let [dispatched, baseline] = both_lane_loops::<WIDE_LANES, { 2 * LANED_BINS }>(
+                        wide_bins, &scores, &labels, index,
+                    );
+                    prop_assert_eq!(&dispatched, &baseline);
+                }
+            }
+        }
     }
 }

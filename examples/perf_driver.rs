@@ -113,11 +113,20 @@ fn first_level_floor(scores: &[f64]) {
         for place in places.iter_mut() {
             (*place, sum) = (sum, sum + *place);
         }
-        for r in &records {
+        // Four records an iteration, as the sort's `scatter` (one an iteration ran
+        // 3.8–3.9 ms on every data set here, hiding the hot bucket's cost).
+        let mut place = |r: &Record| {
             let head = &mut places[digit(r)];
             to[*head as usize] = *r;
             *head += 1;
+        };
+        let mut fours = records.chunks_exact(4);
+        for four in &mut fours {
+            for r in four {
+                place(r);
+            }
         }
+        fours.remainder().iter().for_each(place);
         black_box(&to);
         scatter = scatter.min(start.elapsed().as_secs_f64() * 1e3);
         let start = std::time::Instant::now();

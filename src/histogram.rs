@@ -338,7 +338,7 @@ fn fill_lanes<const LANES: usize, const CELLS: usize>(
 
 /// [`fill_lanes`] compiled for AVX, the same code: the lane loop is short of registers,
 /// and AVX's three-operand forms of the same SSE2 instructions drop the copies and spills
-/// that the two-operand forms need: 15 % less time (1.60 against 1.36 ms for 10^6
+/// that the two-operand forms need: 14 % less time (1.61 against 1.39 ms for 10^6
 /// samples on this project's VM, `perf_driver time-push`). Chosen at run time with `std`
 /// (`std::is_x86_feature_detected`); a `no_std` build gets it by targeting AVX.
 ///
@@ -513,17 +513,19 @@ mod tests {
             #[test]
             fn every_version_of_the_lane_loop_agrees(
                 samples in prop::collection::vec(
-                    (prop_oneof![
-                        0.0..=1.0f64,
-                        Just(1.0),
-                        any::<f64>(),
-                    ], any::<u8>().prop_map(|l| if l < 250 { l & 1 } else { l })),
+                    (prop_oneof![0.0..=1.0f64, Just(1.0)], 0u8..=1),
                     0..600,
                 ),
+                // One element overwritten with any bits (most of them invalid), or none.
+                bad in prop::option::of((any::<prop::sample::Index>(), any::<f64>(), any::<u8>())),
                 narrow_bins in 1..=NARROW_BINS,
                 wide_bins in NARROW_BINS + 1..=LANED_BINS,
             ) {
-                let (scores, labels): (Vec<f64>, Vec<u8>) = samples.into_iter().unzip();
+                let (mut scores, mut labels): (Vec<f64>, Vec<u8>) = samples.into_iter().unzip();
+                if let (Some((at, score, label)), false) = (bad, scores.is_empty()) {
+                    let at = at.index(scores.len());
+                    (scores[at], labels[at]) = (score, label);
+                }
                 for index in [left_closed_index, right_closed_index] {
                     let [dispatched, baseline] = both_lane_loops::<NARROW_LANES, { 2 * NARROW_BINS }>(
                         narrow_bins, &scores, &labels, index,

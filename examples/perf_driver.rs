@@ -33,7 +33,7 @@ use std::hint::black_box;
 use tce::{BinStats, Binning, Closure, Histogram, Norm, Slot, SortedBuffer, SweepOptions, Ties};
 
 /// The inputs of each case, by the case's suffix.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Data {
     /// Skewed confidences, 1 − 0.9·u³ (benches/core.rs's realistic scores).
     Realistic,

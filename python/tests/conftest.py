@@ -25,6 +25,14 @@ SPEC_F = [0.955, 0.943, 0.892, 0.998, 0.78, 0.995, 0.227, 1.0, 0.916, 0.908, 0.9
 SPEC_Y = [1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 0]
 
 
+def assert_debias_close(got, expected, rel=1e-9, abs_squared=1e-12):
+    """ECE_debias (p = 2) against an oracle's, compared squared: the estimate is
+    sqrt(max(D, 0)), and where D is 0 in exact arithmetic (equal weights cancelling) the
+    root turns a rounding residue of D into its square root (1.5e-16 into 1.2e-8), in
+    either computation. D itself agrees to rounding; `abs_squared` bounds that residue."""
+    assert got ** 2 == pytest.approx(expected ** 2, rel=rel, abs=abs_squared)
+
+
 def load_csv(path, rows=None):
     """(scores float64, labels uint8) of a bundled CSV, parsed with the csv module."""
     with open(path, newline="") as f:

@@ -604,7 +604,7 @@ fn ratios() {
             None,
         );
         // np.sort, one sort in its own process between two runs of the candidate.
-        let mut numpy = NumpySort::start(&s.scores);
+        let mut numpy = NumpySort::fastest(&s.scores);
         match &mut numpy {
             Ok(numpy) => {
                 let (base, cand) = interleaved(
@@ -920,26 +920,75 @@ struct NumpySort {
     child: std::process::Child,
     requests: std::process::ChildStdin,
     replies: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
-    /// numpy's version, as the script reports it.
+    /// numpy's version and the instruction set its sort was dispatched to, as the
+    /// script reports them.
     version: String,
 }
 
+/// numpy's instruction-set dispatch targets above its x86-64 baseline, best first, as
+/// `NPY_DISABLE_CPU_FEATURES` names them: the floor tries each that the CPU has.
+const NUMPY_TARGETS: [&str; 4] = ["AVX512_SPR", "AVX512_ICL", "X86_V4", "X86_V3"];
+
 impl NumpySort {
-    /// Starts the script on `scores` (with the Python of `TCE_BENCH_PYTHON`, by default the
-    /// bench venv's), or says why it cannot run.
-    fn start(scores: &[f64]) -> Result<NumpySort, String> {
+    /// The fastest of numpy's sorts on this machine: numpy picks the widest instructions
+    /// the CPU has, which is not always the fastest sort (on AMD Zen 4, its AVX-512 sort
+    /// took 55 ms where its AVX2 one took 11.5 ms: Zen 4 runs the compress-stores its
+    /// AVX-512 partitioning uses slowly). So the floor starts numpy with each dispatch
+    /// target the CPU has switched off in turn, times a few sorts of each, and keeps the
+    /// fastest, reporting which (stderr lists them all). Or says why it cannot run.
+    fn fastest(scores: &[f64]) -> Result<NumpySort, String> {
+        let path =
+            std::env::temp_dir().join(format!("tce-bench-scores-{}.f64", std::process::id()));
+        let bytes: Vec<u8> = scores.iter().flat_map(|x| x.to_le_bytes()).collect();
+        std::fs::write(&path, bytes).map_err(|e| e.to_string())?;
+        let mut best: Option<(Duration, NumpySort)> = None;
+        let mut failure = None;
+        let mut seen = Vec::new();
+        for off in 0..=NUMPY_TARGETS.len() {
+            let disabled = NUMPY_TARGETS[..off].join(" ");
+            let mut numpy = match NumpySort::start(&path, &disabled) {
+                Ok(numpy) => numpy,
+                Err(why) => {
+                    failure = Some(why);
+                    break;
+                }
+            };
+            // Switching off a target the CPU lacks leaves the same sort: time it once.
+            if seen.contains(&numpy.version) {
+                continue;
+            }
+            seen.push(numpy.version.clone());
+            let time = median((0..5).map(|_| numpy.time()).collect());
+            eprintln!("floor: numpy {} np.sort {}", numpy.version, ms(time));
+            let faster = match &best {
+                Some((fastest, _)) => time < *fastest,
+                None => true,
+            };
+            if faster {
+                best = Some((time, numpy));
+            }
+        }
+        let _ = std::fs::remove_file(&path);
+        match (best, failure) {
+            (Some((_, numpy)), _) => Ok(numpy),
+            (None, Some(why)) => Err(why),
+            (None, None) => Err("no numpy sort ran".to_owned()),
+        }
+    }
+
+    /// Starts the script on the scores in `path` (with the Python of `TCE_BENCH_PYTHON`,
+    /// by default the bench venv's), with numpy's dispatch targets `disabled` switched
+    /// off, or says why it cannot run.
+    fn start(path: &std::path::Path, disabled: &str) -> Result<NumpySort, String> {
         use std::io::BufRead;
         use std::process::{Command, Stdio};
         let python = std::env::var("TCE_BENCH_PYTHON").unwrap_or_else(|_| {
             concat!(env!("CARGO_MANIFEST_DIR"), "/target/bench-venv/bin/python").to_owned()
         });
-        let path =
-            std::env::temp_dir().join(format!("tce-bench-scores-{}.f64", std::process::id()));
-        let bytes: Vec<u8> = scores.iter().flat_map(|x| x.to_le_bytes()).collect();
-        std::fs::write(&path, bytes).map_err(|e| e.to_string())?;
         let child = Command::new(&python)
             .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/benches/floor.py"))
-            .arg(&path)
+            .arg(path)
+            .env("NPY_DISABLE_CPU_FEATURES", disabled)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             // Inherited: a pipe nobody reads would stall the script once its warnings
@@ -951,10 +1000,8 @@ impl NumpySort {
             return Err("no pipes to floor.py".to_owned());
         };
         let mut replies = std::io::BufReader::new(stdout).lines();
-        // The first line (numpy's version) comes once the scores are read: the file can go.
-        let first = replies.next();
-        let _ = std::fs::remove_file(&path);
-        match first {
+        // The first line (numpy's version and dispatch) comes once the scores are read.
+        match replies.next() {
             Some(Ok(version)) => Ok(NumpySort {
                 child,
                 requests,

@@ -255,7 +255,7 @@ fn main() {
         | "time-em-parallel"
         | "time-sort-parallel-ties"
         | "time-em-parallel-ties" => {
-            let mut fastest = f64::INFINITY;
+            let mut times = Vec::with_capacity(21);
             for _ in 0..21 {
                 let mut buffer = SortedBuffer::with_storage(&mut storage[..2 * n]).unwrap();
                 buffer.push_batch(&scores, &labels).unwrap();
@@ -273,9 +273,13 @@ fn main() {
                             .unwrap(),
                     );
                 }
-                fastest = fastest.min(start.elapsed().as_secs_f64() * 1e3);
+                times.push(start.elapsed().as_secs_f64() * 1e3);
             }
-            println!("{case}: fastest of 21 runs {fastest:.3} ms");
+            times.sort_by(f64::total_cmp);
+            println!(
+                "{case}: fastest of 21 runs {:.3} ms, median {:.3} ms",
+                times[0], times[10]
+            );
         }
         "push" => {
             let mut histogram = Histogram::<[BinStats; 15]>::new(Closure::Left);
@@ -285,7 +289,7 @@ fn main() {
         // The fastest of 21 runs of the one-call equal-mass ECE_bin(15) (selection).
         "time-em-oneshot" | "time-em-oneshot-ties" => {
             let mut bins = [BinStats::EMPTY; 15];
-            let mut fastest = f64::INFINITY;
+            let mut times = Vec::with_capacity(21);
             for _ in 0..21 {
                 let start = std::time::Instant::now();
                 let selected = tce::select::equal_mass_bins(
@@ -296,9 +300,13 @@ fn main() {
                     &mut storage,
                 );
                 black_box((selected.unwrap(), &bins));
-                fastest = fastest.min(start.elapsed().as_secs_f64() * 1e3);
+                times.push(start.elapsed().as_secs_f64() * 1e3);
             }
-            println!("{case}: fastest of 21 runs {fastest:.3} ms");
+            times.sort_by(f64::total_cmp);
+            println!(
+                "{case}: fastest of 21 runs {:.3} ms, median {:.3} ms",
+                times[0], times[10]
+            );
         }
         #[cfg(feature = "ffi")]
         "ew-oneshot" | "em-oneshot" | "em-oneshot-ties" => {

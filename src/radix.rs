@@ -4,7 +4,7 @@
 //! radix sort by the score's bits, most significant digit first (`by_score`), O(n) a
 //! level, with digits about a bit narrower than log2 of each range's length (so the
 //! first level, the only one through memory, is 11 bits at large n, and buckets average
-//! about two slots, placed by comparing each slot with its four neighbours on either
+//! about two slots, placed by comparing each slot with its eight neighbours on either
 //! side), fewer levels when the scores agree in their top bits. The running
 //! hit counts and the prefix sums of `prefix.rs` are recorded as each range is finished,
 //! in order, while it is in the cache (the sums in the scratch, which holds them after
@@ -374,15 +374,6 @@ fn scatter<const B: usize>(
     }
 }
 
-/// How many of `slots` (at most a window's) have score bits that `counts`.
-fn count_scores(slots: &[Slot], counts: impl Fn(u64) -> bool) -> usize {
-    // (At most `slots.len()`: no wrap, and no overflow check for `Iterator::count`'s
-    // addition to keep.)
-    slots.iter().fold(0, |n: usize, slot| {
-        n.wrapping_add(usize::from(counts(score(slot))))
-    })
-}
-
 /// Finishes a run of short buckets of one level, in order by digit in `from`: sorts it
 /// into `to` if `into_to`, else where it lies (with `to`, as long, as the second array),
 /// and records the result, as [`finish_short`] does. `ends`: the end of each of the
@@ -410,11 +401,18 @@ fn finish_run(
 }
 
 /// Slots on either side of a slot that [`place_run`] compares it with: buckets of up to
-/// `WINDOW + 1` slots are placed without a branch on the data.
-const WINDOW: usize = 4;
+/// `WINDOW + 1` slots are placed without a branch on the data. Eight: with four (when
+/// the comparisons were scalar), the insertion sorts of the longer buckets mispredicted
+/// 150 k times in the benchmark's sort of 10^6 scores with ties, 70 k with eight; twelve
+/// spare 25 k more for 2 M more instructions, and ran no faster (cachegrind's branch
+/// simulation, then alternated runs).
+const WINDOW: usize = 8;
 
 /// A slot and its `WINDOW` neighbours on either side.
 const SPAN: usize = 2 * WINDOW + 1;
+
+/// Slots that [`place_run`] places at a time.
+const CHUNK: usize = 128;
 
 /// Puts each slot of `run` (a run of short buckets in order by digit; `ends` and
 /// `offset` as for [`finish_run`]) in its stably sorted place in `out` (as long).
@@ -423,69 +421,41 @@ const SPAN: usize = 2 * WINDOW + 1;
 /// bucket with smaller scores, minus the earlier ones with larger scores; slots of other
 /// buckets are all smaller before it and all larger after it, so they count for neither,
 /// and the sum can be taken over the `WINDOW` slots on either side, which hold the whole
-/// bucket when it has at most `WINDOW + 1` slots. That is eight comparisons a slot and
-/// no branch, where an insertion sort mispredicts about every other slot of buckets that
-/// average two (half its time in the one-thread sort). The longer buckets, which the
-/// window misplaces within their own positions, are then sorted again whole, by
-/// insertion.
+/// bucket when it has at most `WINDOW + 1` slots. Those comparisons have no branch, and
+/// vectorise over a chunk's keys copied into an array of their own ([`moves`]), where an
+/// insertion sort mispredicts about every other slot of buckets that average two (half
+/// its time in the one-thread sort). The longer buckets, which the window misplaces
+/// within their own positions, are then sorted again whole, by insertion.
 fn place_run(run: &[Slot], out: &mut [Slot], ends: &[u32], offset: usize) {
+    // Per chunk: the keys of its slots and the `WINDOW` on either side, and the moves.
+    let mut keys = [0i64; CHUNK + 2 * WINDOW];
+    let mut moves = [0i64; CHUNK];
     let len = run.len();
-    // A slot's place from its neighbours (`WINDOW` on either side, fewer at the ends).
-    let place = |at: usize, key: u64, before: &[Slot], after: &[Slot]| {
-        let larger_before = count_scores(before, |other| other > key);
-        let smaller_after = count_scores(after, |other| other < key);
-        // at − larger_before ≥ 0 (at least `before.len()` slots precede it): no wrap.
-        at.wrapping_add(smaller_after).wrapping_sub(larger_before)
-    };
-    // The slots whose window the run's ends cut short.
-    let near_an_end = |at: usize, out: &mut [Slot]| {
-        let Some(&slot) = run.get(at) else { return };
-        let before = run.get(at.saturating_sub(WINDOW)..at).unwrap_or_default();
-        let after = run.get(at.saturating_add(1)..).unwrap_or_default();
-        let after = after.get(..WINDOW.min(after.len())).unwrap_or_default();
-        if let Some(place) = out.get_mut(place(at, score(&slot), before, after)) {
-            *place = slot;
+    for start in (0..len).step_by(CHUNK) {
+        // The keys from the slot `WINDOW` before `start` on; before the run 0, no larger
+        // than any score's, past its end `i64::MAX`, larger than any: both count for
+        // neither sum, as slots of other buckets do. (Bits of scores in [0, 1] are below
+        // 2^63, so their signed order is their order.)
+        let before = WINDOW.saturating_sub(start);
+        let (padding, rest) = keys.split_at_mut(before);
+        padding.fill(0);
+        // start + before ≥ WINDOW: no wrap.
+        let source = run
+            .get(start.wrapping_add(before).wrapping_sub(WINDOW)..)
+            .unwrap_or_default();
+        for (key, slot) in rest.iter_mut().zip(source) {
+            *key = score(slot) as i64;
         }
-    };
-    if len < SPAN {
-        for at in 0..len {
-            near_an_end(at, out);
+        if let Some(past) = rest.get_mut(source.len()..) {
+            past.fill(i64::MAX);
         }
-    } else {
-        for at in 0..WINDOW {
-            near_an_end(at, out);
-        }
-        let whole_window = |at: usize, window: &[Slot; SPAN], out: &mut [Slot]| {
-            let (before, rest) = window.split_at(WINDOW);
-            let (slot, after) = (rest[0], &rest[1..]);
-            if let Some(place) = out.get_mut(place(at, score(&slot), before, after)) {
-                *place = slot;
+        moves_of(&keys, &mut moves);
+        let chunk = run.get(start..len.min(start.saturating_add(CHUNK)));
+        for (at, (slot, moved)) in (start..len).zip(chunk.unwrap_or_default().iter().zip(&moves)) {
+            // A place within the run by construction (`get_mut`: no panic path).
+            if let Some(place) = out.get_mut(at.wrapping_add(*moved as usize)) {
+                *place = *slot;
             }
-        };
-        // The slots with a whole window: four an iteration, written out (5 % off the
-        // one-thread sort in alternated runs, as for `scatter`), then the rest.
-        // (len ≥ SPAN > 2 · WINDOW: no wrap.)
-        let fours = len.wrapping_sub(2 * WINDOW) / 4;
-        let four_windows = run.windows(SPAN + 3).step_by(4).take(fours);
-        // (Positions from bounded ranges and wrapping arithmetic, below `len`: an
-        // unbounded range keeps an overflow panic in builds with overflow checks.)
-        for (k, windows) in (0..fours).zip(four_windows) {
-            let at = WINDOW.wrapping_add(k.wrapping_mul(4));
-            for (j, window) in (0..4usize).zip(windows.windows(SPAN)) {
-                if let Some(window) = window.first_chunk::<SPAN>() {
-                    whole_window(at.wrapping_add(j), window, out);
-                }
-            }
-        }
-        let done = fours.wrapping_mul(4);
-        for (at, window) in (WINDOW.wrapping_add(done)..len).zip(run.windows(SPAN).skip(done)) {
-            if let Some(window) = window.first_chunk::<SPAN>() {
-                whole_window(at, window, out);
-            }
-        }
-        // len ≥ SPAN > WINDOW: no wrap.
-        for at in len.wrapping_sub(WINDOW)..len {
-            near_an_end(at, out);
         }
     }
     let mut start = 0;
@@ -498,6 +468,48 @@ fn place_run(run: &[Slot], out: &mut [Slot], ends: &[u32], offset: usize) {
             }
         }
         start = end;
+    }
+}
+
+/// For each of the `CHUNK` keys from `keys[WINDOW]` on, how far [`place_run`] moves
+/// its slot: the smaller keys among the `WINDOW` after it less the larger ones among the
+/// `WINDOW` before it. With AVX2 where the CPU has it (found at run time with `std`):
+/// four 64-bit comparisons an instruction, where SSE2 has none.
+fn moves_of(keys: &[i64; CHUNK + 2 * WINDOW], moves: &mut [i64; CHUNK]) {
+    #[cfg(all(feature = "std", target_arch = "x86_64", not(target_feature = "avx2")))]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, the one requirement of `moves_avx2`.
+        unsafe { moves_avx2(keys, moves) };
+        return;
+    }
+    moves_body(keys, moves);
+}
+
+/// [`moves_body`] compiled for AVX2.
+#[cfg(all(feature = "std", target_arch = "x86_64", not(target_feature = "avx2")))]
+#[target_feature(enable = "avx2")]
+unsafe fn moves_avx2(keys: &[i64; CHUNK + 2 * WINDOW], moves: &mut [i64; CHUNK]) {
+    moves_body(keys, moves);
+}
+
+/// [`moves_of`] for whichever instructions the caller is compiled for.
+#[inline(always)]
+fn moves_body(keys: &[i64; CHUNK + 2 * WINDOW], moves: &mut [i64; CHUNK]) {
+    for (moved, window) in moves.iter_mut().zip(keys.windows(SPAN)) {
+        let Some((before, rest)) = window.split_first_chunk::<WINDOW>() else {
+            continue;
+        };
+        let Some((&key, after)) = rest.split_first() else {
+            continue;
+        };
+        // (At most `WINDOW` either way: nothing wraps.)
+        let larger_before = before
+            .iter()
+            .fold(0i64, |n, &other| n.wrapping_add(i64::from(other > key)));
+        let smaller_after = after
+            .iter()
+            .fold(0i64, |n, &other| n.wrapping_add(i64::from(other < key)));
+        *moved = smaller_after.wrapping_sub(larger_before);
     }
 }
 
@@ -1192,6 +1204,38 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// The moves of `place_run`'s window, every version (the dispatched one, with
+        /// AVX2 where the CPU has it, and the one compiled for the baseline) against a
+        /// count written for the test, on keys with many ties and the padding keys.
+        #[test]
+        fn every_version_of_the_window_counts_the_moves(
+            keys in proptest::collection::vec(
+                prop_oneof![0i64..6, Just(0), Just(i64::MAX), 0i64..1 << 62],
+                CHUNK + 2 * WINDOW,
+            ),
+        ) {
+            let Ok(keys) = <[i64; CHUNK + 2 * WINDOW]>::try_from(keys) else {
+                unreachable!("the strategy's length");
+            };
+            let expected: Vec<i64> = (WINDOW..WINDOW + CHUNK)
+                .map(|at| {
+                    let key = keys[at];
+                    let larger_before = keys[at - WINDOW..at].iter().filter(|&&k| k > key).count();
+                    let smaller_after = keys[at + 1..=at + WINDOW].iter().filter(|&&k| k < key).count();
+                    smaller_after as i64 - larger_before as i64
+                })
+                .collect();
+            let (mut dispatched, mut baseline) = ([0i64; CHUNK], [0i64; CHUNK]);
+            moves_of(&keys, &mut dispatched);
+            moves_body(&keys, &mut baseline);
+            prop_assert_eq!(&dispatched[..], &expected[..]);
+            prop_assert_eq!(&baseline[..], &expected[..]);
+        }
+    }
+
+    proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
         /// Scores clustered in a few narrow ranges (skewed data): inner ranges of more
@@ -1348,12 +1392,13 @@ mod tests {
 
         /// A run of buckets in order by digit is placed as a stable sort orders it,
         /// whatever its buckets' lengths (placed by the window, or longer and sorted
-        /// again) and wherever the run starts in its level's range.
+        /// again), across the ends of `place_run`'s chunks, and wherever the run starts
+        /// in its level's range.
         #[test]
         fn a_run_of_buckets_is_placed_as_sorted(
             buckets in proptest::collection::vec(
-                proptest::collection::vec((0u64..6, 0u32..2), 0..14),
-                0..30,
+                proptest::collection::vec((0u64..6, 0u32..2), 0..2 * WINDOW + 4),
+                0..40,
             ),
             offset in 0usize..1000,
         ) {

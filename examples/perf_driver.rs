@@ -26,7 +26,9 @@
 //! each record to its bucket's next place), against a plain copy of the same records
 //! (fastest of 21 runs of each, in ms; `-hot`: 30 % distinct scores in one bucket
 //! instead of ties), and `time-push` (and `-ties`): `Histogram::push_batch` against its
-//! lane loop's arithmetic alone and its cell updates alone (fastest of 201 runs).
+//! lane loop's arithmetic alone and its cell updates alone, and all three against a
+//! count alone (a 32-bit addition a sample into the same lanes) and the bench's
+//! vectorised sum (fastest of 201 runs).
 
 use std::hint::black_box;
 
@@ -191,6 +193,34 @@ fn push_floors(scores: &[f64], labels: &[u8]) {
         }
         black_box(cells);
     };
+    // A lower bound for any histogram that touches a cell a sample: a count alone, one
+    // 32-bit addition a sample into the same laned cells, nothing else.
+    let counts_alone = || {
+        let mut cells = [[0u32; 64]; LANES];
+        for (s, l) in scores.chunks_exact(LANES).zip(labels.chunks_exact(LANES)) {
+            for lane in 0..LANES {
+                let bits = s[lane].to_bits();
+                let cell = (((bits >> 48) as usize & 15) << 1 | usize::from(l[lane])) & 63;
+                cells[lane][cell] = cells[lane][cell].wrapping_add(1);
+            }
+        }
+        black_box(cells);
+    };
+    // The bench's vectorised read of the same inputs (benches/core.rs `sum_vectorised`).
+    let vectorised_sum = || {
+        const SUM_LANES: usize = 16;
+        let (mut sums, mut hits) = ([0.0f64; SUM_LANES], [0u32; SUM_LANES]);
+        for (s, l) in scores
+            .chunks_exact(SUM_LANES)
+            .zip(labels.chunks_exact(SUM_LANES))
+        {
+            for lane in 0..SUM_LANES {
+                sums[lane] += s[lane];
+                hits[lane] += u32::from(l[lane]);
+            }
+        }
+        black_box((sums, hits));
+    };
     let push = || {
         let mut histogram = Histogram::<[BinStats; BINS]>::new(Closure::Left);
         histogram.push_batch(scores, labels).unwrap();
@@ -203,13 +233,25 @@ fn push_floors(scores: &[f64], labels: &[u8]) {
             fastest.min(start.elapsed().as_secs_f64() * 1e3)
         })
     };
-    let (push, arithmetic, cell_updates) =
-        (fastest(&push), fastest(&arithmetic), fastest(&cell_updates));
+    let (push, arithmetic, cell_updates, counts_alone, sum) = (
+        fastest(&push),
+        fastest(&arithmetic),
+        fastest(&cell_updates),
+        fastest(&counts_alone),
+        fastest(&vectorised_sum),
+    );
     println!(
         "push_batch {push:.3} ms; its arithmetic alone {arithmetic:.3} ms ({:.2}x), \
          its cell updates alone {cell_updates:.3} ms ({:.2}x); fastest of 201 runs",
         arithmetic / push,
         cell_updates / push
+    );
+    println!(
+        "against the vectorised sum ({sum:.3} ms): push_batch {:.2}x, its cell updates \
+         alone {:.2}x, a count alone a sample {counts_alone:.3} ms {:.2}x",
+        push / sum,
+        cell_updates / sum,
+        counts_alone / sum
     );
 }
 

@@ -182,29 +182,34 @@ fn push_floors(scores: &[f64], labels: &[u8]) {
         }
         black_box((folded, clamped_away, label_bits));
     };
-    let cell_updates = || {
-        let mut cells = [[0u128; 64]; LANES];
+    // Cells from the score's bits, `update` applied to one a sample, eight lanes apart.
+    fn fill_cells<T: Copy>(
+        scores: &[f64],
+        labels: &[u8],
+        empty: T,
+        update: impl Fn(T, u64) -> T,
+    ) -> [[T; 64]; LANES] {
+        let mut cells = [[empty; 64]; LANES];
         for (s, l) in scores.chunks_exact(LANES).zip(labels.chunks_exact(LANES)) {
             for lane in 0..LANES {
                 let bits = s[lane].to_bits();
                 let cell = (((bits >> 48) as usize & 15) << 1 | usize::from(l[lane])) & 63;
-                cells[lane][cell] = cells[lane][cell].wrapping_add(1 << 96 | u128::from(bits));
+                cells[lane][cell] = update(cells[lane][cell], bits);
             }
         }
-        black_box(cells);
+        cells
+    }
+    let cell_updates = || {
+        black_box(fill_cells(scores, labels, 0u128, |cell, bits| {
+            cell.wrapping_add(1 << 96 | u128::from(bits))
+        }));
     };
     // A lower bound for any histogram that touches a cell a sample: a count alone, one
     // 32-bit addition a sample into the same laned cells, nothing else.
     let counts_alone = || {
-        let mut cells = [[0u32; 64]; LANES];
-        for (s, l) in scores.chunks_exact(LANES).zip(labels.chunks_exact(LANES)) {
-            for lane in 0..LANES {
-                let bits = s[lane].to_bits();
-                let cell = (((bits >> 48) as usize & 15) << 1 | usize::from(l[lane])) & 63;
-                cells[lane][cell] = cells[lane][cell].wrapping_add(1);
-            }
-        }
-        black_box(cells);
+        black_box(fill_cells(scores, labels, 0u32, |cell, _| {
+            cell.wrapping_add(1)
+        }));
     };
     // The bench's vectorised read of the same inputs (benches/core.rs `sum_vectorised`).
     let vectorised_sum = || {

@@ -18,7 +18,8 @@
 //! Stack: 1 KiB a level of `by_score` for ranges of up to `WIDE_FROM` slots (2^10 with
 //! `std`, 2^16 without), 8 KiB above. Each level but the last takes at least 10 bits
 //! (11 without `std`) of the 62 a score can vary in, so at most seven (six) wide levels
-//! nest, and only for scores that agree in ever more of their top bits; 8 KiB for `lsd`,
+//! nest, and only for scores that agree in ever more of their top bits; 2.1 KiB more for
+//! `place_run`'s chunk of keys and moves, below the innermost level; 8 KiB for `lsd`,
 //! which returns before.
 //!
 //! **In place** (no scratch): the standard library's pattern-defeating quicksort by
@@ -422,7 +423,7 @@ const CHUNK: usize = 128;
 /// buckets are all smaller before it and all larger after it, so they count for neither,
 /// and the sum can be taken over the `WINDOW` slots on either side, which hold the whole
 /// bucket when it has at most `WINDOW + 1` slots. Those comparisons have no branch, and
-/// vectorise over a chunk's keys copied into an array of their own ([`moves`]), where an
+/// vectorise over a chunk's keys copied into an array of their own ([`moves_of`]), where an
 /// insertion sort mispredicts about every other slot of buckets that average two (half
 /// its time in the one-thread sort). The longer buckets, which the window misplaces
 /// within their own positions, are then sorted again whole, by insertion.

@@ -227,21 +227,20 @@ fn push_floors(scores: &[f64], labels: &[u8]) {
         }
         black_box((sums, hits));
     };
-    // The same arithmetic four samples a vector (AVX2, where the CPU has it).
+    // The same arithmetic four samples a vector (AVX2, where the CPU has it), checked
+    // first against the push's values.
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: as below.
-        let vectorised = unsafe { arithmetic_avx2(scores, labels, BINS) };
+    let vectorised_arithmetic = std::is_x86_feature_detected!("avx2").then(|| {
+        // SAFETY: the CPU has AVX2, checked just now.
+        let run = || unsafe { arithmetic_avx2(scores, labels, BINS) };
         assert_eq!(
-            vectorised,
+            run(),
             arithmetic_scalar(scores, labels, BINS),
             "the vectorised arithmetic computes the push's values"
         );
-    }
-    #[cfg(target_arch = "x86_64")]
-    let vectorised_arithmetic = std::is_x86_feature_detected!("avx2").then_some(|| {
-        // SAFETY: the CPU has AVX2, checked just now.
-        black_box(unsafe { arithmetic_avx2(scores, labels, BINS) });
+        move || {
+            black_box(run());
+        }
     });
     #[cfg(not(target_arch = "x86_64"))]
     let vectorised_arithmetic = None::<fn()>;

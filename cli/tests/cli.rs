@@ -106,6 +106,90 @@ fn malformed_input_names_the_line_and_exits_2() {
 }
 
 #[test]
+fn a_column_name_the_header_repeats_is_ambiguous() {
+    // The first `correct` was read and the second ignored, without a word.
+    assert_rejected(
+        "confidence,correct,correct\n0.9,1,0\n0.8,0,1\n",
+        1,
+        "ambiguous column `correct`: 2 columns have that name (fields 2, 3)",
+    );
+    assert_rejected(
+        "confidence,id,confidence,correct\n0.9,a,0.1,1\n",
+        1,
+        "ambiguous column `confidence`: 2 columns have that name (fields 1, 3)",
+    );
+    // Named by an option too, and in class columns.
+    let stderr = refused(
+        &tce_stdin(
+            &["estimate", "-", "--label-col", "y"],
+            b"confidence,y,y\n0.9,1,0\n",
+        ),
+        "--label-col y",
+    );
+    assert!(
+        stderr.contains("line 1: ambiguous column `y`")
+            && stderr.contains("name another column with --label-col NAME"),
+        "{stderr}"
+    );
+    let stderr = refused(
+        &tce_stdin(
+            &["estimate", "-", "--prob-cols", "p0,p1"],
+            b"p0,p1,p1,label\n0.5,0.5,0.5,0\n",
+        ),
+        "--prob-cols p0,p1",
+    );
+    assert!(
+        stderr.contains("line 1: ambiguous column `p1`: 2 columns have that name (fields 2, 3)"),
+        "{stderr}"
+    );
+    // A repeated name that is not read is no concern of the reader's.
+    let output = tce_stdin(
+        &["estimate", "-", "--json"],
+        b"note,confidence,note,correct\na,0.9,b,1\nc,0.8,d,0\n",
+    );
+    assert_eq!(json(&output)["n"], 2);
+}
+
+#[test]
+fn a_utf8_byte_order_mark_before_the_header_is_skipped() {
+    // Excel's "CSV UTF-8" starts with one; it was read as part of the first name
+    // (`\u{feff}confidence`), and the message named a column that seemed to be there.
+    let plain = "confidence,correct\n0.9,1\n0.8,0\n0.55,1\n";
+    let expected = json(&tce_stdin(&["estimate", "-", "--json"], plain.as_bytes()));
+    let dir = TempDir::new("bom");
+    for (what, text) in [
+        ("plain", format!("\u{feff}{plain}")),
+        ("quoted header", format!("\u{feff}\"confidence\",correct\n0.9,1\n0.8,0\n0.55,1\n")),
+        ("blank lines first", format!("\u{feff}\n\n{plain}")),
+        ("crlf", format!("\u{feff}{}", plain.replace('\n', "\r\n"))),
+    ] {
+        let file = write(dir.path(), "bom.csv", &text);
+        for output in [
+            tce(&["estimate", &file, "--json"]),
+            tce_stdin(&["estimate", "-", "--json"], text.as_bytes()),
+        ] {
+            let report = json(&output);
+            assert_eq!(report["estimates"], expected["estimates"], "{what}");
+            assert_eq!(report["settings"]["columns"]["score"], "confidence", "{what}");
+        }
+    }
+    // Class columns too.
+    let output = tce_stdin(
+        &["estimate", "-", "--prob-cols", "p*", "--json"],
+        "\u{feff}p0,p1,label\n0.2,0.8,1\n0.7,0.3,1\n".as_bytes(),
+    );
+    assert_eq!(json(&output)["n"], 2);
+    // Only at the start: a mark anywhere else is part of the data.
+    assert_rejected(
+        "confidence,correct\n\u{feff}0.9,1\n",
+        2,
+        "cannot parse",
+    );
+    // A mark and nothing else is an empty file.
+    assert_rejected("\u{feff}", 1, "empty file");
+}
+
+#[test]
 fn invalid_options_exit_2() {
     let dir = TempDir::new("options");
     let file = write(dir.path(), "input.csv", "confidence,correct\n0.9,1\n");

@@ -11,9 +11,11 @@
 //! same sample, and leaves every other row, and so every error, to that path.
 //!
 //! Rows must have the header's number of fields (a ragged row is an error naming its
-//! line); blank lines are skipped. Columns are matched by name: exactly if the header
-//! has the name, else without regard to case (reported as a note); when nothing
-//! matches, the error lists the header's columns and the option that picks another.
+//! line); blank lines are skipped, and so is a UTF-8 byte-order mark before the header.
+//! Columns are matched by name: exactly if the header has the name, else without regard
+//! to case (reported as a note); a name the header has twice is ambiguous either way,
+//! and when nothing matches, the error lists the header's columns and the option that
+//! picks another.
 
 use std::fmt;
 use std::io::{self, Read};
@@ -404,9 +406,14 @@ struct Fast<R> {
     line: u64,
     /// The first `"` in `buf[..end]` at or after `start`, if any.
     quote: Option<usize>,
-    /// Whether `buf[..end]` is all ASCII (then no row needs a UTF-8 check).
+    /// Whether `buf[..end]` is all ASCII (then no row needs a UTF-8 check), a skipped
+    /// byte-order mark aside.
     ascii: bool,
 }
+
+/// The UTF-8 byte-order mark that Excel and other Windows tools write before a CSV's
+/// header. It is not part of the first column's name (pandas reads past it too).
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 impl<R: Read> Fast<R> {
     fn new(inner: R) -> Self {
@@ -420,6 +427,19 @@ impl<R: Read> Fast<R> {
             quote: None,
             ascii: true,
         }
+    }
+
+    /// Skips a [`UTF8_BOM`] at the start of the input: called before the first line.
+    fn skip_bom(&mut self) -> Result<(), Stop> {
+        while self.end - self.start < UTF8_BOM.len() && !self.eof {
+            self.refill()?;
+        }
+        if self.buf[self.start..self.end].starts_with(UTF8_BOM) {
+            self.start += UTF8_BOM.len();
+            // The mark was the only non-ASCII byte read so far, if the rest are ASCII.
+            self.ascii = self.buf[self.start..self.end].is_ascii();
+        }
+        Ok(())
     }
 
     /// Moves the unread bytes to the front and reads one more block.
@@ -851,6 +871,7 @@ impl<R: Read> Rows<R> {
         boundary: Option<Arc<Boundary>>,
     ) -> Result<Self, InputError> {
         let mut fast = Fast::new(reader);
+        fast.skip_bom().map_err(|stop| stop_error(stop, 1))?;
         let mut bounds = Vec::new();
         // Empty lines before the header are skipped, as the parser skips them.
         let header = loop {
@@ -1039,8 +1060,9 @@ fn check_utf8(row: Row<'_>, line: u64) -> Result<(), InputError> {
     }
 }
 
-/// The column named `wanted`: the exact name if the header has it, else the one column
-/// equal to it without regard to case (with a note saying so).
+/// The column named `wanted`: the exact name if the header has it once, else the one
+/// column equal to it without regard to case (with a note saying so). A name the header
+/// has more than once, exactly or without regard to case, is ambiguous: an error.
 pub fn find_column(
     header: &csv::StringRecord,
     wanted: &str,
@@ -1048,8 +1070,32 @@ pub fn find_column(
     line: u64,
     notes: &mut Vec<String>,
 ) -> Result<usize, InputError> {
-    if let Some(index) = header.iter().position(|h| h == wanted) {
-        return Ok(index);
+    let exact: Vec<usize> = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| *h == wanted)
+        .map(|(i, _)| i)
+        .collect();
+    match exact.as_slice() {
+        [index] => return Ok(*index),
+        [] => {}
+        // Taking the first would read one of them without a word about the others.
+        several => {
+            let fields: Vec<String> = several
+                .iter()
+                .take(LISTED_COLUMNS)
+                .map(|i| (i + 1).to_string())
+                .collect();
+            return Err(InputError::at(
+                line,
+                format!(
+                    "ambiguous column `{}`: {} columns have that name (fields {}); rename all but one, or name another column with {option} NAME",
+                    excerpt(wanted),
+                    several.len(),
+                    fields.join(", ")
+                ),
+            ));
+        }
     }
     let folded = wanted.to_lowercase();
     let matches: Vec<usize> = header

@@ -14,7 +14,8 @@
 //! kind, other bins or capacity) are always an error naming the file: skipping them would
 //! hide a mistake in what was collected, not a corrupted transfer.
 
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde::Serialize;
@@ -151,6 +152,40 @@ fn decode(bytes: &[u8]) -> Result<State, String> {
     })
 }
 
+/// How much of a state file is read at a time: the most read past the end of a frame (or
+/// past the start of bytes that cannot be one) before the reading stops.
+const READ_CHUNK: u64 = 64 * 1024;
+
+/// The bytes of the state file at `path`, read no further than they can still be a frame:
+/// after each chunk the core's [`frame_shape`] looks at what has been read, and only
+/// while it answers [`DecodeError::Truncated`] (a frame whose header declares more bytes
+/// than have arrived) or accepts the bytes (to see that nothing trails the frame) does
+/// the reading go on. So a file that is not a state (`/dev/zero`, a 2 GB file of other
+/// data) costs one chunk before its header is refused, and one with a valid header costs
+/// the length that header declares (at most 4 GiB, the format's 32-bit length), never
+/// the whole file. Checking a prefix that is still short of its declared length takes
+/// constant time: the checksum is only computed once every declared byte is there.
+/// The format's layout stays in the core; this only reads the decoder's answer.
+fn read_frame_bytes(path: &Path) -> Result<Vec<u8>, String> {
+    let unreadable = |e: std::io::Error| format!("cannot read it: {e}");
+    let mut file = std::fs::File::open(path).map_err(unreadable)?;
+    let mut bytes = Vec::new();
+    loop {
+        let read = (&mut file)
+            .take(READ_CHUNK)
+            .read_to_end(&mut bytes)
+            .map_err(unreadable)?;
+        if read == 0 {
+            return Ok(bytes);
+        }
+        match frame_shape(&bytes) {
+            Err(DecodeError::Truncated) | Ok(_) => {}
+            // Refused whatever follows: `decode` names why.
+            Err(_) => return Ok(bytes),
+        }
+    }
+}
+
 /// Merges `next` (from `file`) into `into` (first read from `first`).
 fn merge(into: &mut State, next: State, file: &str, first: &str) -> Result<(), String> {
     let refuse = |why: String| Err(format!("{file}: cannot merge into {first}: {why}"));
@@ -215,7 +250,31 @@ struct MergeJson<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     histogram_closure: Option<ClosureArg>,
     #[serde(flatten)]
-    report: &'a Report,
+    merged: Merged<'a>,
+}
+
+/// Why a merged state without samples has no estimates.
+const NO_SAMPLES: &str = "the merged state holds no samples";
+
+/// The estimates of the merged state, or what stands in for them when it holds no sample.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Merged<'a> {
+    /// The fields of `tce estimate --json`.
+    Estimated(&'a Report),
+    /// The same fields for no samples: n 0, accuracy and mean confidence `null`, no
+    /// estimates, and why.
+    Empty(Empty),
+}
+
+#[derive(Serialize)]
+struct Empty {
+    n: usize,
+    accuracy: Option<f64>,
+    mean_confidence: Option<f64>,
+    norm: f64,
+    estimates: [Row; 0],
+    estimates_unavailable: &'static str,
 }
 
 fn closure_arg(closure: Closure) -> ClosureArg {
@@ -249,9 +308,7 @@ pub fn run(args: &MergeArgs) -> Result<(), Failure> {
     let mut skipped = Vec::new();
     for path in &args.files {
         let file = path.display().to_string();
-        let decoded = std::fs::read(path)
-            .map_err(|e| format!("cannot read it: {e}"))
-            .and_then(|bytes| decode(&bytes));
+        let decoded = read_frame_bytes(path).and_then(|bytes| decode(&bytes));
         let state = match decoded {
             Ok(state) => state,
             Err(error) if args.skip_bad => {
@@ -300,41 +357,53 @@ pub fn run(args: &MergeArgs) -> Result<(), Failure> {
     let norm = args.norm;
     let from_samples = |(scores, labels): (Vec<f64>, Vec<u8>)| {
         if scores.is_empty() {
-            return Err(Failure::input("the merged state holds no samples"));
+            return Ok(None);
         }
-        estimate::compute(&scores, &labels, &settings, None).map_err(Failure::internal)
+        estimate::compute(&scores, &labels, &settings, None)
+            .map(Some)
+            .map_err(Failure::internal)
     };
     let kind = state.kind();
+    // `None`: the merged state holds no sample (a fleet just started), which is a valid
+    // state with nothing to estimate, not an error.
     let (report, seen, histogram) = match &mut state {
         State::Histogram(h) => {
             let total = h.total();
-            let estimates = binned_rows(h.ece_bin(norm), h.ece_debias(norm), h.mce())?;
-            let report = Report {
-                n: usize::try_from(total.count()).unwrap_or(usize::MAX),
-                accuracy: total.accuracy().unwrap_or(0.0),
-                mean_confidence: total.mean_score().unwrap_or(0.0),
-                norm: norm.p(),
-                estimates,
-            };
+            let report = (total.count() > 0)
+                .then(|| {
+                    let estimates = binned_rows(h.ece_bin(norm), h.ece_debias(norm), h.mce())?;
+                    Ok::<_, Failure>(Report {
+                        n: usize::try_from(total.count()).unwrap_or(usize::MAX),
+                        accuracy: total.accuracy().unwrap_or(0.0),
+                        mean_confidence: total.mean_score().unwrap_or(0.0),
+                        norm: norm.p(),
+                        estimates,
+                    })
+                })
+                .transpose()?;
             (report, total.count(), Some((h.bin_count(), h.closure())))
         }
         State::Decaying(d) => {
-            let estimates = binned_rows(d.ece_bin(norm), d.ece_debias(norm), d.mce())?;
-            // Its accuracy and mean confidence are the decayed-weighted ones, as its
-            // estimates weigh the samples.
-            let (mut weight, mut hits, mut scores) = (0.0, 0.0, 0.0);
-            for bin in d.bins().iter().filter(|b| b.count() > 0) {
-                weight += bin.weight();
-                hits += bin.weight() * bin.accuracy();
-                scores += bin.weight() * bin.mean_score();
-            }
-            let report = Report {
-                n: usize::try_from(d.samples()).unwrap_or(usize::MAX),
-                accuracy: hits / weight,
-                mean_confidence: scores / weight,
-                norm: norm.p(),
-                estimates,
-            };
+            let report = (d.samples() > 0)
+                .then(|| {
+                    let estimates = binned_rows(d.ece_bin(norm), d.ece_debias(norm), d.mce())?;
+                    // Its accuracy and mean confidence are the decayed-weighted ones, as
+                    // its estimates weigh the samples.
+                    let (mut weight, mut hits, mut scores) = (0.0, 0.0, 0.0);
+                    for bin in d.bins().iter().filter(|b| b.count() > 0) {
+                        weight += bin.weight();
+                        hits += bin.weight() * bin.accuracy();
+                        scores += bin.weight() * bin.mean_score();
+                    }
+                    Ok::<_, Failure>(Report {
+                        n: usize::try_from(d.samples()).unwrap_or(usize::MAX),
+                        accuracy: hits / weight,
+                        mean_confidence: scores / weight,
+                        norm: norm.p(),
+                        estimates,
+                    })
+                })
+                .transpose()?;
             (report, d.samples(), Some((d.bin_count(), d.closure())))
         }
         State::Buffer(scores, labels) => {
@@ -350,6 +419,17 @@ pub fn run(args: &MergeArgs) -> Result<(), Failure> {
             let seen = w.seen();
             (from_samples(samples_of(w.samples()))?, seen, None)
         }
+    };
+    let merged = match &report {
+        Some(report) => Merged::Estimated(report),
+        None => Merged::Empty(Empty {
+            n: 0,
+            accuracy: None,
+            mean_confidence: None,
+            norm: norm.p(),
+            estimates: [],
+            estimates_unavailable: NO_SAMPLES,
+        }),
     };
     let text = if args.json {
         json_line(&MergeJson {
@@ -371,7 +451,7 @@ pub fn run(args: &MergeArgs) -> Result<(), Failure> {
             seen,
             histogram_bins: histogram.map(|(b, _)| b),
             histogram_closure: histogram.map(|(_, c)| closure_arg(c)),
-            report: &report,
+            merged,
         })?
     } else {
         let mut out = format!("merged           {states} {kind} states");
@@ -386,10 +466,19 @@ pub fn run(args: &MergeArgs) -> Result<(), Failure> {
             };
             out += &format!("bins             {bins} equal width, {closure}-closed\n");
         }
-        if seen != report.n as u64 {
+        let held = report.as_ref().map_or(0, |r| r.n as u64);
+        if seen != held {
             out += &format!("seen             {seen} (the estimates are over the n held)\n");
         }
-        out + &report.table()
+        match &report {
+            Some(report) => out + &report.table(),
+            None => {
+                out + &format!(
+                    "n                0\nnorm             {}\n\nno estimates: {NO_SAMPLES}\n",
+                    norm.p()
+                )
+            }
+        }
     };
     write_stdout(&text)
 }

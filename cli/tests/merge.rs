@@ -13,7 +13,7 @@ use tce::{
 };
 
 mod common;
-use common::{exits, json, load, tce, TempDir, DATA};
+use common::{bounded_sh, exits, json, load, tce, tce_bounded, TempDir, DATA};
 
 const C_FRAMES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../python/tests/c_frames");
 
@@ -458,4 +458,126 @@ fn frames_written_by_the_c_library_decode() {
     let two = json(&tce(&["merge", "--json", &path, &path]));
     assert_eq!(two["n"].as_u64(), one["n"].as_u64().map(|n| 2 * n));
     assert_eq!(two["estimates"][0]["value"], one["estimates"][0]["value"]);
+}
+
+/// What a merge may use of memory and time on input that is not a state: far below what
+/// reading `/dev/zero` to its end, or an endless stream after a frame, would take.
+const MEMORY_MIB: u64 = 512;
+const SECONDS: u64 = 20;
+
+#[test]
+fn bytes_that_are_not_a_state_are_refused_at_their_header() {
+    // /dev/zero never ends: a merge that reads a whole file first never gets to its
+    // header (it grew to 9 GB), under --skip-bad too.
+    let error = failure(&tce_bounded(&["merge", "/dev/zero"], MEMORY_MIB, SECONDS));
+    assert!(
+        error.contains("tce: error: /dev/zero: not a tce state (bad magic number)"),
+        "{error}"
+    );
+    let output = tce_bounded(
+        &["merge", "--skip-bad", "/dev/zero", "/dev/zero"],
+        MEMORY_MIB,
+        SECONDS,
+    );
+    let error = failure(&output);
+    assert_eq!(
+        error.matches("tce: skipping /dev/zero: not a tce state (bad magic number)").count(),
+        2,
+        "{error}"
+    );
+    assert!(error.contains("none of the 2 files holds a valid state"), "{error}");
+}
+
+#[test]
+fn a_frame_is_read_no_further_than_its_header_declares() {
+    // A valid frame's header and payload (3.2 MB: 100 000 bins) without its checksum,
+    // then endless zeros: the read stops once the declared length is there, and the
+    // frame is refused (the zeros after the payload are no checksum of it, and bytes
+    // after the trailer are not part of a state).
+    let dir = TempDir::new("endless");
+    let (scores, labels) = load("resnet50_birds_test.csv");
+    let frame = histogram_bytes(&scores, &labels, 100_000);
+    let start = dir.file("start.bin", &frame[..frame.len() - 4]);
+    let start = start.to_str().unwrap();
+    let output = bounded_sh(
+        r#"cat "$1" /dev/zero | "$TCE" merge /dev/stdin"#,
+        &[start],
+        MEMORY_MIB,
+        SECONDS,
+    )
+    .expect("tce merge stops reading after the declared length");
+    let error = failure(&output);
+    assert!(
+        error.contains("tce: error: /dev/stdin: state checksum mismatch")
+            || error.contains("tce: error: /dev/stdin: state contents are inconsistent"),
+        "{error}"
+    );
+    // The same bytes with their own checksum and nothing after them merge.
+    let whole = dir.file("whole.tce", &frame);
+    let merged = json(&tce(&["merge".as_ref(), "--json".as_ref(), whole.as_os_str()]));
+    assert_eq!(merged["n"], scores.len());
+    assert_eq!(merged["histogram_bins"], 100_000);
+}
+
+fn empty_frames() -> Vec<(&'static str, Vec<u8>)> {
+    let none: (&[f64], &[u8]) = (&[], &[]);
+    vec![
+        ("histogram", histogram_bytes(none.0, none.1, 15)),
+        ("buffer", {
+            let mut b = SortedBuffer::with_boxed_storage(vec![Slot::EMPTY; 8].into()).unwrap();
+            let mut out = vec![0; b.encoded_len()];
+            b.encode(&mut out).unwrap();
+            out
+        }),
+        ("reservoir", reservoir_bytes(none.0, none.1, 50, 1)),
+        ("window", window_bytes(none.0, none.1, 50)),
+        ("decaying_histogram", decaying_bytes(none.0, none.1, 100.0)),
+    ]
+}
+
+#[test]
+fn states_without_samples_merge_to_n_0_without_estimates() {
+    // A fleet at start-up: every device's state is valid and empty.
+    let dir = TempDir::new("empty");
+    for (kind, bytes) in empty_frames() {
+        let a = dir.file(&format!("{kind}-a.tce"), &bytes);
+        let b = dir.file(&format!("{kind}-b.tce"), &bytes);
+        let args = ["merge".as_ref(), a.as_os_str(), b.as_os_str()];
+        let merged = json(&tce(&[&args[..], &["--json".as_ref()]].concat()));
+        assert_eq!(merged["kind"], kind, "{merged}");
+        assert_eq!(merged["states"], 2, "{kind}");
+        assert_eq!(merged["n"], 0, "{kind}");
+        assert_eq!(merged["seen"], 0, "{kind}");
+        assert_eq!(merged["accuracy"], Value::Null, "{kind}");
+        assert_eq!(merged["mean_confidence"], Value::Null, "{kind}");
+        assert_eq!(merged["estimates"], serde_json::json!([]), "{kind}");
+        assert_eq!(
+            merged["estimates_unavailable"], "the merged state holds no samples",
+            "{kind}"
+        );
+        let text = common::stdout(&tce(&args));
+        assert!(
+            text.starts_with(&format!("merged           2 {kind} states\n")),
+            "{text}"
+        );
+        assert!(text.contains("\nn                0\n"), "{text}");
+        assert!(
+            text.ends_with("\nno estimates: the merged state holds no samples\n"),
+            "{text}"
+        );
+    }
+    // An empty state merged with one that holds samples changes nothing.
+    let (scores, labels) = load("resnet50_birds_test.csv");
+    let full = dir.file("full.tce", histogram_bytes(&scores, &labels, 15));
+    let empty = dir.path().join("histogram-a.tce");
+    let alone = json(&tce(&["merge".as_ref(), "--json".as_ref(), full.as_os_str()]));
+    let with_empty = json(&tce(&[
+        "merge".as_ref(),
+        "--json".as_ref(),
+        empty.as_os_str(),
+        full.as_os_str(),
+    ]));
+    assert_eq!(with_empty["n"], scores.len());
+    assert_eq!(with_empty["estimates"], alone["estimates"]);
+    assert!(with_empty.get("estimates_unavailable").is_none());
 }

@@ -65,6 +65,50 @@ pub fn tce_stdin(args: &[&str], input: &[u8]) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// Runs `script` with `sh -c` (arguments `args` as `$1`...; the `tce` binary as `$TCE`),
+/// its address space limited to `memory_mib` MiB (`ulimit -v`, inherited by everything
+/// the script starts), and kills its whole process group if it has not finished within
+/// `seconds`: for the inputs that once made `tce` read or allocate without end. Returns
+/// the output, or `None` when it had to be killed.
+pub fn bounded_sh(script: &str, args: &[&str], memory_mib: u64, seconds: u64) -> Option<Output> {
+    use std::os::unix::process::CommandExt;
+    use std::time::Duration;
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {}; {script}", memory_mib * 1024))
+        .arg("sh")
+        .args(args)
+        .env("TCE", env!("CARGO_BIN_EXE_tce"))
+        .current_dir(ROOT)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .expect("spawn sh");
+    let group = child.id();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    match finished.recv_timeout(Duration::from_secs(seconds)) {
+        Ok(output) => Some(output.expect("wait for sh")),
+        Err(_) => {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{group}")])
+                .status();
+            None
+        }
+    }
+}
+
+/// Runs `tce` with `args` as [`bounded_sh`] does, and asserts that it finished in time.
+pub fn tce_bounded(args: &[&str], memory_mib: u64, seconds: u64) -> Output {
+    bounded_sh(r#"exec "$TCE" "$@""#, args, memory_mib, seconds).unwrap_or_else(|| {
+        panic!("tce {args:?} ran past {seconds} s (under {memory_mib} MiB) and was killed")
+    })
+}
+
 /// The stdout of a run that must succeed.
 pub fn stdout(output: &Output) -> String {
     assert!(

@@ -23,6 +23,19 @@
 //! against 10.4 ns for one thread), while 3 bins took 18 ns and 1 bin 53 ns. Use shards
 //! of at least 8 bins (256 B) when scaling matters.
 //!
+//! **The count bound.** Like every state, the histogram never holds more than
+//! [`crate::MAX_COUNT`] samples: a push, batch or merge that would pass it is refused
+//! with nothing recorded, also while other threads push. Each sample is *reserved*
+//! before it is recorded, so racing updates cannot pass the bound together: the
+//! reservations come from a shared budget of `MAX_COUNT` samples, which a push takes in
+//! leases of [`LEASE`] samples at a time into a per-shard slot on its own cache line. A
+//! push then reserves by one compare-exchange on its shard's lease (a line only that
+//! shard's threads write), and touches the shared budget once per [`LEASE`] pushes. Near
+//! the bound no lease is handed out, and a reservation that the budget cannot meet first
+//! takes back every idle lease: a refusal means the samples recorded plus those reserved
+//! by updates in flight leave no room, whatever the shards. A reset gives the samples it
+//! clears back to the budget.
+//!
 //! Only on targets with 64-bit atomics (`target_has_atomic = "64"`).
 
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -30,7 +43,7 @@ use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use crate::binning::{equal_width_edges, Closure};
 use crate::error::{ConfigError, MergeError, PushError};
 use crate::histogram::Histogram;
-use crate::limits::add_counts;
+use crate::limits::{add_counts, CountOverflow};
 use crate::sample;
 use crate::stats::{to_fixed, BinStats};
 
@@ -78,10 +91,12 @@ impl AtomicBin {
             .unwrap_or(BinStats::EMPTY)
     }
 
-    fn reset(&self) {
-        for word in [&self.count, &self.hits, &self.sum_low, &self.sum_high] {
+    /// Empties the bin; returns the count it held, for the budget.
+    fn reset(&self) -> u64 {
+        for word in [&self.hits, &self.sum_low, &self.sum_high] {
             word.store(0, Relaxed);
         }
+        self.count.swap(0, Relaxed)
     }
 
     /// Adds a bin's statistics, with the same carry as [`Self::record`].
@@ -98,6 +113,124 @@ impl AtomicBin {
     }
 }
 
+/// Samples a push takes from the shared budget at a time into its shard's lease: one
+/// shared compare-exchange per `LEASE` pushes of a shard.
+pub const LEASE: u64 = 1 << 16;
+
+/// Lease slots; shard `s` uses slot `s % LEASES`, so up to this many threads pushing
+/// into their own shards never write the same line.
+const LEASES: usize = 16;
+
+/// Below this many free samples no lease is handed out, so that every reservation near
+/// the bound is exact (leases park at most `LEASES · LEASE` = 2^20 samples).
+const ENDGAME: u64 = 1 << 32;
+
+/// One shard's lease: samples reserved for its pushes, alone on a 64-byte line (its
+/// word and the next lease's are 64 bytes apart).
+#[derive(Debug)]
+#[repr(C)]
+struct Lease {
+    left: AtomicU64,
+    _line: [u64; 7],
+}
+
+impl Lease {
+    #[allow(clippy::declare_interior_mutable_const)] // used only as an initialiser
+    const EMPTY: Lease = Lease {
+        left: AtomicU64::new(0),
+        _line: [0; 7],
+    };
+}
+
+/// The admission of samples up to [`crate::MAX_COUNT`] (see the module docs). At all
+/// times `free` + the leases + the samples recorded + those reserved by updates in
+/// flight = `MAX_COUNT`.
+#[derive(Debug)]
+#[repr(C)]
+struct Budget {
+    /// Samples neither recorded nor reserved.
+    free: AtomicU64,
+    /// Keeps the leases off `free`'s line.
+    _line: [u64; 7],
+    leases: [Lease; LEASES],
+    /// Keeps the last lease off the first bins' line.
+    _tail: [u64; 8],
+}
+
+impl Budget {
+    #[allow(clippy::declare_interior_mutable_const)] // used only as an initialiser
+    const FULL: Budget = Budget {
+        free: AtomicU64::new(crate::MAX_COUNT),
+        _line: [0; 7],
+        leases: [const { Lease::EMPTY }; LEASES],
+        _tail: [0; 8],
+    };
+
+    /// Reserves `n` samples for shard `shard`, or refuses with nothing reserved.
+    #[inline]
+    fn reserve(&self, shard: usize, n: u64) -> Result<(), CountOverflow> {
+        let lease = &self.leases[shard % LEASES].left;
+        let mut left = lease.load(Relaxed);
+        while let Some(rest) = left.checked_sub(n) {
+            match lease.compare_exchange_weak(left, rest, Relaxed, Relaxed) {
+                Ok(_) => return Ok(()),
+                Err(now) => left = now,
+            }
+        }
+        self.reserve_from_free(lease, n)
+    }
+
+    /// [`Self::reserve`] once the lease is short: `n` from the free samples, with a new
+    /// lease while they are plenty; when they are short, every idle lease is taken back
+    /// first, so that a refusal is exact.
+    #[cold]
+    fn reserve_from_free(&self, lease: &AtomicU64, n: u64) -> Result<(), CountOverflow> {
+        for attempt in 0..2 {
+            let taken = self.free.fetch_update(Relaxed, Relaxed, |free| {
+                split(free, n).map(|(rest, _)| rest)
+            });
+            match taken {
+                Ok(free) => {
+                    if let Some((_, extra @ 1..)) = split(free, n) {
+                        lease.fetch_add(extra, Relaxed);
+                    }
+                    return Ok(());
+                }
+                Err(_) if attempt == 0 => self.take_back_leases(),
+                Err(_) => {}
+            }
+        }
+        Err(CountOverflow)
+    }
+
+    /// Returns every lease's unused samples to the free ones.
+    fn take_back_leases(&self) {
+        let idle = self
+            .leases
+            .iter()
+            .fold(0u64, |sum, l| sum.saturating_add(l.left.swap(0, Relaxed)));
+        self.give_back(idle);
+    }
+
+    /// Returns `n` samples (cleared or taken back) to the free ones.
+    fn give_back(&self, n: u64) {
+        if n > 0 {
+            // Never past the bound, even for a forged state.
+            let _ = self.free.fetch_update(Relaxed, Relaxed, |free| {
+                Some(free.saturating_add(n).min(crate::MAX_COUNT))
+            });
+        }
+    }
+}
+
+/// What a reservation of `n` out of `free` samples leaves free, and the lease it hands
+/// out beside (none near the bound); `None` if `n` is more than `free`.
+fn split(free: u64, n: u64) -> Option<(u64, u64)> {
+    let rest = free.checked_sub(n)?;
+    let lease = if rest >= ENDGAME { LEASE } else { 0 };
+    Some((rest.saturating_sub(lease), lease))
+}
+
 /// An equal-width histogram that many threads push into through `&self`, striped into
 /// shards (see the [module docs](self)).
 ///
@@ -112,6 +245,8 @@ pub struct ConcurrentHistogram<S: ?Sized = [AtomicBin]> {
     bins: usize,
     /// Shards (S ≥ 1).
     shards: usize,
+    /// The reservations that keep the total within [`crate::MAX_COUNT`].
+    budget: Budget,
     storage: S,
 }
 
@@ -216,6 +351,7 @@ impl<T: InlineStorage> ConcurrentHistogram<T> {
             closure,
             bins,
             shards,
+            budget: Budget::FULL,
             storage: T::EMPTY,
         }
     }
@@ -248,11 +384,14 @@ impl ConcurrentHistogram<Box<[AtomicBin]>> {
         closure: Closure,
     ) -> Result<Self, ConfigError> {
         check_shape(storage.len(), bins)?;
-        storage.iter().for_each(AtomicBin::reset);
+        storage.iter().for_each(|bin| {
+            bin.reset();
+        });
         Ok(ConcurrentHistogram {
             closure,
             bins,
             shards: storage.len() / bins,
+            budget: Budget::FULL,
             storage,
         })
     }
@@ -272,11 +411,14 @@ impl<'a> ConcurrentHistogram<&'a [AtomicBin]> {
         closure: Closure,
     ) -> Result<Self, ConfigError> {
         check_shape(storage.len(), bins)?;
-        storage.iter().for_each(AtomicBin::reset);
+        storage.iter().for_each(|bin| {
+            bin.reset();
+        });
         Ok(ConcurrentHistogram {
             closure,
             bins,
             shards: storage.len() / bins,
+            budget: Budget::FULL,
             storage,
         })
     }
@@ -293,7 +435,10 @@ impl ConcurrentHistogram<[AtomicBin]> {
         self.closure = closure;
         self.bins = bins;
         self.shards = self.storage.len() / bins;
-        self.reset();
+        self.budget = Budget::FULL;
+        self.storage.iter().for_each(|bin| {
+            bin.reset();
+        });
     }
 
     /// Whether the shape fields describe the storage (a forged or corrupted state may
@@ -306,14 +451,19 @@ impl ConcurrentHistogram<[AtomicBin]> {
 }
 
 impl<S: BinStorage + ?Sized> ConcurrentHistogram<S> {
-    /// Records a checked sample into shard `shard` taken modulo the shard count.
+    /// `shard` taken modulo the shard count.
     #[inline]
-    fn record(&self, shard: usize, score: f64, label: u8) {
-        let shard = if shard < self.shards {
+    fn shard_index(&self, shard: usize) -> usize {
+        if shard < self.shards {
             shard
         } else {
             shard % self.shards
-        };
+        }
+    }
+
+    /// Records a checked, reserved sample into shard `shard` (< the shard count).
+    #[inline]
+    fn record(&self, shard: usize, score: f64, label: u8) {
         let k = self.closure.bin_index(score, self.bins);
         self.storage.all_bins()[shard * self.bins + k].record(score, label);
     }
@@ -327,9 +477,15 @@ impl<S: BinStorage + ?Sized> ConcurrentHistogram<S> {
 
     /// Records one sample into shard `shard` (taken modulo the shard count, so any
     /// index is valid, e.g. a thread number); callable from many threads at once.
+    ///
+    /// Errors: those of a bad sample, and [`PushError::CountOverflow`] when the
+    /// histogram holds [`crate::MAX_COUNT`] samples (counting the updates in flight);
+    /// nothing is recorded then.
     #[inline]
     pub fn push_to(&self, shard: usize, score: f64, label: u8) -> Result<(), PushError> {
         sample::check(score, label, 0)?;
+        let shard = self.shard_index(shard);
+        self.budget.reserve(shard, 1)?;
         self.record(shard, score, label);
         Ok(())
     }
@@ -340,7 +496,8 @@ impl<S: BinStorage + ?Sized> ConcurrentHistogram<S> {
     }
 
     /// Records a batch into shard `shard` (modulo the shard count): all of it, or (when
-    /// any element is bad) none of it.
+    /// any element is bad, or when the batch would take the histogram past
+    /// [`crate::MAX_COUNT`] samples: [`PushError::CountOverflow`]) none of it.
     pub fn push_batch_to(
         &self,
         shard: usize,
@@ -348,6 +505,9 @@ impl<S: BinStorage + ?Sized> ConcurrentHistogram<S> {
         labels: &[u8],
     ) -> Result<(), PushError> {
         sample::check_batch(scores, labels)?;
+        let shard = self.shard_index(shard);
+        self.budget
+            .reserve(shard, crate::limits::batch_count(scores.len())?)?;
         for (&score, &label) in scores.iter().zip(labels) {
             self.record(shard, score, label);
         }
@@ -358,17 +518,13 @@ impl<S: BinStorage + ?Sized> ConcurrentHistogram<S> {
     /// bin count and closure), replacing its contents; the estimators then read that
     /// histogram.
     ///
-    /// Errors: [`MergeError::BinCountMismatch`], [`MergeError::ClosureMismatch`], and
-    /// [`MergeError::CountOverflow`] when the shards hold more than [`crate::MAX_COUNT`]
-    /// samples in all; `into` is unchanged then.
+    /// Errors: [`MergeError::BinCountMismatch`], [`MergeError::ClosureMismatch`]; `into`
+    /// is unchanged then.
     ///
-    /// Pushes are not bounded one by one (a shared check would serialise the threads
-    /// that shards keep apart), and need not be: a count grows only by one push at a
-    /// time, so reaching 2^63 takes 2^63 pushes, about 292 years at one a nanosecond,
-    /// and the `u64` counters cannot wrap before 2^64. The bound is checked here, where
-    /// shards are summed: first over all counters, before `into` changes; then again as
-    /// they are copied, in case pushes during the snapshot crossed it — only possible
-    /// within nanoseconds of the 2^63rd push, and then `into` is left empty.
+    /// Updates are bounded by their reservations (module docs), so the shards never sum
+    /// past [`crate::MAX_COUNT`]. The sum is checked all the same, for a state forged in
+    /// C memory: [`MergeError::CountOverflow`], first over all counters before `into`
+    /// changes, then again as they are copied (then `into` is left empty).
     pub fn snapshot_into<T>(&self, into: &mut Histogram<T>) -> Result<(), MergeError>
     where
         T: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized,
@@ -402,8 +558,8 @@ impl<S: BinStorage + ?Sized> ConcurrentHistogram<S> {
     ///
     /// Errors, with nothing added: [`MergeError::BinCountMismatch`],
     /// [`MergeError::ClosureMismatch`], and [`MergeError::CountOverflow`] when this
-    /// histogram's samples (as counted now) plus the other's would pass
-    /// [`crate::MAX_COUNT`] (unlike one push, one merge can add up to 2^63 samples).
+    /// histogram's samples (recorded and reserved by updates in flight) plus the other's
+    /// would pass [`crate::MAX_COUNT`].
     pub fn merge_histogram<T: AsRef<[BinStats]> + ?Sized>(
         &self,
         shard: usize,
@@ -416,13 +572,8 @@ impl<S: BinStorage + ?Sized> ConcurrentHistogram<S> {
         if other.closure() != self.closure {
             return Err(MergeError::ClosureMismatch);
         }
-        let held = self
-            .storage
-            .all_bins()
-            .iter()
-            .try_fold(0, |total, bin| add_counts(total, bin.count.load(Relaxed)))?;
-        add_counts(held, other.samples())?;
-        let shard = shard % self.shards;
+        let shard = self.shard_index(shard);
+        self.budget.reserve(shard, other.samples())?;
         let bins = &self.storage.all_bins()[shard * self.bins..(shard + 1) * self.bins];
         for (bin, stats) in bins.iter().zip(other.bins()) {
             bin.add(stats);
@@ -430,10 +581,15 @@ impl<S: BinStorage + ?Sized> ConcurrentHistogram<S> {
         Ok(())
     }
 
-    /// Forgets every sample, in every shard. Pushes racing with a reset may be partly
-    /// kept.
+    /// Forgets every sample, in every shard, and gives their room back to the budget.
+    /// Pushes racing with a reset may be partly kept (and stay counted).
     pub fn reset(&self) {
-        self.storage.all_bins().iter().for_each(AtomicBin::reset);
+        let cleared = self
+            .storage
+            .all_bins()
+            .iter()
+            .fold(0u64, |sum, bin| sum.saturating_add(bin.reset()));
+        self.budget.give_back(cleared);
     }
 
     /// The number of bins B (of each shard, and of a snapshot).
@@ -543,8 +699,8 @@ mod tests {
 
     #[test]
     fn a_snapshot_whose_shards_sum_past_the_bound_is_refused() {
-        // 2^63 pushes cannot be made in a test: set the counters (all misses at score 0,
-        // valid bins) as if they had been.
+        // Updates reserve first and cannot do this: counters set directly, as a state
+        // forged in C memory could hold them (all misses at score 0, valid bins).
         let h = ConcurrentHistogram::<[[AtomicBin; 3]; 2]>::new(Closure::Left);
         let bins = h.storage.all_bins();
         bins[0].count.store(1 << 62, Relaxed);
@@ -555,10 +711,118 @@ mod tests {
         h.snapshot_into(&mut into).unwrap();
         assert_eq!(into.samples(), crate::MAX_COUNT);
         assert_eq!(into.bins()[0].count(), crate::MAX_COUNT);
-        // One more push, in any shard, passes the bound.
-        h.push_to(1, 0.9, 1).unwrap();
+        // One more sample, in any shard, passes the bound.
+        bins[5].count.store(1, Relaxed);
         let mut into = before.clone();
         assert_eq!(h.snapshot_into(&mut into), Err(MergeError::CountOverflow));
         assert_eq!(into, before);
+    }
+
+    /// A histogram of 3 bins holding `count` samples at score 0 (misses) in bin 0.
+    fn holding(count: u64) -> InlineHistogram<3> {
+        let mut h = InlineHistogram::<3>::new(Closure::Left);
+        h.overwrite(Closure::Left, |bins| {
+            bins[0] = BinStats::from_parts(count, 0, 0).ok_or(CountOverflow)?;
+            Ok(())
+        })
+        .unwrap();
+        h
+    }
+
+    fn samples_of(h: &ConcurrentHistogram<impl BinStorage + ?Sized>) -> u64 {
+        let mut into = InlineHistogram::<3>::new(Closure::Left);
+        h.snapshot_into(&mut into).unwrap();
+        into.samples()
+    }
+
+    #[test]
+    fn updates_past_the_bound_are_refused_and_change_nothing() {
+        let h = ConcurrentHistogram::<[[AtomicBin; 3]; 4]>::new(Closure::Left);
+        h.merge_histogram(2, &holding(crate::MAX_COUNT - 3)).unwrap();
+        h.push_to(0, 0.5, 1).unwrap();
+        // Two samples of room left: a batch of three is refused whole, in any shard.
+        assert_eq!(
+            h.push_batch_to(3, &[0.1, 0.2, 0.3], &[1, 0, 1]),
+            Err(PushError::CountOverflow)
+        );
+        assert_eq!(samples_of(&h), crate::MAX_COUNT - 2);
+        h.push_batch_to(1, &[0.1, 0.2], &[1, 0]).unwrap();
+        assert_eq!(samples_of(&h), crate::MAX_COUNT);
+        for shard in 0..6 {
+            assert_eq!(h.push_to(shard, 0.9, 1), Err(PushError::CountOverflow));
+        }
+        assert_eq!(
+            h.merge_histogram(0, &holding(1)),
+            Err(MergeError::CountOverflow)
+        );
+        // Every read still works, and the counts are those accepted.
+        let mut into = InlineHistogram::<3>::new(Closure::Left);
+        h.snapshot_into(&mut into).unwrap();
+        assert_eq!(into.samples(), crate::MAX_COUNT);
+        assert_eq!(into.bins()[0].count(), crate::MAX_COUNT - 1); // with 0.1 and 0.2
+        assert_eq!(into.bins()[1].count(), 1); // 0.5
+        // A reset gives the room back.
+        h.reset();
+        assert_eq!(samples_of(&h), 0);
+        h.merge_histogram(0, &holding(crate::MAX_COUNT)).unwrap();
+        assert_eq!(h.push_to(1, 0.5, 0), Err(PushError::CountOverflow));
+        h.reset();
+        h.push_batch(&[0.5; 10], &[1; 10]).unwrap();
+        assert_eq!(samples_of(&h), 10);
+    }
+
+    #[test]
+    fn room_parked_in_other_shards_leases_is_taken_back_near_the_bound() {
+        let h = ConcurrentHistogram::<[[AtomicBin; 3]; 4]>::new(Closure::Left);
+        // Every shard takes a lease while the budget is plenty.
+        for shard in 0..4 {
+            h.push_to(shard, 0.5, 1).unwrap();
+        }
+        // Then a merge leaves exactly 3 samples of room, some of which sat in leases.
+        h.merge_histogram(0, &holding(crate::MAX_COUNT - 7)).unwrap();
+        for shard in [1, 2, 3] {
+            h.push_to(shard, 0.5, 1).unwrap();
+        }
+        assert_eq!(h.push_to(0, 0.5, 1), Err(PushError::CountOverflow));
+        assert_eq!(samples_of(&h), crate::MAX_COUNT);
+    }
+
+    #[test]
+    fn racing_pushes_never_pass_the_bound() {
+        let h = ConcurrentHistogram::<[[AtomicBin; 3]; 4]>::new(Closure::Left);
+        let room = 3 * LEASE + 1234;
+        h.merge_histogram(0, &holding(crate::MAX_COUNT - room)).unwrap();
+        let accepted = std::sync::atomic::AtomicU64::new(0);
+        std::thread::scope(|scope| {
+            for thread in 0..4 {
+                let (h, accepted) = (&h, &accepted);
+                scope.spawn(move || {
+                    let mut refused = 0;
+                    while refused < 100 {
+                        if thread % 2 == 0 {
+                            match h.push_to(thread, 0.7, 1) {
+                                Ok(()) => accepted.fetch_add(1, Relaxed),
+                                Err(_) => {
+                                    refused += 1;
+                                    0
+                                }
+                            };
+                        } else {
+                            match h.push_batch_to(thread, &[0.2; 7], &[0; 7]) {
+                                Ok(()) => accepted.fetch_add(7, Relaxed),
+                                Err(_) => {
+                                    refused += 1;
+                                    0
+                                }
+                            };
+                        }
+                    }
+                });
+            }
+        });
+        let accepted = accepted.into_inner();
+        // Exactly the room was taken (the last batches of 7 may leave up to 6 unused).
+        assert!(accepted <= room && room - accepted < 7, "{accepted} of {room}");
+        assert_eq!(samples_of(&h), crate::MAX_COUNT - room + accepted);
     }
 }

@@ -29,7 +29,7 @@ pub mod unit_point;
 pub use beta::{Beta, BetaError};
 pub use curve::{Curve, CurveError};
 pub use estimator::{EstimatorKind, EstimatorSpec, ParseEstimatorError};
-pub use model::{repetition_rng, Model};
+pub use model::{repetition_rng, DatasetTooLarge, Model};
 pub use point_mass::{PointMass, PointMassError, PointMasses};
 pub use runner::{simulate, Cell, Grid, Simulation, SimulationError};
 pub use tce::TceError;

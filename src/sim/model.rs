@@ -23,6 +23,26 @@ pub struct Model {
     pub point_masses: PointMasses,
 }
 
+/// A data set of n pairs that the allocator cannot hold (or that passes the address
+/// space); nothing was drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DatasetTooLarge {
+    /// The pairs asked for.
+    pub n: usize,
+}
+
+impl core::fmt::Display for DatasetTooLarge {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "cannot allocate a data set of {} samples (9 bytes each)",
+            self.n
+        )
+    }
+}
+
+impl std::error::Error for DatasetTooLarge {}
+
 /// Domain separation between the two SplitMix64 streams of [`repetition_rng`], so that
 /// (seed, rep) = (k, k) does not fill all four state words alike.
 const REPETITION_DOMAIN: u64 = 0x243F_6A88_85A3_08D3;
@@ -82,13 +102,44 @@ impl Model {
     /// the atom at 1, then π₀ more the atom at 0, else the Beta; an atom's label is
     /// U < its accuracy. Without atoms V is not drawn, so a pure Beta model's data sets
     /// are the same as before point masses existed.
+    ///
+    /// Aborts if the allocator cannot hold n pairs, as `Vec` does: for an n from outside
+    /// the program, use [`Model::try_sample`].
     pub fn sample<R: Rng + ?Sized>(&self, n: usize, rng: &mut R) -> (Vec<f64>, Vec<u8>) {
+        let (mut scores, mut labels) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        self.fill(n, rng, &mut scores, &mut labels);
+        (scores, labels)
+    }
+
+    /// [`Model::sample`], or [`DatasetTooLarge`] (before any draw) when the allocator
+    /// cannot hold n pairs, 9 bytes each: an n whose bytes pass the address space is
+    /// refused by arithmetic alone, without asking the allocator.
+    pub fn try_sample<R: Rng + ?Sized>(
+        &self,
+        n: usize,
+        rng: &mut R,
+    ) -> Result<(Vec<f64>, Vec<u8>), DatasetTooLarge> {
+        let (mut scores, mut labels) = (Vec::new(), Vec::new());
+        scores
+            .try_reserve_exact(n)
+            .and_then(|()| labels.try_reserve_exact(n))
+            .map_err(|_| DatasetTooLarge { n })?;
+        self.fill(n, rng, &mut scores, &mut labels);
+        Ok((scores, labels))
+    }
+
+    /// Appends n draws to `scores` and `labels` (which have room for them).
+    fn fill<R: Rng + ?Sized>(
+        &self,
+        n: usize,
+        rng: &mut R,
+        scores: &mut Vec<f64>,
+        labels: &mut Vec<u8>,
+    ) {
         let sampler = self.density.sampler();
         let masses = &self.point_masses;
         let one = masses.one().map(|a| (a.mass(), a.accuracy()));
         let zero = masses.zero().map(|a| (a.mass(), a.accuracy()));
-        let mut scores = Vec::with_capacity(n);
-        let mut labels = Vec::with_capacity(n);
         for _ in 0..n {
             let atom = if masses.is_none() {
                 None
@@ -112,7 +163,6 @@ impl Model {
             scores.push(score);
             labels.push(u8::from(uniform < accuracy));
         }
-        (scores, labels)
     }
 
     /// The data set of repetition `rep` under `seed`, of size n: deterministic, independent
@@ -120,6 +170,16 @@ impl Model {
     /// (the paper's common-random-numbers protocol, SPEC §7).
     pub fn dataset(&self, seed: u64, rep: u64, n: usize) -> (Vec<f64>, Vec<u8>) {
         self.sample(n, &mut repetition_rng(seed, rep))
+    }
+
+    /// [`Model::dataset`], or [`DatasetTooLarge`] where [`Model::try_sample`] gives it.
+    pub fn try_dataset(
+        &self,
+        seed: u64,
+        rep: u64,
+        n: usize,
+    ) -> Result<(Vec<f64>, Vec<u8>), DatasetTooLarge> {
+        self.try_sample(n, &mut repetition_rng(seed, rep))
     }
 }
 
@@ -133,6 +193,20 @@ mod tests {
             Beta::new(2.8, 0.05).unwrap(),
             Curve::polynomial(2.0).unwrap(),
         )
+    }
+
+    #[test]
+    fn a_data_set_the_allocator_cannot_hold_is_an_error_before_any_draw() {
+        // 2^62 pairs pass the address space: refused by arithmetic, at once.
+        let n = 1usize << 62;
+        assert_eq!(
+            model().try_dataset(1, 0, n).unwrap_err(),
+            DatasetTooLarge { n }
+        );
+        assert_eq!(
+            model().try_dataset(1, 0, 300).unwrap(),
+            model().dataset(1, 0, 300)
+        );
     }
 
     #[test]

@@ -123,6 +123,20 @@ pub enum SimulationError {
     NoSizes,
     /// A sample size is 0.
     ZeroSize,
+    /// A sample size is above the most samples the simulator sorts
+    /// ([`crate::buffer::MAX_CAPACITY`]); refused before any work.
+    SizeTooLarge {
+        /// The size.
+        n: usize,
+        /// The largest size.
+        max: usize,
+    },
+    /// The allocator could not provide a repetition's data set of `n` samples or its
+    /// sort storage; nothing is reported for the grid.
+    OutOfMemory {
+        /// The largest size of the grid.
+        n: usize,
+    },
     /// An estimator takes a number of bins but the grid lists none.
     NoBins,
     /// A bin count is 0.
@@ -151,6 +165,16 @@ impl fmt::Display for SimulationError {
         match self {
             Self::NoSizes => f.write_str("no sample size given"),
             Self::ZeroSize => f.write_str("sample sizes must be at least 1"),
+            Self::SizeTooLarge { n, max } => {
+                write!(
+                    f,
+                    "sample size {n} is above the largest the simulator takes, {max}"
+                )
+            }
+            Self::OutOfMemory { n } => write!(
+                f,
+                "cannot allocate a data set of {n} samples with its sort storage"
+            ),
             Self::NoBins => f.write_str("an estimator takes a number of bins but none is given"),
             Self::ZeroBins => f.write_str("the number of bins must be at least 1"),
             Self::NoEstimators => f.write_str("no estimator given"),
@@ -183,6 +207,10 @@ impl Grid {
         }
         if self.sizes.contains(&0) {
             return Err(SimulationError::ZeroSize);
+        }
+        let max = crate::buffer::MAX_CAPACITY;
+        if let Some(&n) = self.sizes.iter().find(|&&n| n > max) {
+            return Err(SimulationError::SizeTooLarge { n, max });
         }
         if self.estimators.is_empty() {
             return Err(SimulationError::NoEstimators);
@@ -238,7 +266,9 @@ fn run_repetition(
     storage: &mut [Slot],
 ) -> Result<Vec<Evaluation>, SimulationError> {
     let max_n = grid.sizes.iter().copied().max().unwrap_or(0);
-    let (scores, labels) = model.dataset(grid.seed, repetition as u64, max_n);
+    let (scores, labels) = model
+        .try_dataset(grid.seed, repetition as u64, max_n)
+        .map_err(|e| SimulationError::OutOfMemory { n: e.n })?;
     let mut evaluations = Vec::new();
     for &n in &grid.sizes {
         let (scores, labels) = (&scores[..n], &labels[..n]);
@@ -288,9 +318,12 @@ pub fn simulate(
     let per_repetition: Vec<Result<Vec<Evaluation>, SimulationError>> = (0..grid.repetitions)
         .into_par_iter()
         .map_init(
-            || crate::storage::sorting_slots(max_n).expect("memory for the largest data set"),
+            || crate::storage::sorting_slots(max_n),
             |storage, repetition| {
-                let result = run_repetition(model, grid, repetition, storage);
+                let result = match storage {
+                    Ok(storage) => run_repetition(model, grid, repetition, storage),
+                    Err(_) => Err(SimulationError::OutOfMemory { n: max_n }),
+                };
                 progress();
                 result
             },
@@ -532,6 +565,12 @@ mod tests {
         assert_eq!(
             err(&grid(&[], &[5], &[2], 1)),
             SimulationError::NoEstimators
+        );
+        // Refused by the size alone, before the data set of 2^34 samples is drawn.
+        let max = crate::buffer::MAX_CAPACITY;
+        assert_eq!(
+            err(&grid(&["kde"], &[5, max + 1, 1 << 34], &[], 1)),
+            SimulationError::SizeTooLarge { n: max + 1, max }
         );
         assert_eq!(
             err(&grid(&["mce:equal_width"], &[5], &[], 1)),

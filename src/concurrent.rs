@@ -738,7 +738,8 @@ mod tests {
     #[test]
     fn updates_past_the_bound_are_refused_and_change_nothing() {
         let h = ConcurrentHistogram::<[[AtomicBin; 3]; 4]>::new(Closure::Left);
-        h.merge_histogram(2, &holding(crate::MAX_COUNT - 3)).unwrap();
+        h.merge_histogram(2, &holding(crate::MAX_COUNT - 3))
+            .unwrap();
         h.push_to(0, 0.5, 1).unwrap();
         // Two samples of room left: a batch of three is refused whole, in any shard.
         assert_eq!(
@@ -761,7 +762,7 @@ mod tests {
         assert_eq!(into.samples(), crate::MAX_COUNT);
         assert_eq!(into.bins()[0].count(), crate::MAX_COUNT - 1); // with 0.1 and 0.2
         assert_eq!(into.bins()[1].count(), 1); // 0.5
-        // A reset gives the room back.
+                                               // A reset gives the room back.
         h.reset();
         assert_eq!(samples_of(&h), 0);
         h.merge_histogram(0, &holding(crate::MAX_COUNT)).unwrap();
@@ -779,7 +780,8 @@ mod tests {
             h.push_to(shard, 0.5, 1).unwrap();
         }
         // Then a merge leaves exactly 3 samples of room, some of which sat in leases.
-        h.merge_histogram(0, &holding(crate::MAX_COUNT - 7)).unwrap();
+        h.merge_histogram(0, &holding(crate::MAX_COUNT - 7))
+            .unwrap();
         for shard in [1, 2, 3] {
             h.push_to(shard, 0.5, 1).unwrap();
         }
@@ -791,7 +793,8 @@ mod tests {
     fn racing_pushes_never_pass_the_bound() {
         let h = ConcurrentHistogram::<[[AtomicBin; 3]; 4]>::new(Closure::Left);
         let room = 3 * LEASE + 1234;
-        h.merge_histogram(0, &holding(crate::MAX_COUNT - room)).unwrap();
+        h.merge_histogram(0, &holding(crate::MAX_COUNT - room))
+            .unwrap();
         let accepted = std::sync::atomic::AtomicU64::new(0);
         std::thread::scope(|scope| {
             for thread in 0..4 {
@@ -822,7 +825,10 @@ mod tests {
         });
         let accepted = accepted.into_inner();
         // Exactly the room was taken (the last batches of 7 may leave up to 6 unused).
-        assert!(accepted <= room && room - accepted < 7, "{accepted} of {room}");
+        assert!(
+            accepted <= room && room - accepted < 7,
+            "{accepted} of {room}"
+        );
         assert_eq!(samples_of(&h), crate::MAX_COUNT - room + accepted);
     }
 }

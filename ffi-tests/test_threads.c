@@ -31,7 +31,8 @@
 enum { THREADS = 4, SAMPLES = 20000, BINS = 15, WINDOW = 512, RESERVOIR = 256, BATCH = 16 };
 
 #define HISTOGRAM_BYTES 1024
-#define SHARED_BYTES (THREADS * BINS * 32 + 256)
+/* The bins, and the header with the count budget's per-shard leases (about 1.2 KiB). */
+#define SHARED_BYTES (THREADS * BINS * 32 + 2048)
 #define WINDOW_BYTES (WINDOW * 24 + 256)
 #define RESERVOIR_BYTES (RESERVOIR * 16 + 256)
 #define FRAME_BYTES 8192

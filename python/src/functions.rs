@@ -13,12 +13,6 @@ use crate::estimates::{self, Estimate, KdeEstimate, Reliability, SmoothEstimate,
 use crate::input::with_samples;
 use crate::options::{self, boxed};
 
-/// A bin count or capacity from Python: negative is refused with the class of a zero.
-pub(crate) fn count(value: i64, what: &str, class: &'static str) -> Result<usize, Failure> {
-    usize::try_from(value)
-        .map_err(|_| Failure::Named(class, format!("{what} is {value}: it must be at least 1")))
-}
-
 /// Raises an options failure (no inputs to quote).
 pub(crate) fn raise(py: Python<'_>) -> impl Fn(Failure) -> PyErr + '_ {
     move |e| e.into_py(py, &Quote::default())
@@ -61,7 +55,7 @@ fn binned(
     scores: &Bound<'_, PyAny>,
     labels: &Bound<'_, PyAny>,
     binning: &str,
-    bins: i64,
+    bins: usize,
     norm: f64,
     closure: &str,
     ties: &str,
@@ -69,9 +63,7 @@ fn binned(
 ) -> PyResult<Estimate> {
     let binning = options::binning(binning, closure, ties).map_err(raise(py))?;
     let norm = options::norm(norm).map_err(raise(py))?;
-    let bins = count(bins, "bins", "ZeroBins")
-        .and_then(options::bins)
-        .map_err(raise(py))?;
+    let bins = options::bins(bins).map_err(raise(py))?;
     with_samples(scores, labels, logits, |scores, labels| match binning {
         Binning::EqualWidth(closure) => {
             let histogram = histogram_of(scores, labels, closure, bins)?;
@@ -127,7 +119,7 @@ pub fn ece_bin(
     scores: &Bound<'_, PyAny>,
     labels: &Bound<'_, PyAny>,
     binning: &str,
-    bins: i64,
+    #[pyo3(from_py_with = options::bins_arg)] bins: usize,
     norm: f64,
     closure: &str,
     ties: &str,
@@ -157,7 +149,7 @@ pub fn mce(
     scores: &Bound<'_, PyAny>,
     labels: &Bound<'_, PyAny>,
     binning: &str,
-    bins: i64,
+    #[pyo3(from_py_with = options::bins_arg)] bins: usize,
     closure: &str,
     ties: &str,
     logits: bool,
@@ -187,7 +179,7 @@ pub fn ece_debias(
     scores: &Bound<'_, PyAny>,
     labels: &Bound<'_, PyAny>,
     binning: &str,
-    bins: i64,
+    #[pyo3(from_py_with = options::bins_arg)] bins: usize,
     norm: f64,
     closure: &str,
     ties: &str,
@@ -225,15 +217,11 @@ pub fn ece_sweep(
     closure: &str,
     ties: &str,
     sweep_limit: &str,
-    max_bins: Option<i64>,
+    #[pyo3(from_py_with = options::max_bins_arg)] max_bins: Option<usize>,
     logits: bool,
 ) -> PyResult<Estimate> {
     let binning = options::binning(binning, closure, ties).map_err(raise(py))?;
     let norm = options::norm(norm).map_err(raise(py))?;
-    let max_bins = max_bins
-        .map(|m| count(m, "max_bins", "ZeroBins"))
-        .transpose()
-        .map_err(raise(py))?;
     let sweep = options::sweep(sweep_limit, max_bins).map_err(raise(py))?;
     with_samples(scores, labels, logits, |scores, labels| {
         let mut buffer = buffer_of(scores, labels)?;
@@ -293,15 +281,13 @@ pub fn reliability_bins(
     scores: &Bound<'_, PyAny>,
     labels: &Bound<'_, PyAny>,
     binning: &str,
-    bins: i64,
+    #[pyo3(from_py_with = options::bins_arg)] bins: usize,
     closure: &str,
     ties: &str,
     logits: bool,
 ) -> PyResult<Py<PyAny>> {
     let binning = options::binning(binning, closure, ties).map_err(raise(py))?;
-    let bins = count(bins, "bins", "ZeroBins")
-        .and_then(options::bins)
-        .map_err(raise(py))?;
+    let bins = options::bins(bins).map_err(raise(py))?;
     let reliability = with_samples(scores, labels, logits, |scores, labels| match binning {
         Binning::EqualWidth(closure) => {
             let histogram = histogram_of(scores, labels, closure, bins)?;

@@ -37,12 +37,37 @@ fn unsupported(py: Python<'_>, what: &str, kind: char) -> PyErr {
     )
 }
 
+/// Refuses a numpy masked array: its mask says which elements to leave out, which a
+/// conversion to an array would drop silently (`numpy.asarray` keeps the data under the
+/// mask). The caller chooses: `a.compressed()` (with the labels compressed alike) or
+/// `a.filled(value)`.
+fn refuse_masked(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
+    let py = obj.py();
+    // A plain ndarray (the common case) cannot be masked: no lookup.
+    if obj.get_type().is(py.get_type::<numpy::PyUntypedArray>()) {
+        return Ok(());
+    }
+    let masked = numpy(py)?.getattr("ma")?.getattr("MaskedArray")?;
+    if obj.is_instance(&masked)? {
+        return Err(crate::errors::error(
+            py,
+            "MaskedInput",
+            format!(
+                "{what} is a numpy masked array: tce does not drop or fill masked elements; \
+                 pass a.compressed() (the labels compressed alike) or a.filled(value)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn shape_error(py: Python<'_>, message: String) -> PyErr {
     crate::errors::error(py, "ShapeMismatch", message)
 }
 
 impl<'py> Scores<'py> {
     pub(crate) fn from_py(obj: &Bound<'py, PyAny>) -> PyResult<Self> {
+        refuse_masked(obj, "scores")?;
         // The no-copy paths: contiguous float64.
         if let Ok(a) = obj.cast::<PyArray1<f64>>() {
             if a.is_contiguous() {
@@ -105,6 +130,7 @@ const NOT_A_LABEL: u8 = u8::MAX;
 
 impl<'py> Labels<'py> {
     pub(crate) fn from_py(obj: &Bound<'py, PyAny>) -> PyResult<Self> {
+        refuse_masked(obj, "labels")?;
         if let Ok(a) = obj.cast::<PyArray1<u8>>() {
             if a.is_contiguous() {
                 return Ok(Labels {

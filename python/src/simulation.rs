@@ -92,8 +92,20 @@ impl Model {
     /// draws it: (scores float64, labels uint8). The data set of size n is the prefix of
     /// any larger one.
     #[pyo3(signature = (n, *, seed=0, rep=0))]
-    fn sample(&self, py: Python<'_>, n: usize, seed: u64, rep: u64) -> PyResult<Dataset> {
-        let (scores, labels) = guard(py, || Ok(py.detach(|| self.model.dataset(seed, rep, n))))?;
+    fn sample(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = options::n_arg)] n: usize,
+        #[pyo3(from_py_with = options::seed_arg)] seed: u64,
+        #[pyo3(from_py_with = options::rep_arg)] rep: u64,
+    ) -> PyResult<Dataset> {
+        // A size the allocator cannot hold is a MemoryError before any draw (one of
+        // 2^62 samples by arithmetic alone), never an abort.
+        let (scores, labels) = guard(py, || {
+            py.detach(|| self.model.try_dataset(seed, rep, n))
+                .map_err(|e| Failure::Memory(format!("a data set of {} samples", e.n)))
+                .map_err(raise(py))
+        })?;
         Ok((
             PyArray1::from_vec(py, scores).unbind(),
             PyArray1::from_vec(py, labels).unbind(),
@@ -151,14 +163,14 @@ impl Model {
 pub fn simulate<'py>(
     py: Python<'py>,
     model: &Model,
-    sizes: Vec<usize>,
-    bins: Vec<usize>,
+    #[pyo3(from_py_with = options::sizes_arg)] sizes: Vec<usize>,
+    #[pyo3(from_py_with = options::grid_bins_arg)] bins: Vec<usize>,
     estimators: Option<Vec<String>>,
-    repetitions: usize,
-    seed: u64,
+    #[pyo3(from_py_with = options::repetitions_arg)] repetitions: usize,
+    #[pyo3(from_py_with = options::seed_arg)] seed: u64,
     norm: f64,
     sweep_limit: &str,
-    max_bins: Option<usize>,
+    #[pyo3(from_py_with = options::max_bins_arg)] max_bins: Option<usize>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let names = estimators.unwrap_or_else(|| {
         [
@@ -191,7 +203,12 @@ pub fn simulate<'py>(
     };
     let result = guard(py, || {
         py.detach(|| tce::sim::simulate(&model.model, &grid, &|| {}))
-            .map_err(|e| named("SimulationError")(e.to_string()))
+            .map_err(|e| match e {
+                tce::sim::SimulationError::OutOfMemory { n } => {
+                    Failure::Memory(format!("a data set of {n} samples with its sort storage"))
+                }
+                e => named("SimulationError")(e.to_string()),
+            })
             .map_err(raise(py))
     })?;
     let out = PyDict::new(py);

@@ -24,7 +24,7 @@ use tce::{
 
 use crate::errors::{guard, Failure};
 use crate::estimates::{self, Estimate, Reliability, Which};
-use crate::functions::{count, histogram_reliability, raise};
+use crate::functions::{histogram_reliability, raise};
 use crate::input::with_samples;
 use crate::options::{self, boxed, zeroed};
 
@@ -179,6 +179,15 @@ fn new_buffer(capacity: usize) -> Result<BoxedBuffer, Failure> {
     )?)?)
 }
 
+/// A buffer of `capacity` (at least `buffer`'s length) holding `buffer`'s samples, for
+/// `copy` and merges: they are appended into fresh zero-filled storage, so the copy costs
+/// the samples held, where a `clone` would write the whole capacity.
+fn buffer_copy(buffer: &BoxedBuffer, capacity: usize) -> Result<BoxedBuffer, Failure> {
+    let mut copy = new_buffer(capacity)?;
+    copy.merge(buffer)?;
+    Ok(copy)
+}
+
 fn new_reservoir(capacity: usize, seed: u64) -> Result<BoxedReservoir, Failure> {
     tce::buffer::check_capacity(capacity)?;
     Ok(CoreReservoir::with_boxed_storage(
@@ -305,16 +314,14 @@ fn sample_estimate<T: HoldsSamples>(
     state: &Mutex<T>,
     which: Which,
     binning: &str,
-    bins: i64,
+    bins: usize,
     norm: f64,
     closure: &str,
     ties: &str,
 ) -> PyResult<Estimate> {
     let binning = options::binning(binning, closure, ties).map_err(raise(py))?;
     let norm = options::norm(norm).map_err(raise(py))?;
-    let bins = count(bins, "bins", "ZeroBins")
-        .and_then(options::bins)
-        .map_err(raise(py))?;
+    let bins = options::bins(bins).map_err(raise(py))?;
     locked(py, state, |s| {
         s.with_sorted(|sorted| estimates::of_sorted(sorted, which, binning, bins, norm))
     })
@@ -329,14 +336,10 @@ fn sample_sweep<T: HoldsSamples>(
     closure: &str,
     ties: &str,
     sweep_limit: &str,
-    max_bins: Option<i64>,
+    max_bins: Option<usize>,
 ) -> PyResult<Estimate> {
     let binning = options::binning(binning, closure, ties).map_err(raise(py))?;
     let norm = options::norm(norm).map_err(raise(py))?;
-    let max_bins = max_bins
-        .map(|m| count(m, "max_bins", "ZeroBins"))
-        .transpose()
-        .map_err(raise(py))?;
     let sweep = options::sweep(sweep_limit, max_bins).map_err(raise(py))?;
     locked(py, state, |s| {
         s.with_sorted(|sorted| estimates::sweep_of_sorted(sorted, binning, norm, sweep))
@@ -347,14 +350,12 @@ fn sample_reliability<T: HoldsSamples>(
     py: Python<'_>,
     state: &Mutex<T>,
     binning: &str,
-    bins: i64,
+    bins: usize,
     closure: &str,
     ties: &str,
 ) -> PyResult<Py<PyAny>> {
     let binning = options::binning(binning, closure, ties).map_err(raise(py))?;
-    let bins = count(bins, "bins", "ZeroBins")
-        .and_then(options::bins)
-        .map_err(raise(py))?;
+    let bins = options::bins(bins).map_err(raise(py))?;
     locked(py, state, |s| {
         s.with_sorted(|sorted| {
             if sorted.is_empty() {
@@ -400,9 +401,12 @@ impl Histogram {
 impl Histogram {
     #[new]
     #[pyo3(signature = (bins=15, closure="left"))]
-    fn new(py: Python<'_>, bins: i64, closure: &str) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        #[pyo3(from_py_with = options::bins_arg)] bins: usize,
+        closure: &str,
+    ) -> PyResult<Self> {
         let closure = options::closure(closure).map_err(raise(py))?;
-        let bins = count(bins, "bins", "ZeroBins").map_err(raise(py))?;
         Ok(Self::wrap(new_histogram(bins, closure).map_err(raise(py))?))
     }
 
@@ -533,7 +537,7 @@ macro_rules! sample_state_methods {
                 &self,
                 py: Python<'_>,
                 binning: &str,
-                bins: i64,
+                #[pyo3(from_py_with = options::bins_arg)] bins: usize,
                 norm: f64,
                 closure: &str,
                 ties: &str,
@@ -556,7 +560,7 @@ macro_rules! sample_state_methods {
                 &self,
                 py: Python<'_>,
                 binning: &str,
-                bins: i64,
+                #[pyo3(from_py_with = options::bins_arg)] bins: usize,
                 closure: &str,
                 ties: &str,
             ) -> PyResult<Estimate> {
@@ -578,7 +582,7 @@ macro_rules! sample_state_methods {
                 &self,
                 py: Python<'_>,
                 binning: &str,
-                bins: i64,
+                #[pyo3(from_py_with = options::bins_arg)] bins: usize,
                 norm: f64,
                 closure: &str,
                 ties: &str,
@@ -606,7 +610,7 @@ macro_rules! sample_state_methods {
                 closure: &str,
                 ties: &str,
                 sweep_limit: &str,
-                max_bins: Option<i64>,
+                #[pyo3(from_py_with = options::max_bins_arg)] max_bins: Option<usize>,
             ) -> PyResult<Estimate> {
                 sample_sweep(
                     py,
@@ -626,7 +630,7 @@ macro_rules! sample_state_methods {
                 &self,
                 py: Python<'_>,
                 binning: &str,
-                bins: i64,
+                #[pyo3(from_py_with = options::bins_arg)] bins: usize,
                 closure: &str,
                 ties: &str,
             ) -> PyResult<Py<PyAny>> {
@@ -656,8 +660,10 @@ impl SortedBuffer {
 sample_state_methods! {
     impl SortedBuffer {
         #[new]
-        fn new(py: Python<'_>, capacity: i64) -> PyResult<Self> {
-            let capacity = count(capacity, "capacity", "ZeroCapacity").map_err(raise(py))?;
+        fn new(
+            py: Python<'_>,
+            #[pyo3(from_py_with = options::capacity_arg)] capacity: usize,
+        ) -> PyResult<Self> {
             Ok(Self::wrap(new_buffer(capacity).map_err(raise(py))?))
         }
 
@@ -677,7 +683,7 @@ sample_state_methods! {
 
         /// Appends another buffer's samples after this one's (if they fit).
         fn merge(&self, py: Python<'_>, other: &Bound<'_, SortedBuffer>) -> PyResult<()> {
-            let other = cloned(py, &other.get().state)?;
+            let other = locked(py, &other.get().state, |b| buffer_copy(b, b.len().max(1)))?;
             locked(py, &self.state, |b| Ok(b.merge(&other)?))
         }
 
@@ -710,11 +716,11 @@ sample_state_methods! {
         /// of samples in the bytes, at least 1).
         #[staticmethod]
         #[pyo3(signature = (data, capacity=None))]
-        fn from_bytes(py: Python<'_>, data: Cow<'_, [u8]>, capacity: Option<i64>) -> PyResult<Self> {
-            let capacity = capacity
-                .map(|c| count(c, "capacity", "ZeroCapacity"))
-                .transpose()
-                .map_err(raise(py))?;
+        fn from_bytes(
+            py: Python<'_>,
+            data: Cow<'_, [u8]>,
+            #[pyo3(from_py_with = options::optional_capacity_arg)] capacity: Option<usize>,
+        ) -> PyResult<Self> {
             Ok(Self::wrap(from_bytes(py, &data, capacity)?))
         }
 
@@ -724,7 +730,9 @@ sample_state_methods! {
         }
 
         fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
-            Ok(Self::wrap(cloned(py, &self.state)?))
+            Ok(Self::wrap(locked(py, &self.state, |b| {
+                buffer_copy(b, b.capacity())
+            })?))
         }
 
         fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -759,8 +767,7 @@ impl SlidingWindow {
 sample_state_methods! {
     impl SlidingWindow {
         #[new]
-        fn new(py: Python<'_>, size: i64) -> PyResult<Self> {
-            let size = count(size, "size", "ZeroCapacity").map_err(raise(py))?;
+        fn new(py: Python<'_>, #[pyo3(from_py_with = options::size_arg)] size: usize) -> PyResult<Self> {
             Ok(Self::wrap(new_window(size).map_err(raise(py))?))
         }
 
@@ -860,8 +867,11 @@ sample_state_methods! {
     impl Reservoir {
         #[new]
         #[pyo3(signature = (capacity, seed=0))]
-        fn new(py: Python<'_>, capacity: i64, seed: u64) -> PyResult<Self> {
-            let capacity = count(capacity, "capacity", "ZeroCapacity").map_err(raise(py))?;
+        fn new(
+            py: Python<'_>,
+            #[pyo3(from_py_with = options::capacity_arg)] capacity: usize,
+            #[pyo3(from_py_with = options::seed_arg)] seed: u64,
+        ) -> PyResult<Self> {
             Ok(Self::wrap(
                 new_reservoir(capacity, seed).map_err(raise(py))?,
             ))
@@ -960,9 +970,13 @@ impl DecayingHistogram {
 impl DecayingHistogram {
     #[new]
     #[pyo3(signature = (half_life, bins=15, closure="left"))]
-    fn new(py: Python<'_>, half_life: f64, bins: i64, closure: &str) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        half_life: f64,
+        #[pyo3(from_py_with = options::bins_arg)] bins: usize,
+        closure: &str,
+    ) -> PyResult<Self> {
         let closure = options::closure(closure).map_err(raise(py))?;
-        let bins = count(bins, "bins", "ZeroBins").map_err(raise(py))?;
         Ok(Self::wrap(
             new_decaying(bins, closure, half_life).map_err(raise(py))?,
         ))
@@ -1125,12 +1139,13 @@ impl ConcurrentHistogram {
 impl ConcurrentHistogram {
     #[new]
     #[pyo3(signature = (bins=15, shards=4, closure="left"))]
-    fn new(py: Python<'_>, bins: i64, shards: i64, closure: &str) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        #[pyo3(from_py_with = options::bins_arg)] bins: usize,
+        #[pyo3(from_py_with = options::shards_arg)] shards: usize,
+        closure: &str,
+    ) -> PyResult<Self> {
         let closure = options::closure(closure).map_err(raise(py))?;
-        let bins = count(bins, "bins", "ZeroBins").map_err(raise(py))?;
-        let shards = usize::try_from(shards)
-            .map_err(|_| Failure::option(format!("shards is {shards}: it must be at least 1")))
-            .map_err(raise(py))?;
         Ok(ConcurrentHistogram {
             state: new_concurrent(bins, shards, closure).map_err(raise(py))?,
         })
@@ -1143,11 +1158,17 @@ impl ConcurrentHistogram {
         &self,
         scores: &Bound<'_, PyAny>,
         labels: &Bound<'_, PyAny>,
-        shard: Option<usize>,
+        shard: Option<options::Int>,
         logits: bool,
     ) -> PyResult<()> {
+        // A shard is checked before the inputs are read: an index past the shards is
+        // refused, never wrapped onto another shard.
+        let shard = match shard {
+            Some(shard) => options::index(&shard, "shard", self.state.shard_count())
+                .map_err(raise(scores.py()))?,
+            None => SHARD.with(|s| *s) % self.state.shard_count(),
+        };
         with_samples(scores, labels, logits, |scores, labels| {
-            let shard = shard.unwrap_or_else(|| SHARD.with(|s| *s));
             Ok(self.state.push_batch_to(shard, scores, labels)?)
         })
     }
@@ -1240,7 +1261,11 @@ impl ConcurrentHistogram {
     /// portable format.
     #[staticmethod]
     #[pyo3(signature = (data, shards=4))]
-    fn from_bytes(py: Python<'_>, data: Cow<'_, [u8]>, shards: usize) -> PyResult<Self> {
+    fn from_bytes(
+        py: Python<'_>,
+        data: Cow<'_, [u8]>,
+        #[pyo3(from_py_with = options::shards_arg)] shards: usize,
+    ) -> PyResult<Self> {
         let h: BoxedHistogram = from_bytes(py, &data, None)?;
         guard(py, || {
             py.detach(|| Self::from_histogram(&h, shards))

@@ -32,6 +32,7 @@ from ._py import (
     InvalidOption,
     KdeUndefined,
     LengthMismatch,
+    MaskedInput,
     MergeMismatch,
     NoSamples,
     NonFiniteScore,

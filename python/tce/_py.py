@@ -38,6 +38,12 @@ class UnsupportedDtype(Error, TypeError):
     """An array is not numbers (strings, objects, complex)."""
 
 
+class MaskedInput(Error, TypeError):
+    """Scores or labels are a numpy masked array: tce neither drops nor fills masked
+    elements; pass ``a.compressed()`` (with the labels compressed alike) or
+    ``a.filled(value)``."""
+
+
 class NotNormalized(Error):
     """A row of class probabilities does not sum to 1 (logits passed as probabilities?)."""
 

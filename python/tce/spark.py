@@ -16,10 +16,10 @@ returning a DataFrame with one row per group (the columns: :data:`ESTIMATE_COLUM
   (``all samples``: exact) or a uniform sample of them (``reservoir sample``).
 - :func:`calibration_from_states`: a column of encoded states (bytes written by C
   devices' ``tce_*_encode`` or Python's ``to_bytes()``). Each group's states are decoded
-  and merged the same way; bytes that do not decode, states that do not merge with the
-  group's (another kind, other bins or capacity) and nulls are counted in ``invalid``
-  with the first one's message in ``first_error``: never dropped silently, never failing
-  the job.
+  and merged the same way. A group's kind and shape (bins and closure, or capacity) are
+  those of most of its states, whatever their order; bytes that do not decode, nulls,
+  and states of another kind or shape are counted in ``invalid`` with the first
+  message in ``first_error``: never dropped silently, never failing the job.
 
 Both run in two steps: a partial state per (partition, group), then one merge per group
 of the partials in partition order, so the shuffle carries one state per partition and
@@ -152,8 +152,8 @@ def _kind_of(state) -> str:
 
 
 class _Merged:
-    """A running merge of states of one kind and shape, with the count of those that
-    could not be taken and the first one's message."""
+    """A running merge of states of one merge class (:func:`_merge_class`), with the
+    count of those that could not be taken and the first one's message."""
 
     def __init__(self):
         self.state = None
@@ -183,7 +183,9 @@ class _Merged:
             return
         try:
             if mine == "buffer":
-                both = tce.SortedBuffer(len(self.state) + len(state))
+                # Buffers append: one with room for both (at least one sample, so that
+                # two empty buffers merge into an empty one).
+                both = tce.SortedBuffer(max(1, len(self.state) + len(state)))
                 both.merge(self.state)
                 both.merge(state)
                 self.state = both
@@ -201,6 +203,82 @@ class _Merged:
             self.refuse(count, f"{type(e).__name__}: {e}")
             return
         self.add(state, count)
+
+
+# Kinds in the order that breaks a tie between merge classes of as many states.
+_KIND_ORDER = {name: i for i, (name, _) in enumerate(_KINDS.values())}
+
+
+def _merge_class(state):
+    """What two states must share to merge: the kind, and the shape the core's merge
+    checks (a histogram's bins and closure, a reservoir's capacity; buffers append
+    whatever their capacities; a decaying histogram's half-life is left to its merge,
+    which compares the decay per push)."""
+    kind = _kind_of(state)
+    if kind in ("histogram", "decaying_histogram"):
+        return kind, (state.bins, state.closure)
+    if kind == "reservoir":
+        return kind, (state.capacity,)
+    return kind, ()
+
+
+def _describe_class(key, states: int) -> str:
+    kind, shape = key
+    if kind in ("histogram", "decaying_histogram"):
+        of = f" of {shape[0]} bins ({shape[1]}-closed)"
+    elif kind == "reservoir":
+        of = f" of capacity {shape[0]}"
+    else:
+        of = ""
+    return f"{states} {kind} state{'s' if states != 1 else ''}{of}"
+
+
+class _Group:
+    """A group's states merged by merge class, so that which states count as invalid
+    does not depend on the order they come in: the class with the most states is the
+    group's (a tie goes to the kind first in the format's numbering, then the smaller
+    shape), and every other class's states are invalid, reported as a mismatch."""
+
+    def __init__(self):
+        self.classes = {}
+        self.invalid = 0
+        self.error = None
+
+    def refuse(self, count: int, message: Optional[str]):
+        self.invalid += count
+        if self.error is None:
+            self.error = message
+
+    def add(self, state, count: int = 1):
+        self.classes.setdefault(_merge_class(state), _Merged()).add(state, count)
+
+    def add_bytes(self, data, count: int = 1):
+        try:
+            state = decode_state(data)
+        except tce.Error as e:
+            self.refuse(count, f"{type(e).__name__}: {e}")
+            return
+        self.add(state, count)
+
+    def merged(self) -> _Merged:
+        """The group's merge: its class's, with every refusal counted (decoding first,
+        then within the class, then the other classes, largest first)."""
+        out = _Merged()
+        out.refuse(self.invalid, self.error)
+        if not self.classes:
+            return out
+        ranked = sorted(self.classes.items(),
+                        key=lambda kv: (-kv[1].states, _KIND_ORDER[kv[0][0]], kv[0][1]))
+        (key, chosen), others = ranked[0], ranked[1:]
+        out.state, out.states = chosen.state, chosen.states
+        if chosen.invalid:
+            out.refuse(chosen.invalid, chosen.error)
+        for other_key, other in others:
+            verb = "does" if other.states == 1 else "do"
+            out.refuse(other.states + other.invalid,
+                       f"MergeMismatch: {_describe_class(other_key, other.states)} {verb} "
+                       f"not merge with the group's {_describe_class(key, chosen.states)}")
+        return out
 
 
 def _sample_source(samples, held, seen):
@@ -266,14 +344,19 @@ def merge_partial_rows(rows: Iterable[dict], *, paired: bool, **options) -> dict
     rows = sorted(rows, key=lambda r: r["partition"])
     invalid, first_error = 0, None
     merged = {}
+    group = _Group()
     for r in rows:
         invalid += r["invalid"]
         if first_error is None and r["error"] is not None:
             first_error = r["error"]
         if r["state"] is None:
             continue
-        key = r["kind"] if paired else "state"
-        merged.setdefault(key, _Merged()).add_bytes(r["state"], r["states"])
+        if paired:
+            merged.setdefault(r["kind"], _Merged()).add_bytes(r["state"], r["states"])
+        else:
+            group.add_bytes(r["state"], r["states"])
+    if not paired:
+        merged["state"] = group.merged()
     states = 0
     for m in merged.values():
         states += m.states
@@ -455,8 +538,8 @@ def partial_states(
 
 
 def _encoded_partials(df: DataFrame, group_by: Sequence[str], state_col: str) -> DataFrame:
-    """Per partition and group, the encoded states merged (in row order), with the count
-    and first message of those that could not be."""
+    """Per partition, group and merge class, the encoded states merged (in row order),
+    with the count and first message of those that could not be."""
     group_by = list(group_by)
     group_fields = _group_fields(df, group_by)
     if state_col not in df.columns:
@@ -468,19 +551,24 @@ def _encoded_partials(df: DataFrame, group_by: Sequence[str], state_col: str) ->
 
     def build(batches):
         partition = TaskContext.get().partitionId()
-        merged = {}
+        groups = {}
         for batch in batches:
             table = pa.Table.from_batches([batch])
             data = table.column(state_col).to_pylist()
             for key, rows in _groups(table, group_by):
-                m = merged.setdefault(key, _Merged())
+                g = groups.setdefault(key, _Group())
                 for i in (range(len(data)) if rows is None else rows):
-                    m.add_bytes(data[i])
+                    g.add_bytes(data[i])
+        # One partial per merge class of a group (so that the group's class is chosen
+        # over all its states, not partition by partition), and one for the bytes that
+        # did not decode.
         entries = []
-        for key, m in merged.items():
-            state = m.state.to_bytes() if m.state is not None else None
-            kind = _kind_of(m.state) if m.state is not None else None
-            entries.append((key, kind, state, m.states, m.invalid, m.error))
+        for key, g in groups.items():
+            for m in g.classes.values():
+                entries.append((key, _kind_of(m.state), m.state.to_bytes(), m.states,
+                                m.invalid, m.error))
+            if g.invalid:
+                entries.append((key, None, None, 0, g.invalid, g.error))
         if entries:
             yield _partial_batch(group_fields, entries, partition)
 

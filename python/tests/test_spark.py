@@ -324,8 +324,10 @@ def test_encoded_states_merge_by_group_and_invalid_bytes_are_reported(
 
     errors = [decode_error(b) for m, _, b in rows if m == "h"]
     assert h["first_error"] in [e for e in errors if e is not None] + [
-        "a reservoir state does not merge into the group's histogram states",
-        "MergeMismatch: " + _merge_message(),
+        "MergeMismatch: 1 reservoir state of capacity 8 does not merge with the group's "
+        "123 histogram states of 15 bins (left-closed)",
+        "MergeMismatch: 1 histogram state of 10 bins (left-closed) does not merge with the "
+        "group's 123 histogram states of 15 bins (left-closed)",
     ]
     x = result["x"]
     assert (x["kind"], x["states"], x["invalid"], x["n"], x["ece_bin"]) == (
@@ -357,13 +359,60 @@ def test_encoded_states_merge_by_group_and_invalid_bytes_are_reported(
         assert r[column] == value, column
 
 
-def _merge_message():
-    try:
-        a, b = tce.Histogram(), tce.Histogram(bins=10)
-        a.merge(b)
-    except tce.Error as e:
-        return str(e)
-    raise AssertionError("histograms of 15 and 10 bins merged")
+def test_a_group_of_mixed_states_is_judged_the_same_in_any_order(spark, ts):
+    """The kind and shape most of a group's states share is the group's, whatever the
+    partitioning and the order of the rows; the others are counted as mismatches."""
+    rng = np.random.default_rng(5)
+    states, raw = [], []
+    for i in range(7):
+        p = rng.beta(3.0, 1.0, 30)
+        y = (rng.random(30) < p).astype(np.uint8)
+        h = tce.Histogram()
+        h.update(p, y)
+        states.append(h.to_bytes())
+        raw.append((p, y))
+    for i in range(3):
+        r = tce.Reservoir(16, seed=i)
+        r.update(rng.random(20), np.ones(20, dtype=np.uint8))
+        states.append(r.to_bytes())
+    for bins in (10, 10):
+        h = tce.Histogram(bins=bins)
+        h.update([0.5], [1])
+        states.append(h.to_bytes())
+    whole = tce.Histogram()
+    whole.update(np.concatenate([p for p, _ in raw]), np.concatenate([y for _, y in raw]))
+    expected = ("histogram", 7, 5, whole.samples, whole.ece_bin().value)
+    results = set()
+    for layout in range(6):
+        order = np.random.default_rng(layout).permutation(len(states))
+        if layout < 2:  # the minority first, in one partition
+            order = list(range(len(states) - 1, -1, -1))
+        rows = [("g", int(i), states[i]) for i in order]
+        df = spark.sparkContext.parallelize(rows, 1 + layout % 4).toDF(
+            "model string, device long, state binary")
+        (row,) = ts.calibration_from_states(df, ["model"]).collect()
+        got = (row.kind, row.states, row.invalid, row.n, row.ece_bin)
+        assert got == expected, (layout, got, row.first_error)
+        assert row.first_error.startswith("MergeMismatch: "), row.first_error
+        results.add(row.first_error)
+    # The message too: the largest other class first, whatever the order.
+    assert results == {"MergeMismatch: 3 reservoir states of capacity 16 do not merge with "
+                       "the group's 7 histogram states of 15 bins (left-closed)"}
+
+
+def test_empty_sorted_buffers_merge_into_an_empty_buffer(spark, ts):
+    empty = tce.SortedBuffer(4).to_bytes()
+    full = tce.SortedBuffer(3)
+    full.update([0.2, 0.9, 0.7], [0, 1, 1])
+    rows = [("e", 0, empty), ("e", 1, empty), ("m", 2, empty), ("m", 3, full.to_bytes()),
+            ("m", 4, empty)]
+    df = spark.sparkContext.parallelize(rows, 2).toDF("model string, device long, state binary")
+    result = {r.model: r for r in ts.calibration_from_states(df, ["model"]).collect()}
+    e, m = result["e"], result["m"]
+    assert (e.kind, e.states, e.invalid, e.first_error, e.n, e.sample_n) == (
+        "buffer", 2, 0, None, 0, 0)
+    assert (m.kind, m.states, m.invalid, m.first_error, m.n) == ("buffer", 3, 0, None, 3)
+    assert m.ece_sweep_em == tce.ece_sweep([0.2, 0.9, 0.7], [0, 1, 1]).value
 
 
 def estimates_of_samples(s):

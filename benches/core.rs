@@ -22,7 +22,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput};
-use tce::{BinStats, Binning, Closure, Histogram, Norm, Slot, SortedBuffer, SweepOptions};
+use tce::{BinStats, Binning, Closure, Histogram, Norm, Slot, SortedBuffer, SweepOptions, Ties};
 
 /// Samples of the batch, equal-mass and equal-width cases.
 const N: usize = 1_000_000;
@@ -481,6 +481,7 @@ fn ratios() {
     println!("| case | baseline | candidate | ratio of medians | ratio of fastest runs | target |");
     println!("|---|---|---|---|---|---|");
     smooth_ece_rows();
+    discrete_sweep_rows();
 
     let s = samples(Data::Realistic, N);
     let (base, cand) = interleaved(
@@ -817,6 +818,75 @@ fn calibrated_samples(n: usize) -> Samples {
         scores.push(score);
     }
     Samples { scores, labels }
+}
+
+/// The calibrated samples with each score moved to the middle of its d-quantile of
+/// [0, 1] (d distinct values, as confidences stated in words or rounded), labels drawn
+/// again with probability the new score: a calibrated model with d distinct confidences.
+fn discrete_samples(n: usize, d: usize) -> Samples {
+    let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
+    let mut s = calibrated_samples(n);
+    for (score, label) in s.scores.iter_mut().zip(&mut s.labels) {
+        let level = ((*score * d as f64) as usize).min(d - 1);
+        *score = (level as f64 + 0.5) / d as f64;
+        *label = u8::from(rng.unit() < *score);
+    }
+    s
+}
+
+/// The monotone sweep on scores with few distinct values (issue 35: with d distinct
+/// scores every b past the point where each score has a bin of its own passes, and b*
+/// ran to n), against the same sweep on continuous scores of the same model: sort and
+/// sweep from unsorted samples, and the sweep alone on sorted ones, for each binning.
+fn discrete_sweep_rows() {
+    let continuous = calibrated_samples(N);
+    let binnings = [
+        ("EW", Binning::EQUAL_WIDTH),
+        ("EM split", Binning::EqualMass(Ties::Split)),
+        ("EM keep", Binning::EqualMass(Ties::Keep)),
+    ];
+    for d in [1, 6, 100, 10_000] {
+        let discrete = discrete_samples(N, d);
+        for (name, binning) in binnings {
+            let (mut base_buffer, mut cand_buffer) = (
+                Unsorted::with_room(&continuous),
+                Unsorted::with_room(&discrete),
+            );
+            let mut b_star = (0, 0);
+            let (base, cand) = interleaved(
+                || {
+                    time_fresh!(1, base_buffer.fresh(), |x| b_star.0 =
+                        sweep_only(&mut { x }, binning).1)
+                },
+                || {
+                    time_fresh!(1, cand_buffer.fresh(), |x| b_star.1 =
+                        sweep_only(&mut { x }, binning).1)
+                },
+            );
+            row(
+                &format!(
+                    "sort + {name} ece_sweep 1e6, {d} distinct scores (b* = {}) vs continuous (b* = {})",
+                    b_star.1, b_star.0
+                ),
+                base,
+                cand,
+                Some(2.0),
+            );
+            let (mut base_sorted, mut cand_sorted) = (base_buffer.fresh(), cand_buffer.fresh());
+            base_sorted.sorted();
+            cand_sorted.sorted();
+            let (base, cand) = interleaved(
+                || time_fresh!(1, (), |_x| sweep_only(black_box(&mut base_sorted), binning)),
+                || time_fresh!(1, (), |_x| sweep_only(black_box(&mut cand_sorted), binning)),
+            );
+            row(
+                &format!("{name} ece_sweep alone 1e6, {d} distinct scores vs continuous"),
+                base,
+                cand,
+                None,
+            );
+        }
+    }
 }
 
 /// Smooth ECE's bandwidth search at 10^6 samples against the vectorised read of the same

@@ -10,7 +10,7 @@
 
 use core::ops::Range;
 
-use crate::binning::{Binning, EqualMassStarts, Ties};
+use crate::binning::{Binning, Closure, EqualMassStarts, Ties};
 use crate::error::{ConfigError, EstimateError, MergeError, PushError};
 use crate::estimate::{self, Estimate};
 use crate::norm::Norm;
@@ -753,13 +753,6 @@ impl<'a> SortedSamples<'a> {
         })
     }
 
-    /// (count, hits) of each bin, from the running hit counts: O(bins), or O(bins log n)
-    /// for equal width. All the sweep needs, since b* depends on accuracies only.
-    fn bin_shapes(&self, binning: Binning, bins: usize) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.bin_ranges(binning, bins)
-            .map(move |r| (r.len() as u64, self.hits_in(r)))
-    }
-
     fn checked_bins(&self, bins: usize) -> Result<(), EstimateError> {
         estimate::check_bins(bins)?;
         if self.slots.is_empty() {
@@ -796,24 +789,14 @@ impl<'a> SortedSamples<'a> {
         estimate::ece_debias(self.bins(binning, bins), norm)
     }
 
-    /// b* of the monotone sweep (SPEC §4). Independent of p.
+    /// b* of the monotone sweep (SPEC §4; on tied scores, see [`crate::sweep`]).
+    /// Independent of p.
     pub fn sweep_bins(
         &self,
         binning: Binning,
         options: SweepOptions,
     ) -> Result<usize, EstimateError> {
-        let max_bins = options.max_bins_for(self.slots.len())?;
-        // All misses sorted below all hits: any partition into contiguous ranges is
-        // monotone, so every b up to the limit passes. O(1) to see, and it spares the
-        // O(n²) walk such perfectly separable data would otherwise take.
-        // hits ≤ n: every hit is one of the samples.
-        let misses = self.slots.len().saturating_sub(self.hits as usize);
-        if self.hits_before(misses) == 0 {
-            return Ok(max_bins);
-        }
-        Ok(sweep::largest_monotone(max_bins, |b| {
-            self.bin_shapes(binning, b)
-        }))
+        sweep::sweep_bins(self, binning, options)
     }
 
     /// ECE_sweep: ECE_bin with b* bins; the estimate's `bins` is b*.
@@ -825,6 +808,30 @@ impl<'a> SortedSamples<'a> {
     ) -> Result<Estimate, EstimateError> {
         let bins = self.sweep_bins(binning, options)?;
         estimate::ece_bin(self.bins(binning, bins), norm)
+    }
+}
+
+impl sweep::SortedPositions for SortedSamples<'_> {
+    fn positions(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn hits_before(&self, p: usize) -> u64 {
+        SortedSamples::hits_before(self, p)
+    }
+
+    fn after_ties(&self, p: usize) -> usize {
+        SortedSamples::after_ties(self, p)
+    }
+
+    fn width_bin_end(&self, p: usize, closure: Closure, bins: usize) -> usize {
+        let rest = self.slots.get(p..).unwrap_or_default();
+        let Some(first) = rest.first() else {
+            return p;
+        };
+        let bin = closure.bin_index(first.score, bins);
+        // Sorted scores have non-decreasing bins; at most n.
+        p.wrapping_add(rest.partition_point(|s| closure.bin_index(s.score, bins) <= bin))
     }
 }
 

@@ -1,6 +1,29 @@
 //! The monotone sweep (SPEC §4): the largest bin count b* such that every binning with
 //! b' ≤ b* bins has non-decreasing bin accuracies.
+//!
+//! **Tied scores.** Equal-width bins and equal-mass bins that keep ties together
+//! ([`Ties::Keep`]) never split a group of equal scores, so every one of their
+//! partitions is a union of consecutive *tie groups*, d of them for d distinct scores.
+//! Two facts follow, and make the sweep cost O(n + Σ_{b ≤ b*} min(b, d) log n) instead
+//! of O(b*² log n) with b* running to n on tied data:
+//!
+//! - Each b costs O(min(b, d) log n): the walk visits the non-empty bins only, finding
+//!   each one's end by a binary search ([`runs`]).
+//! - If the tie groups' own accuracies never decrease, every coarser partition into
+//!   consecutive runs has non-decreasing accuracies too (each run's accuracy lies between
+//!   those of its first and last group), so every b passes: b* reaches the limit, with no
+//!   walk over b at all. This includes data with one distinct score, or a few whose
+//!   accuracies rise, where the walk used to run to n. (With ties split in arrival order,
+//!   the finest partition is one sample a bin, and the same test is "all misses sort
+//!   below all hits".)
+//!
+//! **The b* reported.** When no b up to the limit fails, the estimate is ECE_bin of the
+//! partition at the limit, and more bins could not change it once every tie group has a
+//! bin of its own. The sweep then reports the smallest b that gives that same partition
+//! (the same samples in the same bins, empty bins aside), which has the same estimate: 1
+//! for a constant score, not n.
 
+use crate::binning::{Binning, Closure, EqualMassStarts, Ties};
 use crate::error::EstimateError;
 
 /// The largest bin count the sweep may try.
@@ -46,6 +69,120 @@ impl SweepOptions {
     }
 }
 
+/// What the sweep reads of n samples sorted by score (ties in arrival order): positions
+/// 0..n, their running hit counts and where their tie groups and equal-width bins end.
+/// Implemented by the sorted samples and by their weighted (bootstrap) views, whose
+/// positions are those of the expanded sample.
+pub(crate) trait SortedPositions {
+    /// The number of positions n.
+    fn positions(&self) -> usize;
+    /// Hits at the positions before `p` (0..=n).
+    fn hits_before(&self, p: usize) -> u64;
+    /// The end of the group of scores equal to the one at `p` if the group started
+    /// before `p`; else `p` itself (0 and n included).
+    fn after_ties(&self, p: usize) -> usize;
+    /// The end of the run of positions from `p` (< n) whose scores fall in the same
+    /// equal-width bin (of `bins`, by `closure`) as the score at `p`.
+    fn width_bin_end(&self, p: usize, closure: Closure, bins: usize) -> usize;
+}
+
+/// The non-empty bins of `binning` with `bins` bins, in order, as their end positions
+/// (each bin starts where the one before it ends, the first at 0; the last ends at n).
+/// Equal-width and tie-keeping bins step from bin to bin by binary searches, so a call
+/// costs O(min(bins, d) log n) for d distinct scores; ties split cost O(bins).
+pub(crate) fn runs<V: SortedPositions + ?Sized>(
+    view: &V,
+    binning: Binning,
+    bins: usize,
+) -> impl Iterator<Item = usize> + '_ {
+    let n = view.positions();
+    let mut equal_mass = EqualMassStarts::new(n, bins);
+    // The split starts begin with 0, which is no end.
+    if binning == Binning::EqualMass(Ties::Split) {
+        equal_mass.next();
+    }
+    let mut start = 0usize;
+    core::iter::from_fn(move || loop {
+        if start >= n {
+            return None;
+        }
+        let end = match binning {
+            Binning::EqualMass(Ties::Split) => equal_mass.next().unwrap_or(n),
+            Binning::EqualMass(Ties::Keep) => keep_end(view, start, bins),
+            Binning::EqualWidth(closure) => view.width_bin_end(start, closure, bins),
+        };
+        if end > start {
+            start = end;
+            return Some(end);
+        }
+    })
+}
+
+/// The end of the tie-keeping equal-mass bin that starts at `start` (0 or the end of a
+/// tie group, < n): the next equal-mass start after `start`, moved to the end of its tie
+/// group.
+fn keep_end<V: SortedPositions + ?Sized>(view: &V, start: usize, bins: usize) -> usize {
+    let n = view.positions();
+    // Position `start` lies in equal-mass bin k = floor(start·B/n); the next bin starts
+    // at ceil((k + 1)·n/B) > start. In u128: start, n < 2^64 and B ≤ 2^64.
+    let (n128, b128) = (n as u128, bins as u128);
+    let next = (start as u128 * b128 / n128 + 1) * n128;
+    let next = next.div_ceil(b128);
+    if next >= n128 {
+        return n;
+    }
+    // Below n: fits.
+    view.after_ties(next as usize)
+}
+
+/// (count, hits) of each non-empty bin.
+fn shapes<V: SortedPositions + ?Sized>(
+    view: &V,
+    binning: Binning,
+    bins: usize,
+) -> impl Iterator<Item = (u64, u64)> + '_ {
+    let mut start = 0usize;
+    runs(view, binning, bins).map(move |end| {
+        let range = (start, end);
+        start = end;
+        shape(view, range)
+    })
+}
+
+/// (count, hits) of positions `start..end`.
+fn shape<V: SortedPositions + ?Sized>(view: &V, (start, end): (usize, usize)) -> (u64, u64) {
+    // end ≥ start, and the running hits never decrease.
+    (
+        end.wrapping_sub(start) as u64,
+        view.hits_before(end).wrapping_sub(view.hits_before(start)),
+    )
+}
+
+/// Whether the finest partition `binning` can reach has non-decreasing accuracies: the
+/// tie groups (equal width, ties kept), or the samples one by one (ties split). If so,
+/// every partition of either kind does (see the module's doc). O(n) at most.
+fn finest_is_monotone<V: SortedPositions + ?Sized>(view: &V, binning: Binning) -> bool {
+    let n = view.positions();
+    if binning == Binning::EqualMass(Ties::Split) {
+        // One sample a bin: monotone exactly when every miss sorts below every hit.
+        let hits = view.hits_before(n);
+        // hits ≤ n.
+        return view.hits_before(n.wrapping_sub(hits as usize)) == 0;
+    }
+    let mut start = 0usize;
+    let groups = core::iter::from_fn(|| {
+        if start >= n {
+            return None;
+        }
+        // The group holding `start` ends where `after_ties(start + 1)` says (start + 1 ≤ n).
+        let end = view.after_ties(start.wrapping_add(1));
+        let range = (start, end);
+        start = end;
+        Some(shape(view, range))
+    });
+    is_monotone(groups)
+}
+
 /// Whether the accuracies hits/count of the non-empty bins, in order, never decrease
 /// (equal neighbours allowed). Exact: compares h_k·n_j with h_j·n_k in integers.
 pub(crate) fn is_monotone<I: IntoIterator<Item = (u64, u64)>>(shapes: I) -> bool {
@@ -65,17 +202,34 @@ pub(crate) fn is_monotone<I: IntoIterator<Item = (u64, u64)>>(shapes: I) -> bool
     true
 }
 
-/// Tries b = 2, 3, … up to `max_bins` and returns b − 1 for the first b whose bins are
-/// not monotone, or `max_bins` if none fails. `shapes(b)` yields (count, hits) per bin.
-pub(crate) fn largest_monotone<F, I>(max_bins: usize, mut shapes: F) -> usize
-where
-    F: FnMut(usize) -> I,
-    I: IntoIterator<Item = (u64, u64)>,
-{
-    (2..=max_bins)
-        .find(|&b| !is_monotone(shapes(b)))
-        // b ≥ 2: nothing saturates.
-        .map_or(max_bins, |b| b.saturating_sub(1))
+/// b* of the monotone sweep over `view` (SPEC §4, with the b* reported as the module's
+/// doc says when no b fails).
+pub(crate) fn sweep_bins<V: SortedPositions + ?Sized>(
+    view: &V,
+    binning: Binning,
+    options: SweepOptions,
+) -> Result<usize, EstimateError> {
+    let max_bins = options.max_bins_for(view.positions())?;
+    if !finest_is_monotone(view, binning) {
+        if let Some(failed) = (2..=max_bins).find(|&b| !is_monotone(shapes(view, binning, b))) {
+            // failed ≥ 2.
+            return Ok(failed.wrapping_sub(1));
+        }
+    }
+    Ok(first_with_partition_of(view, binning, max_bins))
+}
+
+/// The smallest b whose non-empty bins are those of `max_bins` bins.
+fn first_with_partition_of<V: SortedPositions + ?Sized>(
+    view: &V,
+    binning: Binning,
+    max_bins: usize,
+) -> usize {
+    // At least as many bins as the partition has non-empty ones.
+    let nonempty = runs(view, binning, max_bins).count();
+    (nonempty.max(1)..max_bins)
+        .find(|&b| runs(view, binning, b).eq(runs(view, binning, max_bins)))
+        .unwrap_or(max_bins)
 }
 
 #[cfg(test)]
@@ -118,17 +272,5 @@ mod tests {
             Err(EstimateError::NoSamples)
         );
         assert_eq!(paper.max_bins_for(1), Ok(1));
-    }
-
-    #[test]
-    fn largest_monotone_stops_at_the_first_failure() {
-        // Monotone for b = 2 and 3, not for 4; 5 would be monotone again but is never tried.
-        let b = largest_monotone(10, |b| {
-            let ok = b != 4;
-            [(1, u64::from(!ok)), (1, u64::from(ok))]
-        });
-        assert_eq!(b, 3);
-        assert_eq!(largest_monotone(7, |_| [(1, 0), (1, 1)]), 7);
-        assert_eq!(largest_monotone(1, |_| [(1, 1), (1, 0)]), 1);
     }
 }

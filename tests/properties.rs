@@ -47,6 +47,40 @@ fn samples(max: usize) -> impl Strategy<Value = (Vec<f64>, Vec<u8>)> {
     prop::collection::vec((score(), 0u8..=1), 1..max).prop_map(|v| v.into_iter().unzip())
 }
 
+/// 1 to 300 samples of 1 to 6 distinct scores, with labels calibrated (a hit with
+/// probability the score), split at a threshold score, or at random.
+fn tied_samples() -> impl Strategy<Value = (Vec<f64>, Vec<u8>)> {
+    let menu = vec![0.0, 0.1, 0.25, 0.3, 0.5, 0.6, 0.8, 0.9, 0.95, 1.0];
+    (
+        prop::sample::subsequence(menu, 1..=6),
+        1usize..300,
+        any::<u64>(),
+        0u8..3,
+    )
+        .prop_map(|(values, n, seed, mode)| {
+            let mut state = seed | 1;
+            let mut next = move || {
+                // xorshift64: any fixed, well-mixed sequence serves.
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 11) as f64 / (1u64 << 53) as f64
+            };
+            let threshold = values[values.len() / 2];
+            (0..n)
+                .map(|_| {
+                    let score = values[(next() * values.len() as f64) as usize % values.len()];
+                    let label = match mode {
+                        0 => next() < score,
+                        1 => score >= threshold,
+                        _ => next() < 0.5,
+                    };
+                    (score, u8::from(label))
+                })
+                .unzip()
+        })
+}
+
 fn norm() -> impl Strategy<Value = f64> {
     prop_oneof![Just(1.0), Just(2.0), 1.0..4.0f64]
 }
@@ -148,6 +182,31 @@ proptest! {
         let options = SweepOptions { max_bins: cap, limit };
         let n = scores.len();
         let max_bins = (if paper_limit { n - 1 } else { n }).min(cap.unwrap_or(usize::MAX)).max(1);
+        let naive_b = common::sweep_bins(&scores, &labels, max_bins, &|b| naive_assignment(&scores, binning, b));
+
+        let mut storage = vec![Slot::EMPTY; n];
+        let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
+        buffer.push_batch(&scores, &labels).unwrap();
+        let sorted = buffer.sorted();
+        let e = sorted.ece_sweep(binning, Norm::new(p).unwrap(), options).unwrap();
+        prop_assert_eq!(e.bins, naive_b);
+        let table = common::bin_table(&scores, &labels, &naive_assignment(&scores, binning, naive_b), naive_b);
+        assert_close(e.value, common::ece(&table, p), "sweep value")?;
+    }
+
+    /// The sweep on few distinct scores (1 to 6), where its partitions are unions of tie
+    /// groups and b* used to run to n: the same b* and value as the literal sweep, which
+    /// rebins every sample for every b up to the limit (labels drawn calibrated, split at
+    /// a threshold so that every b passes, or at random).
+    #[test]
+    fn sweep_on_few_distinct_scores_matches_the_naive_rebinning_sweep(
+        (scores, labels) in tied_samples(), p in norm(), closure in closure(), ties in ties(),
+        equal_mass in any::<bool>(), cap in prop::option::of(1usize..400)
+    ) {
+        let binning = if equal_mass { Binning::EqualMass(ties) } else { Binning::EqualWidth(closure) };
+        let options = SweepOptions { max_bins: cap, limit: SweepLimit::Samples };
+        let n = scores.len();
+        let max_bins = n.min(cap.unwrap_or(usize::MAX));
         let naive_b = common::sweep_bins(&scores, &labels, max_bins, &|b| naive_assignment(&scores, binning, b));
 
         let mut storage = vec![Slot::EMPTY; n];

@@ -14,12 +14,12 @@
 //! Positions below are positions of the expanded sample (0..=total). With the prefix sums
 //! of the weights, of the weighted hits and of the weighted fixed-point scores (one O(n)
 //! pass per resample), the statistics of any range of positions cost one binary search,
-//! so a binning costs O(B log n) and the sweep O(b*² log n): no estimator reads the n
-//! samples again.
+//! so a binning costs O(B log n) and the sweep at most O(Σ_{b ≤ b*} min(b, d) log n) for d
+//! distinct scores (see [`crate::sweep`]): no estimator reads the n samples again.
 
 use core::ops::Range;
 
-use crate::binning::{Binning, EqualMassStarts, Ties};
+use crate::binning::{Binning, Closure, EqualMassStarts, Ties};
 use crate::buffer::{Slot, SortedSamples};
 use crate::error::EstimateError;
 use crate::estimate::{self, Estimate};
@@ -173,10 +173,6 @@ impl WeightedSamples<'_> {
         )
     }
 
-    fn hits(&self) -> u64 {
-        self.totals().0
-    }
-
     /// The sorted index i holding expanded position `p` < total, with the sums of
     /// weights, weighted hits and weighted quanta before i.
     fn locate(&self, p: usize) -> (usize, usize, u64, u128) {
@@ -302,15 +298,6 @@ impl WeightedSamples<'_> {
         })
     }
 
-    fn bin_shapes(&self, binning: Binning, bins: usize) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.bin_ranges(binning, bins).map(move |r| {
-            (
-                r.len() as u64,
-                self.hits_before(r.end) - self.hits_before(r.start),
-            )
-        })
-    }
-
     fn checked_bins(&self, bins: usize) -> Result<(), EstimateError> {
         estimate::check_bins(bins)?;
         if self.total() == 0 {
@@ -353,15 +340,7 @@ impl WeightedSamples<'_> {
         binning: Binning,
         options: SweepOptions,
     ) -> Result<usize, EstimateError> {
-        let n = self.total();
-        let max_bins = options.max_bins_for(n)?;
-        let misses = n.saturating_sub(self.hits() as usize);
-        if self.hits_before(misses) == 0 {
-            return Ok(max_bins);
-        }
-        Ok(sweep::largest_monotone(max_bins, |b| {
-            self.bin_shapes(binning, b)
-        }))
+        sweep::sweep_bins(self, binning, options)
     }
 
     /// ECE_sweep; the estimate's `bins` is b*.
@@ -385,6 +364,31 @@ impl WeightedSamples<'_> {
             scores.extend(core::iter::repeat(slot.score).take(w));
             labels.extend(core::iter::repeat(slot.label()).take(w));
         }
+    }
+}
+
+impl sweep::SortedPositions for WeightedSamples<'_> {
+    fn positions(&self) -> usize {
+        self.total()
+    }
+
+    fn hits_before(&self, p: usize) -> u64 {
+        WeightedSamples::hits_before(self, p)
+    }
+
+    fn after_ties(&self, p: usize) -> usize {
+        WeightedSamples::after_ties(self, p)
+    }
+
+    fn width_bin_end(&self, p: usize, closure: Closure, bins: usize) -> usize {
+        if p >= self.total() {
+            return p;
+        }
+        let bin = closure.bin_index(self.slots[self.index_of(p)].score, bins);
+        let end = self
+            .slots
+            .partition_point(|s| closure.bin_index(s.score, bins) <= bin);
+        self.cum_at(end)
     }
 }
 

@@ -112,7 +112,9 @@ pub fn debias(scores: &[f64], labels: &[u8], assignment: &[usize], bins: usize, 
     total.max(0.0).powf(1.0 / p)
 }
 
-/// The paper's sweep, rebinning all samples for every b: returns b*.
+/// The paper's sweep, rebinning all samples for every b: returns b*. When no b up to
+/// `max_bins` fails, the smallest b whose bins group the samples as `max_bins` bins do
+/// (the same estimate; tce reports that b, see `tce::sweep`'s module doc).
 pub fn sweep_bins(
     scores: &[f64],
     labels: &[u8],
@@ -126,5 +128,22 @@ pub fn sweep_bins(
             return b - 1;
         }
     }
-    max_bins.max(1)
+    let max_bins = max_bins.max(1);
+    let last = same_bin_relation(&binning(max_bins));
+    (1..=max_bins)
+        .find(|&b| same_bin_relation(&binning(b)) == last)
+        .unwrap_or(max_bins)
+}
+
+/// Which samples share a bin, as each sample's bin renumbered in order of first
+/// appearance: two assignments group the samples alike exactly when these are equal.
+fn same_bin_relation(assignment: &[usize]) -> Vec<usize> {
+    let mut renumbered = std::collections::HashMap::new();
+    assignment
+        .iter()
+        .map(|&bin| {
+            let next = renumbered.len();
+            *renumbered.entry(bin).or_insert(next)
+        })
+        .collect()
 }

@@ -3,7 +3,7 @@
 
 use crate::error::EstimateError;
 use crate::limits::add_counts;
-use crate::norm::Norm;
+use crate::norm::{Norm, ScaledPowers};
 use crate::stats::BinStats;
 use crate::MAX_BINS;
 
@@ -66,8 +66,9 @@ impl BinSummary for BinStats {
     }
 }
 
-/// Sums `term(bin)` over the non-empty bins weighted by their weights, divides by the
-/// total weight, and counts samples and bins.
+/// Sums `term(bin, powers)` over the non-empty bins weighted by their weights into
+/// `powers` (a term is in units of the scale it covered first, see [`ScaledPowers`]),
+/// divides by the total weight, and counts samples and bins.
 ///
 /// [`EstimateError::DegenerateWeights`] when there are samples but no finite, positive
 /// total weight to divide by, or the mean is not finite: only a weighted state can get
@@ -75,13 +76,17 @@ impl BinSummary for BinStats {
 /// valid frame does; the check keeps a NaN from ever being reported as an estimate.
 /// [`EstimateError::CountOverflow`] when the bins hold more than [`crate::MAX_COUNT`]
 /// samples in all (only bins a caller assembles can).
-fn weighted_mean<B, I, F>(bins: I, mut term: F) -> Result<(f64, u64, usize), EstimateError>
+fn weighted_mean<B, I, F>(
+    bins: I,
+    powers: &mut ScaledPowers,
+    mut term: F,
+) -> Result<(f64, u64, usize), EstimateError>
 where
     B: BinSummary,
     I: IntoIterator<Item = B>,
-    F: FnMut(&B) -> f64,
+    F: FnMut(&B, &mut ScaledPowers) -> f64,
 {
-    let (mut sum, mut total, mut samples, mut count) = (0.0, 0.0, 0u64, 0usize);
+    let (mut total, mut samples, mut count) = (0.0, 0u64, 0usize);
     for bin in bins {
         // One per bin: the bins are in memory (or summarise it), far fewer than usize::MAX.
         count = count.wrapping_add(1);
@@ -90,14 +95,15 @@ where
         // (and its means would be 0/0): it counts as a sample count only.
         if bin.count() > 0 && bin.weight() > 0.0 {
             total += bin.weight();
-            sum += bin.weight() * term(&bin);
+            let term = term(&bin, powers);
+            powers.add(bin.weight() * term);
         }
     }
     match (count, samples) {
         (0, _) => Err(EstimateError::ZeroBins),
         (_, 0) => Err(EstimateError::NoSamples),
         _ => {
-            let mean = sum / total;
+            let mean = powers.sum() / total;
             if total > 0.0 && total.is_finite() && mean.is_finite() {
                 Ok((mean, samples, count))
             } else {
@@ -126,9 +132,14 @@ pub fn ece_bin<B: BinSummary, I: IntoIterator<Item = B>>(
     bins: I,
     norm: Norm,
 ) -> Result<Estimate, EstimateError> {
-    let (mean, samples, count) = weighted_mean(bins, |bin| norm.power(gap(bin)))?;
+    let mut powers = ScaledPowers::new(norm);
+    let (mean, samples, count) = weighted_mean(bins, &mut powers, |bin, powers| {
+        let gap = gap(bin);
+        powers.cover(gap);
+        powers.power(gap)
+    })?;
     Ok(Estimate {
-        value: finite(norm.root(mean))?,
+        value: finite(powers.root(mean))?,
         samples,
         bins: count,
     })
@@ -137,7 +148,9 @@ pub fn ece_bin<B: BinSummary, I: IntoIterator<Item = B>>(
 /// MCE = max over non-empty bins of |f̄_k − ȳ_k|.
 pub fn mce<B: BinSummary, I: IntoIterator<Item = B>>(bins: I) -> Result<Estimate, EstimateError> {
     let mut worst = 0.0f64;
-    let (_, samples, count) = weighted_mean(bins, |bin| {
+    // The sum of the gaps is not used: any norm serves.
+    let mut unused = ScaledPowers::new(Norm::L1);
+    let (_, samples, count) = weighted_mean(bins, &mut unused, |bin, _| {
         let gap = gap(bin).abs();
         // `max` would drop a NaN gap silently.
         worst = if gap.is_nan() { gap } else { worst.max(gap) };
@@ -161,31 +174,34 @@ pub fn ece_debias<B: BinSummary, I: IntoIterator<Item = B>>(
     bins: I,
     norm: Norm,
 ) -> Result<Estimate, EstimateError> {
-    let (mean, samples, count) = weighted_mean(bins, |bin| debiased_term(bin, norm))?;
+    let mut powers = ScaledPowers::new(norm);
+    let (mean, samples, count) = weighted_mean(bins, &mut powers, debiased_term)?;
     Ok(Estimate {
-        value: finite(norm.root(mean.max(0.0)))?,
+        value: finite(powers.root(mean.max(0.0)))?,
         samples,
         bins: count,
     })
 }
 
-/// The bias-corrected |f̄ − ȳ|^p of one bin.
-fn debiased_term<B: BinSummary>(bin: &B, norm: Norm) -> f64 {
+/// The bias-corrected |f̄ − ȳ|^p of one bin, in units of the scale of `powers` (which it
+/// widens to cover the bin's gaps first).
+fn debiased_term<B: BinSummary>(bin: &B, powers: &mut ScaledPowers) -> f64 {
     let n = bin.effective_count();
     if bin.count() < 2 || n <= 1.0 {
         return 0.0;
     }
     let (f, y) = (bin.mean_score(), bin.accuracy());
-    if norm == Norm::L2 {
+    if powers.norm() == Norm::L2 {
         return (f - y) * (f - y) - y * (1.0 - y) / (n - 1.0);
     }
     // Leaving out a hit gives ȳ = (h−1)/(n−1), leaving out a miss ȳ = h/(n−1): the
     // jackknife needs only these two values, O(1) per bin.
     let h = y * n;
-    let leave_out_hit = norm.power(f - (h - 1.0) / (n - 1.0));
-    let leave_out_miss = norm.power(f - h / (n - 1.0));
+    let gaps = [f - y, f - (h - 1.0) / (n - 1.0), f - h / (n - 1.0)];
+    gaps.iter().for_each(|&gap| powers.cover(gap));
+    let [plug_in, leave_out_hit, leave_out_miss] = gaps.map(|gap| powers.power(gap));
     let mean_leave_one_out = (h * leave_out_hit + (n - h) * leave_out_miss) / n;
-    n * norm.power(f - y) - (n - 1.0) * mean_leave_one_out
+    n * plug_in - (n - 1.0) * mean_leave_one_out
 }
 
 #[cfg(test)]
@@ -252,11 +268,75 @@ mod tests {
         );
     }
 
+    /// (Σ w_k |g_k|^p / Σ w_k)^(1/p) through logarithms (log-sum-exp): right for any p,
+    /// without the scaling the estimators use.
+    fn lp_by_logs(terms: &[(f64, f64)], p: f64) -> f64 {
+        let logs: Vec<f64> = terms
+            .iter()
+            .map(|&(w, g)| w.ln() + p * g.abs().ln())
+            .collect();
+        let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let sum: f64 = logs.iter().map(|l| (l - top).exp()).sum();
+        let total: f64 = terms.iter().map(|t| t.0).sum();
+        ((top + sum.ln() - total.ln()) / p).exp()
+    }
+
+    #[test]
+    fn large_norms_do_not_underflow_to_zero() {
+        // Gaps 0.5 − 0.25 and 0.9 − 0.5 (weights 2 and 3 of 5): |gap|^p underflows for
+        // every one of these p, and the estimate used to read 0.
+        let bins = [
+            bin(&[(0.5, 0), (0.5, 0), (0.5, 1), (0.5, 0)]),
+            bin(&[(0.9, 1), (0.9, 0), (0.9, 1), (0.9, 0), (0.9, 0), (0.9, 1)]),
+        ];
+        let terms = [(4.0, 0.25), (6.0, 0.4)];
+        for p in [3.0, 200.0, 1100.0, 2000.0, 5000.0, 1e6, 1e300] {
+            let e = ece_bin(bins, Norm::new(p).unwrap()).unwrap().value;
+            let expected = lp_by_logs(&terms, p);
+            assert!(e > 0.25 && e <= 0.4, "p = {p}: {e}");
+            assert!(
+                (e - expected).abs() <= 1e-12 * expected,
+                "p = {p}: {e} vs {expected}"
+            );
+        }
+        // A zero gap everywhere is 0, for any p.
+        let calibrated = [bin(&[(0.5, 0), (0.5, 1)])];
+        assert_eq!(
+            ece_bin(calibrated, Norm::new(5000.0).unwrap())
+                .unwrap()
+                .value,
+            0.0
+        );
+        // The debiased form's jackknife sees the same scale. One bin of 10^6 samples at
+        // 0.9 with half of them hits: plug-in gap a = 0.4, leave-one-out gaps b (a hit
+        // left out) and c (a miss). Its term is a^p·[n − (n−1)(½(b/a)^p + ½(c/a)^p)], whose
+        // p-th root is a·[…]^(1/p): no power underflows in that form.
+        let (n, hits) = (1_000_000u64, 500_000u64);
+        let score_sum = 900_000u128 << 64;
+        let big = [BinStats::from_parts(n, hits, score_sum).unwrap()];
+        let p = 1100.0;
+        let (nf, hf) = (n as f64, hits as f64);
+        let a = 0.9 - hf / nf;
+        let b = 0.9 - (hf - 1.0) / (nf - 1.0);
+        let c = 0.9 - hf / (nf - 1.0);
+        let bracket =
+            nf - (nf - 1.0) * (hf / nf * (b / a).powf(p) + (1.0 - hf / nf) * (c / a).powf(p));
+        let expected = a * bracket.powf(1.0 / p);
+        let debiased = ece_debias(big, Norm::new(p).unwrap()).unwrap().value;
+        assert!(expected > 0.3, "{expected}");
+        assert!(
+            (debiased - expected).abs() <= 1e-9 * expected,
+            "{debiased} vs {expected}"
+        );
+    }
+
     #[test]
     fn jackknife_for_p2_equals_the_closed_form() {
         let b = bin(&[(0.9, 1), (0.8, 0), (0.95, 1), (0.7, 1), (0.85, 0)]);
-        let closed = debiased_term(&b, Norm::L2);
-        let jack = debiased_term(&b, Norm::new(2.0 + 1e-12).unwrap());
+        let closed = debiased_term(&b, &mut ScaledPowers::new(Norm::L2));
+        let mut near_two = ScaledPowers::new(Norm::new(2.0 + 1e-12).unwrap());
+        let term = debiased_term(&b, &mut near_two);
+        let jack = near_two.unscaled(term);
         assert!((closed - jack).abs() < 1e-9, "{closed} vs {jack}");
         // By hand: f̄ = 0.84, ȳ = 0.6: 0.0576 − 0.24/4 = −0.0024.
         assert!((closed - (-0.0024)).abs() < 1e-15);

@@ -23,7 +23,7 @@
 use core::fmt;
 
 use crate::error::PushError;
-use crate::norm::Norm;
+use crate::norm::{Norm, ScaledPowers};
 use crate::sample;
 
 /// Number of grid points.
@@ -237,6 +237,23 @@ pub fn kde_calibration_error(
     let density = |i: usize| 2.0 * all_sum[i] / (2.0 * n);
     let hit_density = |i: usize| 2.0 * hit_sum[i] / (2.0 * n_hits);
 
+    // The calibration gap |c − r(c)| at the grid points of [0, 1] where p(c) > 0 (None
+    // elsewhere): read twice, once for the scale of its p-th powers (`ScaledPowers`:
+    // without it a large p underflows every term to 0), once for the integral.
+    let gap_at = |i: usize| {
+        let c = grid_point(i);
+        let p_c = if c > 0.0 && c < 1.0 { density(i) } else { 0.0 };
+        (p_c > 0.0).then(|| {
+            let r = (accuracy * hit_density(i) / p_c).min(1.0);
+            (c - r, p_c)
+        })
+    };
+    let mut powers = ScaledPowers::new(norm);
+    for i in 0..GRID_POINTS {
+        if let Some((gap, _)) = gap_at(i) {
+            powers.cover(gap);
+        }
+    }
     let mut integrand_area = 0.0;
     let mut density_area = 0.0;
     let mut previous: Option<(f64, f64, f64)> = None;
@@ -245,14 +262,8 @@ pub fn kde_calibration_error(
         if !(0.0..=1.0).contains(&c) {
             continue;
         }
-        let inside = c > 0.0 && c < 1.0;
-        let p_c = if inside { density(i) } else { 0.0 };
-        let integrand = if p_c > 0.0 {
-            let r = (accuracy * hit_density(i) / p_c).min(1.0);
-            norm.power(c - r) * p_c
-        } else {
-            0.0
-        };
+        let (integrand, p_c) =
+            gap_at(i).map_or((0.0, 0.0), |(gap, p_c)| (powers.power(gap) * p_c, p_c));
         if let Some((c0, integrand0, p0)) = previous {
             integrand_area += 0.5 * (c - c0) * (integrand0 + integrand);
             density_area += 0.5 * (c - c0) * (p0 + p_c);
@@ -262,10 +273,12 @@ pub fn kde_calibration_error(
     if density_area == 0.0 {
         return Err(KdeError::DensityMissesGrid { bandwidth: h });
     }
-    let raw = integrand_area / density_area;
+    // In units of the scale's p-th power.
+    let scaled = integrand_area / density_area;
+    let raw = powers.unscaled(scaled);
     Ok(KdeEstimate {
         raw,
-        value: norm.root(raw),
+        value: powers.root(scaled),
         bandwidth: h,
         p: norm.p(),
     })
@@ -285,6 +298,28 @@ mod tests {
         0.986, 0.906, 0.734, 0.864, 0.976, 0.738, 0.851,
     ];
     const LABELS: [u8; 20] = [1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 0];
+
+    #[test]
+    fn large_norms_do_not_underflow_to_zero() {
+        let at = |p: f64| kde_calibration_error(&SCORES, &LABELS, norm(p)).unwrap();
+        // l_p means of a probability measure never decrease with p, and stay below the
+        // largest gap, which is at most 1: at p = 1000 or 10^6 the estimate is no longer 0.
+        let mut previous = 0.0;
+        for p in [2.0, 10.0, 100.0, 1000.0, 1e6] {
+            let e = at(p);
+            assert!(
+                e.value >= previous && e.value <= 1.0,
+                "p = {p}: {}",
+                e.value
+            );
+            previous = e.value;
+        }
+        assert!(at(1000.0).value > at(2.0).value);
+        // The raw form is the root's p-th power, which underflows for such p (as documented).
+        assert_eq!(at(1e6).raw, 0.0);
+        let e = at(3.0);
+        assert!((e.raw.cbrt() - e.value).abs() < 1e-15);
+    }
 
     /// The original algorithm written out directly: mirror the data as Zhang et al.'s
     /// `mirror_1d` does, evaluate each density at every grid point by summing the kernel

@@ -29,6 +29,7 @@
 
 use super::{PiecewiseConstant, RecalibrationMap};
 use crate::sim::quadrature::{integrate_ln, QuadratureError};
+use crate::sim::tce::{ln_largest_on_grid, lp_of, scales};
 use crate::sim::unit_point::UnitPoint;
 use crate::sim::{Curve, Model, TceError};
 
@@ -107,14 +108,16 @@ fn piecewise_tce(model: &Model, map: &PiecewiseConstant, p: f64) -> Result<f64, 
     // Pool by value: sort so that equal values are adjacent (pieces of one value need
     // not be adjacent on [0, 1]: histogram bins with accuracy ½ can lie anywhere).
     pieces.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut total = 0.0;
-    for group in pieces.chunk_by(|a, b| a.0 == b.0) {
-        let value = group[0].0;
-        let mass: f64 = group.iter().map(|g| g.1).sum();
-        let hits: f64 = group.iter().map(|g| g.2).sum();
-        total += mass * (value - hits / mass).abs().powf(p);
-    }
-    Ok(total.powf(1.0 / p))
+    let groups: Vec<(f64, f64)> = pieces
+        .chunk_by(|a, b| a.0 == b.0)
+        .map(|group| {
+            let value = group[0].0;
+            let mass: f64 = group.iter().map(|g| g.1).sum();
+            let hits: f64 = group.iter().map(|g| g.2).sum();
+            (mass, value - hits / mass)
+        })
+        .collect();
+    Ok(lp_of(&groups, p))
 }
 
 /// (∫ |g − T|^p pdf)^(1/p), split at the crossings of g and T.
@@ -137,20 +140,30 @@ fn monotone_tce(model: &Model, g: &Curve, p: f64) -> Result<f64, TceError> {
     let mut breaks = vec![UnitPoint::ZERO];
     breaks.extend(crossings(gap));
     breaks.push(UnitPoint::ONE);
+    // In units of the largest gap's p-th power, as `tce::by_quadrature` integrates.
+    let ln_scale = if scales(p) {
+        ln_largest_on_grid(|x| gap(x).abs().ln())
+    } else {
+        0.0
+    };
     let mut total = 0.0;
     for piece in breaks.windows(2) {
         total += integrate(piece[0], piece[1], |x| {
-            p * gap(x).abs().ln() + density.ln_pdf_at(x)
+            p * (gap(x).abs().ln() - ln_scale) + density.ln_pdf_at(x)
         })?;
     }
+    let continuous = ln_scale.exp() * total.powf(1.0 / p);
     let masses = &model.point_masses;
-    if !masses.is_none() {
-        total *= masses.continuous_mass();
-        for (score, atom) in masses.atoms() {
-            total += atom.mass() * (g.eval(score) - atom.accuracy()).abs().powf(p);
-        }
+    if masses.is_none() {
+        return Ok(continuous);
     }
-    Ok(total.powf(1.0 / p))
+    let atoms = masses
+        .atoms()
+        .map(|(score, atom)| (atom.mass(), g.eval(score) - atom.accuracy()));
+    let terms: Vec<(f64, f64)> = core::iter::once((masses.continuous_mass(), continuous))
+        .chain(atoms)
+        .collect();
+    Ok(lp_of(&terms, p))
 }
 
 /// c − T(c) with its sign: the magnitude from [`Curve::ln_abs_gap`], the sign constant

@@ -82,9 +82,62 @@ pub fn true_calibration_error_with_point_masses(
     if point_masses.is_none() {
         return Ok(continuous);
     }
-    let total =
-        point_masses.continuous_mass() * continuous.powf(p) + point_masses.tce_contribution(p);
-    Ok(total.powf(1.0 / p))
+    let atoms = point_masses
+        .atoms()
+        .map(|(score, atom)| (atom.mass(), (score - atom.accuracy()).abs()));
+    let terms: Vec<(f64, f64)> = core::iter::once((point_masses.continuous_mass(), continuous))
+        .chain(atoms)
+        .collect();
+    Ok(lp_of(&terms, p))
+}
+
+/// (Σ w·|g|^p)^(1/p) of (weight, gap) terms, summed in units of the largest |g|'s p-th
+/// power (see [`scales`]) so that no term underflows.
+pub(crate) fn lp_of(terms: &[(f64, f64)], p: f64) -> f64 {
+    let largest = terms.iter().fold(0.0f64, |m, &(_, g)| m.max(g.abs()));
+    let scale = if scales(p) && largest > 0.0 {
+        largest
+    } else {
+        1.0
+    };
+    let total: f64 = terms
+        .iter()
+        .map(|&(w, g)| w * (g.abs() / scale).powf(p))
+        .sum();
+    scale * total.powf(1.0 / p)
+}
+
+/// Whether TCE_p^p is summed in units of the largest gap's p-th power: for every p but 1
+/// and 2 (whose values stay those of the plain sums, bit for bit). |gap|^p alone
+/// underflows to 0 for a gap of 0.5 once p > 1074, and TCE_p would read 0.
+pub(crate) fn scales(p: f64) -> bool {
+    p != 1.0 && p != 2.0
+}
+
+/// ln of the largest |c − T(c)| found on a grid of (0, 1), uniform in c and in log-odds
+/// (which reaches within 1e-17 of either end): the scale of the p-th powers in
+/// [`by_quadrature`]. A grid may miss the true maximum by a little; the integrand then
+/// peaks a little above 1, which is harmless.
+fn ln_largest_gap(curve: &Curve) -> f64 {
+    ln_largest_on_grid(|point| curve.ln_abs_gap(point))
+}
+
+/// The largest finite value of `ln_gap` on that grid (0 if there is none: no scaling).
+pub(crate) fn ln_largest_on_grid(ln_gap: impl Fn(&UnitPoint) -> f64) -> f64 {
+    const POINTS: u32 = 1024;
+    let uniform = (1..POINTS).map(|i| UnitPoint::from_x(f64::from(i) / f64::from(POINTS)));
+    let log_odds = (0..=POINTS)
+        .map(|i| UnitPoint::from_logit(-40.0 + 80.0 * f64::from(i) / f64::from(POINTS)));
+    let largest = uniform
+        .chain(log_odds)
+        .map(|point| ln_gap(&point))
+        .filter(|ln_gap| ln_gap.is_finite())
+        .fold(f64::NEG_INFINITY, f64::max);
+    if largest.is_finite() {
+        largest
+    } else {
+        0.0
+    }
 }
 
 /// TCE_p from Beta moments, if the model has a closed form for this p (and it is not
@@ -161,7 +214,14 @@ pub fn by_quadrature(density: &Beta, curve: &Curve, p: f64) -> Result<f64, TceEr
     if curve.is_identity() {
         return Ok(0.0);
     }
-    let ln_integrand = |point: &UnitPoint| p * curve.ln_abs_gap(point) + density.ln_pdf_at(point);
+    // The integrand in units of the largest gap's p-th power (`scales`).
+    let ln_scale = if scales(p) {
+        ln_largest_gap(curve)
+    } else {
+        0.0
+    };
+    let ln_integrand =
+        |point: &UnitPoint| p * (curve.ln_abs_gap(point) - ln_scale) + density.ln_pdf_at(point);
     let mut breaks = vec![UnitPoint::ZERO];
     breaks.extend(curve.diagonal_crossings());
     breaks.push(UnitPoint::ONE);
@@ -169,7 +229,7 @@ pub fn by_quadrature(density: &Beta, curve: &Curve, p: f64) -> Result<f64, TceEr
     for piece in breaks.windows(2) {
         total += integrate_ln(piece[0], piece[1], ln_integrand)?;
     }
-    Ok(total.powf(1.0 / p))
+    Ok(ln_scale.exp() * total.powf(1.0 / p))
 }
 
 #[cfg(test)]
@@ -300,6 +360,35 @@ mod tests {
         assert_eq!(closed_form(&density, &curve, 3.0), None);
         let tce = true_calibration_error(&density, &curve, 3.0).unwrap();
         assert_relative(tce, cube.cbrt(), 1e-9, "p = 3");
+    }
+
+    #[test]
+    fn large_norms_do_not_underflow_to_zero() {
+        // T = c²: the gap c − c² peaks at 0.25 (c = ½), so |gap|^p underflows everywhere
+        // once p > 537. Reference: composite Simpson of (gap/0.25)^p · pdf, in units of
+        // the known peak, then 0.25 · (that)^(1/p).
+        let density = beta(2.0, 3.0);
+        let curve = Curve::polynomial(2.0).unwrap();
+        let intervals = 200_000;
+        let h = 1.0 / intervals as f64;
+        for p in [3.0, 600.0, 2000.0, 5000.0] {
+            let f = |x: f64| ((x - x * x) / 0.25).powf(p) * density.pdf(x);
+            let mut sum = f(0.0) + f(1.0);
+            for i in 1..intervals {
+                sum += if i % 2 == 1 { 4.0 } else { 2.0 } * f(i as f64 * h);
+            }
+            let expected = 0.25 * (sum * h / 3.0).powf(1.0 / p);
+            let tce = true_calibration_error(&density, &curve, p).unwrap();
+            assert_relative(tce, expected, 1e-9, &format!("p = {p}"));
+            // With point masses too: an atom at 1 whose accuracy is 0.5 has the largest gap.
+            let masses =
+                PointMasses::at_one(crate::sim::point_mass::PointMass::new(0.1, 0.5).unwrap());
+            let with_atom =
+                true_calibration_error_with_point_masses(&density, &curve, &masses, p).unwrap();
+            // The atom's gap, |1 − 0.5|, is the largest: the scale of the reference.
+            let expected = 0.5 * (0.9 * (tce / 0.5).powf(p) + 0.1).powf(1.0 / p);
+            assert_relative(with_atom, expected, 1e-9, &format!("with an atom, p = {p}"));
+        }
     }
 
     /// Composite Simpson on a smooth density (Beta(2, 3), zero at both ends).

@@ -103,6 +103,16 @@ pub fn equal_width_edges(k: usize, bins: usize) -> (f64, f64) {
     (k as f64 / bins as f64, (k as f64 + 1.0) / bins as f64)
 }
 
+/// The scores equal-width bin `k` of `bins` can hold under either closure, [k/B, (k+1)/B],
+/// widened by 2^-50 on each side for the rounding of f·B in the bin index (and kept
+/// within [0, 1]): a decoded bin whose mean score lies outside was not recorded from
+/// real samples.
+pub(crate) fn equal_width_score_bounds(k: usize, bins: usize) -> (f64, f64) {
+    const ROUNDING: f64 = 1.0 / (1u64 << 50) as f64;
+    let (lo, hi) = equal_width_edges(k, bins);
+    ((lo - ROUNDING).max(0.0), (hi + ROUNDING).min(1.0))
+}
+
 /// The first sorted positions of the equal-mass bins 0..=B (the last is n): position
 /// ceil(k·n/B) for bin k, which is where floor(j·B/n) first reaches k. Computed with an
 /// exact running quotient and remainder: no overflow, no division per bin.

@@ -32,7 +32,7 @@
 
 use core::fmt;
 
-use crate::binning::Closure;
+use crate::binning::{equal_width_score_bounds, Closure};
 use crate::buffer::{Slot, SortedBuffer};
 use crate::decay::{self, DecayedBin, DecayingHistogram, MIN_RETAIN, RESCALE_ABOVE};
 use crate::error::PushError;
@@ -63,6 +63,13 @@ const DECAYED_BIN_BYTES: usize = 8 + 4 * 8;
 /// Rounding slack allowed when a decaying bin's hit or score weight is compared with its
 /// weight (the recording code keeps them ≤ the weight exactly; this is only a margin).
 const WEIGHT_SLACK: f64 = 1e-12;
+
+/// How far (relative to a decayed bin's weight) its weighted score sum may pass the bin's
+/// edges times the weight: the sums round at every push, and unlike the hit weight, which
+/// adds the same weights as the weight itself when every sample is a hit, the score
+/// weight's rounding differs from the weight's. Far above any rounding, far below any
+/// score outside the bin.
+const DECAYED_SCORE_SLACK: f64 = 1e-9;
 const BIN_BYTES: usize = 32;
 const SAMPLE_BYTES: usize = 9;
 
@@ -651,8 +658,13 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
         };
         let bins = units::<BIN_BYTES>(body);
         let mut samples = 0u64;
-        for chunk in bins.clone() {
+        for (k, chunk) in bins.clone().enumerate() {
             let bin = parse(chunk)?;
+            // Each score recorded in bin k lies within the bin's edges, and so does
+            // their mean.
+            if !scores_fit_bin(&bin, k, found) {
+                return Err(DecodeError::Inconsistent);
+            }
             // No state counts more than MAX_COUNT samples in all.
             samples = add_counts(samples, bin.count()).map_err(|_| DecodeError::Inconsistent)?;
         }
@@ -665,6 +677,19 @@ impl<S: AsRef<[BinStats]> + AsMut<[BinStats]> + ?Sized> Histogram<S> {
         })
         .map_err(|_| DecodeError::Inconsistent)
     }
+}
+
+/// Whether the score sum of `bin`, equal-width bin `k` of `bins`, lies within `count`
+/// times the scores the bin can hold ([`equal_width_score_bounds`]), in the sum's own
+/// fixed point (units of 2^-64).
+fn scores_fit_bin(bin: &BinStats, k: usize, bins: usize) -> bool {
+    const SCALE: f64 = 18_446_744_073_709_551_616.0; // 2^64
+    let (lo, hi) = equal_width_score_bounds(k, bins);
+    // lo, hi ≤ 1: at most 2^64 units each (the casts floor and ceil, no saturation), and
+    // times a count below 2^63 at most 2^127: no product overflows.
+    let (lo, hi) = ((lo * SCALE) as u128, libm::ceil(hi * SCALE) as u128);
+    let count = u128::from(bin.count());
+    (count * lo..=count * hi).contains(&bin.score_sum())
 }
 
 impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {
@@ -952,8 +977,17 @@ impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S>
         let bins = units::<DECAYED_BIN_BYTES>(body);
         let mut samples = 0u64;
         let mut heaviest = 0.0f64;
-        for chunk in bins.clone() {
+        for (k, chunk) in bins.clone().enumerate() {
             let bin = decayed_bin(chunk, next_weight).ok_or(DecodeError::Inconsistent)?;
+            // The weighted mean score of bin k lies within the bin's edges (up to the
+            // rounding of the weighted sums).
+            let (lo, hi) = equal_width_score_bounds(k, found);
+            let slack = DECAYED_SCORE_SLACK * bin.weight;
+            if bin.score_weight < lo * bin.weight - slack
+                || bin.score_weight > hi * bin.weight + slack
+            {
+                return Err(DecodeError::Inconsistent);
+            }
             // No state counts more than MAX_COUNT samples, in a bin or in all.
             samples = add_counts(samples, bin.count).map_err(|_| DecodeError::Inconsistent)?;
             heaviest = heaviest.max(bin.weight);

@@ -161,3 +161,64 @@ fn seeds_are_deep_states() {
     assert_eq!(decaying.samples(), 100);
     assert!((decaying.half_life() - 161.0 / 16.0).abs() < 1e-9);
 }
+
+/// A re-signed frame whose bin holds a mean score outside the bin's edges (a bin [0, 0.5)
+/// whose mean score is 0.9) is refused as impossible, for the exact histogram and the
+/// decaying one, and the destination keeps its state.
+#[test]
+fn a_bin_whose_mean_score_lies_outside_its_edges_is_refused() {
+    use tce::{Closure, DecayingHistogram, Histogram};
+    let (scores, labels) = ([0.1, 0.3, 0.7], [0u8, 1, 1]);
+
+    let mut histogram = Histogram::<[tce::BinStats; 2]>::new(Closure::Left);
+    histogram.push_batch(&scores, &labels).unwrap();
+    let mut frame = vec![0u8; histogram.encoded_len()];
+    histogram.encode(&mut frame).unwrap();
+    // Bin 0 (2 samples) starts after the 12-byte header and the closure and bin count:
+    // count, hits, then the score sum in units of 2^-64 (low word, high word).
+    let at = 12 + 8 + 16;
+    let mean_of_0_9 = (1.8 * 2f64.powi(64)) as u128; // 2 samples of 0.9
+    let mut tampered = frame.clone();
+    tampered[at..at + 8].copy_from_slice(&(mean_of_0_9 as u64).to_le_bytes());
+    tampered[at + 8..at + 16].copy_from_slice(&((mean_of_0_9 >> 64) as u64).to_le_bytes());
+    let tampered = frames::resign(&tampered).unwrap();
+    let mut destination = Histogram::<[tce::BinStats; 2]>::new(Closure::Left);
+    destination.push(0.2, 1).unwrap();
+    let before = destination.bins().to_vec();
+    assert_eq!(
+        destination.decode(&tampered),
+        Err(DecodeError::Inconsistent)
+    );
+    assert_eq!(destination.bins(), &before[..]);
+    // The untouched frame decodes, and a sum at the bin's very edges (0 and just under
+    // 0.5 for both samples) is possible, so it decodes too.
+    destination.decode(&frame).unwrap();
+    for sum in [0u128, (2f64.powi(64) - 2f64.powi(12)) as u128] {
+        let mut edge = frame.clone();
+        edge[at..at + 8].copy_from_slice(&(sum as u64).to_le_bytes());
+        edge[at + 8..at + 16].copy_from_slice(&((sum >> 64) as u64).to_le_bytes());
+        destination.decode(&frames::resign(&edge).unwrap()).unwrap();
+    }
+
+    let mut decaying =
+        DecayingHistogram::<[tce::DecayedBin; 2]>::new(Closure::Left, 100.0).unwrap();
+    decaying.push_batch(&scores, &labels).unwrap();
+    let mut frame = vec![0u8; decaying.encoded_len()];
+    decaying.encode(&mut frame).unwrap();
+    // Bin 0 starts after the header and 24 bytes (closure, bin count, λ, next weight):
+    // count, weight, hit weight, score weight, squared weight.
+    let bin = 12 + 24;
+    let weight = f64::from_le_bytes(frame[bin + 8..bin + 16].try_into().unwrap());
+    let mut tampered = frame.clone();
+    tampered[bin + 24..bin + 32].copy_from_slice(&(0.9 * weight).to_le_bytes());
+    let tampered = frames::resign(&tampered).unwrap();
+    let mut destination =
+        DecayingHistogram::<[tce::DecayedBin; 2]>::new(Closure::Left, 100.0).unwrap();
+    assert_eq!(
+        destination.decode(&tampered),
+        Err(DecodeError::Inconsistent)
+    );
+    assert_eq!(destination.samples(), 0);
+    destination.decode(&frame).unwrap();
+    assert_eq!(destination.samples(), 3);
+}

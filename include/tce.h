@@ -167,7 +167,8 @@ enum tce_status
    */
   TCE_STATUS_PANIC = 26,
   /**
-   * A decaying histogram's half-life must be finite and above 0.
+   * A decaying histogram's half-life must be between 1/510 and about 1.25e16 samples
+   * (the decay per sample 2^(-1/half_life) in [2^-510, 1)).
    */
   TCE_STATUS_INVALID_HALF_LIFE = 27,
   /**

@@ -37,7 +37,7 @@ pub enum ConfigError {
     ZeroBins,
     /// A buffer needs room for at least one sample.
     ZeroCapacity,
-    /// A half-life must be a finite number of samples above 0.
+    /// A half-life must lie between 1/510 and about 1.25e16 samples (see [`crate::decay`]).
     InvalidHalfLife,
     /// A window's slot and ring storage differ in length.
     StorageMismatch { slots: usize, ring: usize },
@@ -147,7 +147,10 @@ impl fmt::Display for ConfigError {
         match *self {
             Self::ZeroBins => f.write_str("the number of bins must be at least 1"),
             Self::ZeroCapacity => f.write_str("the buffer capacity must be at least 1"),
-            Self::InvalidHalfLife => f.write_str("the half-life must be finite and above 0"),
+            Self::InvalidHalfLife => f.write_str(
+                "the half-life must be between 1/510 and about 1.25e16 samples \
+                 (so that the decay per sample, 2^(-1/half_life), lies in [2^-510, 1))",
+            ),
             Self::StorageMismatch { slots, ring } => {
                 write!(f, "{slots} slots but a ring of {ring}: they must be equal")
             }

@@ -71,7 +71,8 @@ pub enum tce_status {
     /// A Rust panic was caught at the boundary (a bug in tce: please report it). The
     /// state the call was given may be partially updated; reset or discard it.
     Panic = 26,
-    /// A decaying histogram's half-life must be finite and above 0.
+    /// A decaying histogram's half-life must be between 1/510 and about 1.25e16 samples
+    /// (the decay per sample 2^(-1/half_life) in [2^-510, 1)).
     InvalidHalfLife = 27,
     /// Storage lengths do not fit together: a sliding window's slot and ring storage
     /// differ in length, or a concurrent histogram's storage is not a whole number of
@@ -185,7 +186,9 @@ impl tce_status {
             Self::SameState => "the same state was passed twice\0",
             Self::AllocationFailed => "memory allocation failed\0",
             Self::Panic => "internal error: a panic was caught (please report it)\0",
-            Self::InvalidHalfLife => "the half-life must be finite and above 0\0",
+            Self::InvalidHalfLife => {
+                "the half-life must be between 1/510 and about 1.25e16 samples\0"
+            }
             Self::StorageMismatch => {
                 "storage lengths do not fit (window slots vs ring, or bins vs shards)\0"
             }

@@ -10,7 +10,7 @@ use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use tce::report::classwise::{classwise_report, ClassColumn};
 use tce::report::json::Source;
-use tce::report::{report, Phase, ReportSettings};
+use tce::report::{report, Phase, ReportError, ReportSettings};
 use tce::{Closure, SweepLimit, SweepOptions, Ties};
 
 use crate::{input, parse_bins, parse_norm, ClosureArg, Failure, InputArgs, TiesArg};
@@ -38,11 +38,12 @@ pub struct ReportArgs {
     /// Let the sweep try at most n - 1 bins, as the paper's released code does.
     #[arg(long)]
     pub paper_limit: bool,
-    /// Bootstrap resamples (0: no intervals).
+    /// Bootstrap resamples (0: no intervals; at most 100000, tce::report::MAX_RESAMPLES).
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub resamples: usize,
     /// Data sets simulated from the fitted model for the bias table (default: 1000, fewer
-    /// above n = 50 000 so that n x simulations <= 5e7; at least 50).
+    /// above n = 50 000 so that n x simulations <= 5e7; at least 50; at most 100000,
+    /// tce::report::MAX_SIMULATIONS).
     #[arg(long, value_name = "N")]
     pub simulations: Option<usize>,
     /// Level of every interval.
@@ -69,11 +70,10 @@ pub struct ReportArgs {
 }
 
 impl ReportArgs {
+    /// The library's settings, checked by the library (level, the bounds on resamples and
+    /// simulations) before any input is read.
     fn settings(&self) -> Result<ReportSettings, Failure> {
-        if self.simulations == Some(0) {
-            return Err(Failure::input("--simulations must be at least 1"));
-        }
-        Ok(ReportSettings {
+        let settings = ReportSettings {
             norm: self.norm,
             bins: self.bins,
             closure: match self.closure {
@@ -99,7 +99,9 @@ impl ReportArgs {
             kde: self.kde,
             endpoint: tce::fit::EndpointRule::new(self.epsilon)
                 .map_err(|e| Failure::input(e.to_string()))?,
-        })
+        };
+        settings.check().map_err(report_failure)?;
+        Ok(settings)
     }
 }
 
@@ -146,11 +148,13 @@ impl Bars {
     }
 }
 
-fn report_failure(e: tce::report::ReportError) -> Failure {
+fn report_failure(e: ReportError) -> Failure {
     match e {
-        tce::report::ReportError::InvalidLevel(_) | tce::report::ReportError::NoSamples => {
-            Failure::input(e.to_string())
-        }
+        ReportError::InvalidLevel(_) | ReportError::NoSamples => Failure::input(e.to_string()),
+        ReportError::TooManyResamples(_) => Failure::input(format!("--resamples: {e}")),
+        ReportError::SimulationsOutOfRange(_) => Failure::input(format!("--simulations: {e}")),
+        // More than this machine gives for what the options ask: fewer resamples need less.
+        ReportError::OutOfMemory { .. } => Failure::input(e.to_string()),
         other => Failure::internal(other.to_string()),
     }
 }
@@ -188,7 +192,11 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
                 .simulations
                 .unwrap_or_else(|| tce::report::default_simulations(n));
             // Each class's bootstrap and simulations, then the joint resamples.
-            let bars = Bars::new(settings.resamples * (k + 1), simulations * k, args.quiet);
+            let bars = Bars::new(
+                settings.resamples.saturating_mul(k + 1),
+                simulations.saturating_mul(k),
+                args.quiet,
+            );
             let views: Vec<ClassColumn<'_>> = columns
                 .iter()
                 .map(|c| ClassColumn {

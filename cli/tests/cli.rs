@@ -159,7 +159,10 @@ fn a_utf8_byte_order_mark_before_the_header_is_skipped() {
     let dir = TempDir::new("bom");
     for (what, text) in [
         ("plain", format!("\u{feff}{plain}")),
-        ("quoted header", format!("\u{feff}\"confidence\",correct\n0.9,1\n0.8,0\n0.55,1\n")),
+        (
+            "quoted header",
+            "\u{feff}\"confidence\",correct\n0.9,1\n0.8,0\n0.55,1\n".to_string(),
+        ),
         ("blank lines first", format!("\u{feff}\n\n{plain}")),
         ("crlf", format!("\u{feff}{}", plain.replace('\n', "\r\n"))),
     ] {
@@ -170,7 +173,10 @@ fn a_utf8_byte_order_mark_before_the_header_is_skipped() {
         ] {
             let report = json(&output);
             assert_eq!(report["estimates"], expected["estimates"], "{what}");
-            assert_eq!(report["settings"]["columns"]["score"], "confidence", "{what}");
+            assert_eq!(
+                report["settings"]["columns"]["score"], "confidence",
+                "{what}"
+            );
         }
     }
     // Class columns too.
@@ -180,11 +186,7 @@ fn a_utf8_byte_order_mark_before_the_header_is_skipped() {
     );
     assert_eq!(json(&output)["n"], 2);
     // Only at the start: a mark anywhere else is part of the data.
-    assert_rejected(
-        "confidence,correct\n\u{feff}0.9,1\n",
-        2,
-        "cannot parse",
-    );
+    assert_rejected("confidence,correct\n\u{feff}0.9,1\n", 2, "cannot parse");
     // A mark and nothing else is an empty file.
     assert_rejected("\u{feff}", 1, "empty file");
 }

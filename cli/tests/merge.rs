@@ -481,11 +481,16 @@ fn bytes_that_are_not_a_state_are_refused_at_their_header() {
     );
     let error = failure(&output);
     assert_eq!(
-        error.matches("tce: skipping /dev/zero: not a tce state (bad magic number)").count(),
+        error
+            .matches("tce: skipping /dev/zero: not a tce state (bad magic number)")
+            .count(),
         2,
         "{error}"
     );
-    assert!(error.contains("none of the 2 files holds a valid state"), "{error}");
+    assert!(
+        error.contains("none of the 2 files holds a valid state"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -514,7 +519,11 @@ fn a_frame_is_read_no_further_than_its_header_declares() {
     );
     // The same bytes with their own checksum and nothing after them merge.
     let whole = dir.file("whole.tce", &frame);
-    let merged = json(&tce(&["merge".as_ref(), "--json".as_ref(), whole.as_os_str()]));
+    let merged = json(&tce(&[
+        "merge".as_ref(),
+        "--json".as_ref(),
+        whole.as_os_str(),
+    ]));
     assert_eq!(merged["n"], scores.len());
     assert_eq!(merged["histogram_bins"], 100_000);
 }
@@ -570,7 +579,11 @@ fn states_without_samples_merge_to_n_0_without_estimates() {
     let (scores, labels) = load("resnet50_birds_test.csv");
     let full = dir.file("full.tce", histogram_bytes(&scores, &labels, 15));
     let empty = dir.path().join("histogram-a.tce");
-    let alone = json(&tce(&["merge".as_ref(), "--json".as_ref(), full.as_os_str()]));
+    let alone = json(&tce(&[
+        "merge".as_ref(),
+        "--json".as_ref(),
+        full.as_os_str(),
+    ]));
     let with_empty = json(&tce(&[
         "merge".as_ref(),
         "--json".as_ref(),

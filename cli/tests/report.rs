@@ -114,7 +114,10 @@ fn bad_options_are_named_errors() {
     let file = data("resnet110_c10_test.csv");
     for (args, message) in [
         (vec!["--level", "1.5"], "level"),
-        (vec!["--simulations", "0"], "--simulations"),
+        (
+            vec!["--simulations", "0"],
+            "--simulations: 0 simulations: a report takes 1 to",
+        ),
         (vec!["--classwise"], "classwise"),
         (vec!["--epsilon", "0.7"], "epsilon"),
     ] {
@@ -127,6 +130,175 @@ fn bad_options_are_named_errors() {
             "{all:?}"
         );
     }
+}
+
+#[test]
+fn huge_counts_are_named_errors_before_any_work() {
+    // 2^64 − 1 resamples or simulations overflowed a capacity (a panic, exit 101); 10^9
+    // resamples of 500 rows grew by 15 MB/s with no check up front. The bounds are the
+    // library's (tce::report::MAX_RESAMPLES, MAX_SIMULATIONS), checked before the input
+    // is read.
+    let dir = TempDir::new("huge");
+    let (scores, labels) = common::load("resnet50_birds_test.csv");
+    let mut text = String::from("confidence,correct\n");
+    for (s, y) in scores.iter().zip(&labels).take(500) {
+        text += &format!("{s},{y}\n");
+    }
+    let file = common::write(&dir, "rows.csv", &text);
+    let (classes, _) = multiclass(&dir);
+    let classes = classes.to_str().unwrap();
+    let top = ["report", file.as_str(), "--quiet"];
+    let classwise = [
+        "report",
+        classes,
+        "--prob-cols",
+        "p*",
+        "--classwise",
+        "--quiet",
+    ];
+    for (input, args, message) in [
+        (&top[..], ["--resamples", "18446744073709551615"], "--resamples: 18446744073709551615 resamples: a report takes at most 100000 (tce::report::MAX_RESAMPLES)"),
+        (&top[..], ["--resamples", "1000000000"], "--resamples: 1000000000 resamples: a report takes at most 100000"),
+        (&top[..], ["--resamples", "100001"], "--resamples: 100001 resamples"),
+        (&top[..], ["--simulations", "18446744073709551615"], "--simulations: 18446744073709551615 simulations: a report takes 1 to 100000 (tce::report::MAX_SIMULATIONS)"),
+        (&top[..], ["--simulations", "100001"], "--simulations: 100001 simulations"),
+        (&classwise[..], ["--resamples", "18446744073709551615"], "--resamples: 18446744073709551615 resamples"),
+        (&classwise[..], ["--simulations", "18446744073709551615"], "--simulations: 18446744073709551615 simulations"),
+    ] {
+        let all: Vec<&str> = input.iter().copied().chain(args).collect();
+        let out = common::tce_bounded(&all, 512, 20);
+        let stderr = common::refused(&out, &format!("{all:?}"));
+        assert!(stderr.contains(message), "{all:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{all:?}: {stderr}");
+    }
+}
+
+/// A CSV of `n` (confidence, correct) rows none of which is a hit: KDE is undefined.
+fn no_hits(dir: &Path, n: usize) -> String {
+    let mut text = String::from("confidence,correct\n");
+    for i in 0..n {
+        text += &format!("{},0\n", (i as f64 + 0.5) / n as f64);
+    }
+    common::write(dir, "no-hits.csv", &text)
+}
+
+#[test]
+fn kde_undefined_on_the_data_is_reported_unavailable_with_the_rest() {
+    // It failed the whole report (exit 1); now KDE is left out, with why, in every form.
+    let dir = TempDir::new("kde");
+    let file = no_hits(&dir, 300);
+    let html = dir.join("page.html");
+    let html_arg = html.to_str().unwrap();
+    let args = [
+        "report",
+        file.as_str(),
+        "--kde",
+        "--quiet",
+        "--resamples",
+        "50",
+        "--simulations",
+        "10",
+    ];
+    let reason = "no hits (label 1): the hit-score density and bandwidth are undefined";
+    let summary = ok(&tce(&[&args[..], &["--html", html_arg]].concat()));
+    assert!(
+        summary.contains(&format!(
+            " KDE                     unavailable: undefined on these data: {reason}\n"
+        )),
+        "{summary}"
+    );
+    assert!(summary.contains("ECE_sweep, equal-mass"), "{summary}");
+    let v: Value = serde_json::from_str(&ok(&tce(&[&args[..], &["--json"]].concat()))).unwrap();
+    assert_eq!(
+        v["unavailable"],
+        serde_json::json!([{"name": "kde", "estimator": "kde", "reason": reason}])
+    );
+    let names: Vec<&str> = v["estimators"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 8, "{names:?}");
+    assert!(!names.contains(&"kde"));
+    // The rest is the report without --kde.
+    let without: Value = serde_json::from_str(&ok(&tce(&[
+        "report",
+        file.as_str(),
+        "--quiet",
+        "--resamples",
+        "50",
+        "--simulations",
+        "10",
+        "--json",
+    ])))
+    .unwrap();
+    assert_eq!(v["estimators"], without["estimators"]);
+    assert!(without.get("unavailable").is_none());
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains(&format!("<tr class=\"unavailable\"><td>KDE</td><td colspan=\"7\">unavailable: undefined on these data: {reason}</td></tr>")),
+        "the page's table names KDE unavailable"
+    );
+
+    // Classwise: a class that never occurs has no hit; KDE has no marginal, and the
+    // class's own report says why.
+    let mut text = String::from("p0,p1,p2,label\n");
+    for i in 0..120 {
+        let p0 = 0.3 + 0.5 * (i as f64 / 120.0);
+        text += &format!("{p0},{},0.1,{}\n", 0.9 - p0, i % 2);
+    }
+    let classes = common::write(&dir, "classes.csv", &text);
+    let v: Value = serde_json::from_str(&ok(&tce(&[
+        "report",
+        &classes,
+        "--prob-cols",
+        "p*",
+        "--classwise",
+        "--kde",
+        "--quiet",
+        "--resamples",
+        "20",
+        "--simulations",
+        "5",
+        "--json",
+    ])))
+    .unwrap();
+    assert_eq!(
+        v["unavailable"],
+        serde_json::json!([{"name": "kde", "estimator": "kde", "class": 2, "reason": reason}])
+    );
+    assert!(v["marginal"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|m| m["name"] != "kde"));
+    assert_eq!(v["classes"][2]["unavailable"][0]["reason"], reason);
+    assert!(v["classes"][0].get("unavailable").is_none());
+    assert!(v["classes"][0]["estimators"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["name"] == "kde"));
+    let summary = ok(&tce(&[
+        "report",
+        &classes,
+        "--prob-cols",
+        "p*",
+        "--classwise",
+        "--kde",
+        "--quiet",
+        "--resamples",
+        "20",
+        "--simulations",
+        "5",
+    ]));
+    assert!(
+        summary.contains(&format!(
+            " KDE                     unavailable: undefined on class 2: {reason}\n"
+        )),
+        "{summary}"
+    );
 }
 
 /// The page is self-contained: no script, no stylesheet or image from elsewhere; the only

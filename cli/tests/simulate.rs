@@ -6,7 +6,7 @@ use std::process::Output;
 use serde_json::Value;
 
 mod common;
-use common::{scratch, stdout, tce};
+use common::{scratch, stdout, tce, tce_bounded};
 
 const MODEL: [&str; 6] = ["simulate", "--alpha", "1.1", "--beta", "0.1", "--d"];
 
@@ -189,6 +189,33 @@ fn bad_options_exit_2_with_a_clear_message() {
     ]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("alpha"));
+}
+
+#[test]
+fn huge_counts_are_named_errors_at_once() {
+    // 2^64 − 1 repetitions overflowed the results' capacity (a panic, exit 101), and
+    // n = 2^34 asked the allocator for 2^34 samples' sort storage (a panic).
+    for (args, message) in [
+        (
+            ["--n", "100", "--reps", "18446744073709551615"],
+            "18446744073709551615 repetitions: a simulation takes at most 100000 (tce::sim::runner::MAX_REPETITIONS)",
+        ),
+        (
+            ["--n", "100", "--reps", "100001"],
+            "100001 repetitions: a simulation takes at most 100000",
+        ),
+        (
+            ["--n", "17179869184", "--reps", "1"],
+            "sample size 17179869184 is above the largest the simulator takes, 2147483647",
+        ),
+    ] {
+        let full: Vec<&str> = MODEL.iter().copied().chain(["2"]).chain(args).collect();
+        let output = tce_bounded(&full, 512, 20);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{full:?}: {stderr}");
+        assert!(stderr.contains(message), "{full:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{full:?}: {stderr}");
+    }
 }
 
 #[test]

@@ -35,7 +35,7 @@ enum Kind {
         report: Box<CoreReport>,
         scores: Vec<f64>,
     },
-    Classwise(ClasswiseReport),
+    Classwise(Box<ClasswiseReport>),
 }
 
 /// A calibration report: every estimator with bootstrap intervals, the parametric fit and
@@ -53,6 +53,12 @@ pub struct Report {
 fn failure(e: ReportError) -> Failure {
     match e {
         ReportError::NoSamples => Failure::Named("NoSamples", e.to_string()),
+        ReportError::TooManyResamples(_) | ReportError::SimulationsOutOfRange(_) => {
+            Failure::option(e.to_string())
+        }
+        ReportError::OutOfMemory { bytes } => {
+            Failure::Memory(format!("{bytes} bytes for the report"))
+        }
         ReportError::TooManySamples(_) => Failure::Named("CapacityTooLarge", e.to_string()),
         ReportError::Push(p) => Failure::Push(p),
         ReportError::InvalidLevel(_) => Failure::option(e.to_string()),
@@ -383,7 +389,7 @@ pub fn report(
             &r,
         );
         return Ok(Report {
-            kind: Kind::Classwise(r),
+            kind: Kind::Classwise(Box::new(r)),
             source,
             json,
         });

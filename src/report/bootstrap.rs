@@ -25,6 +25,7 @@ use rayon::prelude::*;
 
 use super::normal;
 use super::weighted::{Packed, Prefix, WeightedSamples};
+use super::ReportError;
 use crate::buffer::SortedSamples;
 use crate::kde::kde_calibration_error;
 use crate::norm::Norm;
@@ -310,9 +311,13 @@ pub struct Resampling {
     pub seed: u64,
 }
 
-/// The bootstrap of every target over `sorted` (n ≥ 1 samples), as `resampling` says. `estimates` are the targets on the data (for BCa's
-/// z0). `progress` is called once per finished resample. Per target: its bootstrap, or
-/// the first failure in resample order.
+/// The bootstrap of every target over `sorted` (n ≥ 1 samples), as `resampling` says,
+/// as [`try_bootstrap`] computes it.
+///
+/// # Panics
+///
+/// If the allocator refuses the results' memory ([`try_bootstrap`] returns that as an
+/// error instead).
 pub fn bootstrap(
     sorted: &SortedSamples<'_>,
     targets: &[Target],
@@ -321,18 +326,56 @@ pub fn bootstrap(
     resampling: Resampling,
     progress: &(dyn Fn() + Sync),
 ) -> Vec<Result<Bootstrap, BootstrapError>> {
+    try_bootstrap(sorted, targets, estimates, settings, resampling, progress)
+        .expect("memory for the bootstrap's results")
+}
+
+/// `len` values of `T` set to `value`, or [`ReportError::OutOfMemory`]: the results of
+/// every resample are the bootstrap's one large allocation, and a failed one is an error,
+/// never an abort.
+pub(crate) fn results<T: Clone>(value: T, len: usize) -> Result<Vec<T>, ReportError> {
+    let out_of_memory = || ReportError::OutOfMemory {
+        bytes: len.saturating_mul(core::mem::size_of::<T>()),
+    };
+    let mut out = Vec::new();
+    out.try_reserve_exact(len).map_err(|_| out_of_memory())?;
+    out.resize(len, value);
+    Ok(out)
+}
+
+/// The bootstrap of every target over `sorted` (n ≥ 1 samples), as `resampling` says.
+/// `estimates` are the targets on the data (for BCa's z0). `progress` is called once per
+/// finished resample. Per target: its bootstrap, or the first failure in resample order;
+/// [`ReportError::OutOfMemory`] if the results' memory (about 50 bytes a resample and
+/// target) cannot be had.
+pub fn try_bootstrap(
+    sorted: &SortedSamples<'_>,
+    targets: &[Target],
+    estimates: &[f64],
+    settings: &EvaluationSettings,
+    resampling: Resampling,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Vec<Result<Bootstrap, BootstrapError>>, ReportError> {
     let Resampling {
         resamples,
         level,
         seed,
     } = resampling;
     let n = sorted.len();
+    let width = targets.len().max(1);
+    // Resample r's evaluations are `per_resample[r * width..][..targets.len()]`, written
+    // in place by whichever thread draws it.
+    let mut per_resample = results(
+        Err(EvaluateError::BinsRequired),
+        resamples.saturating_mul(width),
+    )?;
     let packed = &Packed::new(sorted);
-    let per_resample: Vec<Vec<Result<Evaluation, EvaluateError>>> = (0..resamples)
-        .into_par_iter()
-        .map_init(
+    per_resample
+        .par_chunks_mut(width)
+        .enumerate()
+        .for_each_init(
             || (vec![0u32; n], Prefix::default(), (Vec::new(), Vec::new())),
-            |(counts, prefix, raw), r| {
+            |(counts, prefix, raw), (r, out)| {
                 let mut rng = repetition_rng(seed ^ BOOTSTRAP_DOMAIN, r as u64);
                 // The block sums of each leaf of counts are taken while it is in the cache.
                 prefix.begin();
@@ -340,12 +383,15 @@ pub fn bootstrap(
                     prefix.extend(packed, first, leaf)
                 });
                 let view = prefix.view(sorted, packed, counts);
-                let result = evaluate_all(targets, &view, raw, settings);
+                for (slot, result) in out
+                    .iter_mut()
+                    .zip(evaluate_all(targets, &view, raw, settings))
+                {
+                    *slot = result;
+                }
                 progress();
-                result
             },
-        )
-        .collect();
+        );
 
     let (groups, assignment) = jackknife_groups(n, seed ^ JACKKNIFE_DOMAIN);
     let assignment = &assignment;
@@ -361,17 +407,25 @@ pub fn bootstrap(
         )
         .collect();
 
-    (0..targets.len())
-        .map(|t| {
-            let mut replicates = Vec::with_capacity(resamples);
-            let mut bins = Vec::new();
-            for (r, evaluations) in per_resample.iter().enumerate() {
+    let mut boots = Vec::with_capacity(targets.len());
+    for (t, target) in targets.iter().enumerate() {
+        // Each target's replicates (and b*s) are kept in its `Bootstrap`.
+        let mut replicates = results(0.0, resamples)?;
+        let mut bins = if target_is_sweep(target) {
+            Some(results(0, resamples)?)
+        } else {
+            None
+        };
+        let mut boot = || {
+            for (r, evaluations) in per_resample.chunks(width).enumerate() {
                 let e = evaluations[t].map_err(|cause| BootstrapError {
                     resample: Some(r),
                     cause,
                 })?;
-                replicates.push(e.value);
-                bins.extend(e.sweep_bins);
+                replicates[r] = e.value;
+                if let (Some(bins), Some(b)) = (bins.as_mut(), e.sweep_bins) {
+                    bins[r] = b;
+                }
             }
             let jackknife = per_group
                 .iter()
@@ -381,16 +435,17 @@ pub fn bootstrap(
                     resample: None,
                     cause,
                 })?;
-            let sweep_bins = target_is_sweep(&targets[t]).then_some(bins);
             Ok(Bootstrap::of(
                 estimates[t],
-                replicates,
+                std::mem::take(&mut replicates),
                 &jackknife,
                 level,
-                sweep_bins,
+                bins.take(),
             ))
-        })
-        .collect()
+        };
+        boots.push(boot());
+    }
+    Ok(boots)
 }
 
 /// The grouped jackknife's groups: n positions shuffled (by `rng_seed`) into

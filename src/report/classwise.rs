@@ -21,11 +21,11 @@
 
 use rayon::prelude::*;
 
-use super::bootstrap::{evaluate_all, jackknife_groups, multinomial_counts};
+use super::bootstrap::{evaluate_all, jackknife_groups, multinomial_counts, results};
 use super::weighted::{Packed, Prefix};
 use super::{
     estimates_tce, report, targets, Basis, Bootstrap, BootstrapError, Phase, Report, ReportError,
-    ReportSettings, Resampling, Target,
+    ReportSettings, Resampling, Target, Unavailable,
 };
 use crate::buffer::{Slot, SortedBuffer, SortedSamples};
 use crate::norm::Norm;
@@ -110,8 +110,12 @@ pub struct ClasswiseReport {
     pub n: usize,
     /// Every class, in class order.
     pub classes: Vec<ClassReport>,
-    /// Every estimator over the classes, in [`targets`] order.
+    /// Every estimator over the classes, in [`targets`] order (those defined on every
+    /// class).
     pub marginal: Vec<MarginalResult>,
+    /// The estimators of [`targets`] undefined on some class, each with the first such
+    /// class and why.
+    pub unavailable: Vec<Unavailable>,
     /// The l_p mean of the classes' fitted TCEs, when every class has a fit.
     pub tce: Option<f64>,
     /// Classes whose fit does not reproduce their data.
@@ -148,6 +152,7 @@ pub fn classwise_report(
     settings: &ReportSettings,
     progress: &(dyn Fn(Phase) + Sync),
 ) -> Result<ClasswiseReport, ReportError> {
+    settings.check()?;
     let first = columns.first().ok_or(ReportError::NoSamples)?;
     let n = first.scores.len();
     for c in columns {
@@ -171,18 +176,35 @@ pub fn classwise_report(
         .collect::<Result<Vec<_>, ReportError>>()?;
     let settings = classes[0].report.settings;
     let norm = settings.norm;
-    let targets = targets(&settings);
-    let value_of = |t: usize| {
+    // An estimator undefined on some class (KDE on a class that never occurs) has no
+    // marginal either: it is left out with the first such class's reason.
+    let mut unavailable = Vec::new();
+    let targets: Vec<Target> = targets(&settings)
+        .into_iter()
+        .filter(|t| {
+            let missing = classes.iter().find_map(|c| {
+                let u = c.report.unavailable.iter().find(|u| u.target == *t)?;
+                Some(Unavailable {
+                    class: Some(c.class),
+                    ..*u
+                })
+            });
+            unavailable.extend(missing);
+            missing.is_none()
+        })
+        .collect();
+    let value_of = |t: &Target| {
         let values: Vec<f64> = classes
             .iter()
-            .map(|c| c.report.estimators[t].estimate)
+            .filter_map(|c| c.report.estimators.iter().find(|e| e.target == *t))
+            .map(|e| e.estimate)
             .collect();
-        combine(targets[t].spec.kind(), &values, norm)
+        combine(t.spec.kind(), &values, norm)
     };
-    let values: Vec<f64> = (0..targets.len()).map(value_of).collect();
+    let values: Vec<f64> = targets.iter().map(value_of).collect();
 
-    let boots = (settings.resamples > 0).then(|| {
-        joint_bootstrap(
+    let boots = if settings.resamples > 0 {
+        Some(joint_bootstrap(
             columns,
             &targets,
             &values,
@@ -196,8 +218,10 @@ pub fn classwise_report(
                 seed: settings.seed,
             },
             &|| progress(Phase::Bootstrap),
-        )
-    });
+        )?)
+    } else {
+        None
+    };
     let mut boots = boots.map(Vec::into_iter);
 
     let fits: Option<Vec<&super::Parametric>> = classes
@@ -295,6 +319,7 @@ pub fn classwise_report(
         n,
         classes,
         marginal,
+        unavailable,
         tce,
         flagged,
         unfitted,
@@ -310,7 +335,8 @@ struct SortedClass<'a> {
     rows: Vec<usize>,
 }
 
-/// The bootstrap of every target's marginal value over jointly resampled rows.
+/// The bootstrap of every target's marginal value over jointly resampled rows;
+/// [`ReportError::OutOfMemory`] if the samples' or the results' memory cannot be had.
 fn joint_bootstrap(
     columns: &[ClassColumn<'_>],
     targets: &[Target],
@@ -318,12 +344,16 @@ fn joint_bootstrap(
     settings: &EvaluationSettings,
     resampling: Resampling,
     progress: &(dyn Fn() + Sync),
-) -> Vec<Result<Bootstrap, BootstrapError>> {
+) -> Result<Vec<Result<Bootstrap, BootstrapError>>, ReportError> {
     let n = columns[0].scores.len();
     let mut storage: Vec<Box<[Slot]>> = columns
         .iter()
-        .map(|_| crate::storage::sorting_slots(n).expect("memory for the samples"))
-        .collect();
+        .map(|_| {
+            crate::storage::sorting_slots(n).map_err(|_| ReportError::OutOfMemory {
+                bytes: 2 * n * core::mem::size_of::<Slot>(),
+            })
+        })
+        .collect::<Result<_, _>>()?;
     let mut buffers: Vec<SortedBuffer<&mut [Slot]>> = storage
         .iter_mut()
         .map(|s| SortedBuffer::with_storage(&mut s[..]).expect("a report's n fits a buffer"))
@@ -380,9 +410,16 @@ fn joint_bootstrap(
             .collect()
     };
 
-    let per_resample: Vec<Vec<Result<f64, EvaluateError>>> = (0..resampling.resamples)
-        .into_par_iter()
-        .map_init(
+    // Resample r's marginal values are `per_resample[r * width..][..targets.len()]`.
+    let width = targets.len().max(1);
+    let mut per_resample = results(
+        Err(EvaluateError::BinsRequired),
+        resampling.resamples.saturating_mul(width),
+    )?;
+    per_resample
+        .par_chunks_mut(width)
+        .enumerate()
+        .for_each_init(
             || {
                 (
                     vec![0u32; n],
@@ -391,15 +428,15 @@ fn joint_bootstrap(
                     (Vec::new(), Vec::new()),
                 )
             },
-            |(counts, weights, prefix, raw), r| {
+            |(counts, weights, prefix, raw), (r, out)| {
                 let mut rng = repetition_rng(resampling.seed ^ MARGINAL_DOMAIN, r as u64);
                 multinomial_counts(counts, n as u64, &mut rng, &mut |_, _| {});
-                let result = evaluate(counts, weights, prefix, raw);
+                for (slot, value) in out.iter_mut().zip(evaluate(counts, weights, prefix, raw)) {
+                    *slot = value;
+                }
                 progress();
-                result
             },
-        )
-        .collect();
+        );
 
     let (groups, assignment) = jackknife_groups(n, resampling.seed ^ MARGINAL_JACKKNIFE_DOMAIN);
     let assignment = &assignment;
@@ -414,18 +451,16 @@ fn joint_bootstrap(
         )
         .collect();
 
-    (0..targets.len())
-        .map(|t| {
-            let replicates = per_resample
-                .iter()
-                .enumerate()
-                .map(|(r, e)| {
-                    e[t].map_err(|cause| BootstrapError {
-                        resample: Some(r),
-                        cause,
-                    })
-                })
-                .collect::<Result<Vec<f64>, _>>()?;
+    let mut boots = Vec::with_capacity(targets.len());
+    for t in 0..targets.len() {
+        let mut replicates = results(0.0, resampling.resamples)?;
+        let mut boot = || {
+            for (r, evaluations) in per_resample.chunks(width).enumerate() {
+                replicates[r] = evaluations[t].map_err(|cause| BootstrapError {
+                    resample: Some(r),
+                    cause,
+                })?;
+            }
             let jackknife = per_group
                 .iter()
                 .map(|g| g[t])
@@ -436,13 +471,15 @@ fn joint_bootstrap(
                 })?;
             Ok(Bootstrap::of(
                 values[t],
-                replicates,
+                std::mem::take(&mut replicates),
                 &jackknife,
                 resampling.level,
                 None,
             ))
-        })
-        .collect()
+        };
+        boots.push(boot());
+    }
+    Ok(boots)
 }
 
 #[cfg(test)]

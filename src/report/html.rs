@@ -245,6 +245,19 @@ fn figure(out: &mut String, id: &str, svg: &str, caption: &str) {
     );
 }
 
+/// A table row per estimator left out as undefined on the data: its name, and why
+/// across the `span` other columns.
+fn unavailable_rows(out: &mut String, unavailable: &[super::Unavailable], span: usize) {
+    for u in unavailable {
+        let _ = write!(
+            out,
+            "<tr class=\"unavailable\"><td>{}</td><td colspan=\"{span}\">unavailable: {}</td></tr>",
+            escape(&display_name(&u.target)),
+            escape(&u.to_string())
+        );
+    }
+}
+
 /// The whole page.
 pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
     let mut out = String::new();
@@ -342,6 +355,7 @@ pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
             bias.map_or("–".into(), |b| format!("{:.2}", 100.0 * b.summary.rmse)),
         );
     }
+    unavailable_rows(&mut out, &report.unavailable, 7);
     out.push_str("</table><p>Bias, sd and RMSE in percentage points against the fitted model's TCE. MCE estimates the largest bin gap, not TCE, and has no bias row.</p>\n");
     match &report.parametric {
         Ok(p) => {
@@ -529,6 +543,7 @@ pub fn classwise_page(file: &str, report: &ClasswiseReport) -> String {
             m.bias.map_or("–".into(), |b| format!("{:.2}", 100.0 * b.rmse)),
         );
     }
+    unavailable_rows(&mut out, &report.unavailable, 6);
     out.push_str("</table><p>The l_p mean of the per-class values (MCE: the maximum); intervals from rows resampled jointly; bias, sd and RMSE in percentage points on the per-class fitted models, simulated independently and combined.</p>");
     out.push_str("<h2>Per class</h2><table><tr><th>class</th><th>frequency</th><th>recommended</th><th>value</th><th>interval</th><th>fit check</th></tr>");
     for c in &report.classes {

@@ -6,8 +6,8 @@ use serde::Serialize;
 use super::classwise::{ClasswiseReport, MarginalResult};
 use super::text::{bias_of, distribution, recommendation_words, BinsDistribution};
 use super::{
-    Basis, EstimatorResult, Interval, IntervalKind, Report, ReportSettings, FIT_CHECK_LEVEL,
-    JACKKNIFE_GROUPS,
+    Basis, EstimatorResult, Interval, IntervalKind, Report, ReportSettings, Unavailable,
+    FIT_CHECK_LEVEL, JACKKNIFE_GROUPS,
 };
 use crate::fit::{AtomAccuracy, FittedModel};
 use crate::{Closure, SweepLimit, Ties};
@@ -201,6 +201,31 @@ struct BodyJson {
     fit: Option<FitJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     fit_error: Option<String>,
+    /// Estimators left out as undefined on the data (present only when there are any).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    unavailable: Vec<UnavailableJson>,
+}
+
+#[derive(Serialize)]
+struct UnavailableJson {
+    name: String,
+    estimator: &'static str,
+    /// In a classwise report's marginal, the first class the estimator is undefined on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    class: Option<usize>,
+    reason: String,
+}
+
+fn unavailable_json(unavailable: &[Unavailable]) -> Vec<UnavailableJson> {
+    unavailable
+        .iter()
+        .map(|u| UnavailableJson {
+            name: u.target.spec.to_string(),
+            estimator: u.target.spec.kind().name(),
+            class: u.class,
+            reason: u.cause.to_string(),
+        })
+        .collect()
 }
 
 fn finite(x: f64) -> Option<f64> {
@@ -377,6 +402,7 @@ fn body(r: &Report) -> BodyJson {
             }
         }),
         fit_error: r.parametric.as_ref().err().map(ToString::to_string),
+        unavailable: unavailable_json(&r.unavailable),
     }
 }
 
@@ -419,6 +445,9 @@ struct ClasswiseJson<'a, I> {
     flagged: usize,
     unfitted: usize,
     marginal: Vec<MarginalJson>,
+    /// Estimators without a marginal, undefined on some class (present only then).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    unavailable: Vec<UnavailableJson>,
     classes: Vec<ClassJson>,
 }
 
@@ -482,6 +511,7 @@ pub fn classwise_json<I: Serialize>(source: &Source<I>, r: &ClasswiseReport) -> 
         flagged: r.flagged,
         unfitted: r.unfitted,
         marginal: r.marginal.iter().map(marginal_json).collect(),
+        unavailable: unavailable_json(&r.unavailable),
         classes: r
             .classes
             .iter()

@@ -68,6 +68,25 @@ pub struct ReportSettings {
     pub endpoint: EndpointRule,
 }
 
+impl ReportSettings {
+    /// Checks the settings that do not depend on the data: the level in (0, 1), at most
+    /// [`MAX_RESAMPLES`] resamples and 1 to [`MAX_SIMULATIONS`] simulations (when given).
+    /// [`report`] and [`classwise::classwise_report`] start with it; a caller may run it
+    /// first to refuse bad settings before reading any data.
+    pub fn check(&self) -> Result<(), ReportError> {
+        if !(self.level > 0.0 && self.level < 1.0) {
+            return Err(ReportError::InvalidLevel(self.level));
+        }
+        if self.resamples > MAX_RESAMPLES {
+            return Err(ReportError::TooManyResamples(self.resamples));
+        }
+        match self.simulations {
+            Some(m) if m == 0 || m > MAX_SIMULATIONS => Err(ReportError::SimulationsOutOfRange(m)),
+            _ => Ok(()),
+        }
+    }
+}
+
 impl Default for ReportSettings {
     fn default() -> Self {
         ReportSettings {
@@ -85,6 +104,20 @@ impl Default for ReportSettings {
         }
     }
 }
+
+/// The most bootstrap resamples a report takes (`--resamples`, Python's `resamples`).
+/// The bootstrap keeps every estimator's value on every resample until the intervals are
+/// read off them: about 50 bytes a resample and estimator, so 10^5 resamples of the ten
+/// estimators of `--norm 1 --kde` hold about 50 MB (times K + 1 for K classes with
+/// `--classwise`). A hundred times the default; percentile and BCa intervals settle long
+/// before it.
+pub const MAX_RESAMPLES: usize = 100_000;
+
+/// The most data sets a report simulates from its fit (`--simulations`, Python's
+/// `simulations`): the simulator's bound on repetitions
+/// ([`crate::sim::runner::MAX_REPETITIONS`]), whose record of every estimator on every
+/// data set the bias table reads. A hundred times the default.
+pub const MAX_SIMULATIONS: usize = crate::sim::runner::MAX_REPETITIONS;
 
 /// The budget of simulated samples behind [`default_simulations`]: n · m ≤ 5·10^7.
 pub const SIMULATED_SAMPLES: usize = 50_000_000;
@@ -113,6 +146,15 @@ pub enum Phase {
 pub enum ReportError {
     /// No samples.
     NoSamples,
+    /// More resamples than [`MAX_RESAMPLES`] (refused before any work).
+    TooManyResamples(usize),
+    /// Simulations of 0 or more than [`MAX_SIMULATIONS`] (refused before any work).
+    SimulationsOutOfRange(usize),
+    /// The allocator refused `bytes` bytes for the samples or the bootstrap's results.
+    OutOfMemory {
+        /// The bytes asked for.
+        bytes: usize,
+    },
     /// More samples than a sorted buffer holds ([`crate::buffer::MAX_CAPACITY`]).
     TooManySamples(usize),
     /// A sample was refused (score outside [0, 1], NaN, label not 0/1, lengths differ).
@@ -132,6 +174,18 @@ impl fmt::Display for ReportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::NoSamples => f.write_str("no samples"),
+            Self::TooManyResamples(r) => write!(
+                f,
+                "{r} resamples: a report takes at most {MAX_RESAMPLES} (tce::report::MAX_RESAMPLES)"
+            ),
+            Self::SimulationsOutOfRange(m) => write!(
+                f,
+                "{m} simulations: a report takes 1 to {MAX_SIMULATIONS} (tce::report::MAX_SIMULATIONS)"
+            ),
+            Self::OutOfMemory { bytes } => write!(
+                f,
+                "cannot allocate {bytes} bytes for the report (fewer resamples need less)"
+            ),
             Self::TooManySamples(n) => write!(
                 f,
                 "{n} samples: a report holds at most {}",
@@ -293,6 +347,28 @@ pub struct Recommendation {
     pub usual_row: Option<usize>,
 }
 
+/// An estimator left out of a report because it is undefined on the data (KDE without a
+/// hit, or with all hit scores equal), and why. Only the estimators that take no bins
+/// (KDE, smooth ECE) are left out so; a binned estimator that fails is an error.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Unavailable {
+    /// The estimator.
+    pub target: Target,
+    /// In a classwise report's marginal: the first class it is undefined on.
+    pub class: Option<usize>,
+    /// Why.
+    pub cause: EvaluateError,
+}
+
+impl fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.class {
+            Some(class) => write!(f, "undefined on class {class}: {}", self.cause),
+            None => write!(f, "undefined on these data: {}", self.cause),
+        }
+    }
+}
+
 /// Everything the report computes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Report {
@@ -302,8 +378,10 @@ pub struct Report {
     pub n: usize,
     /// Hits.
     pub hits: u64,
-    /// Every estimator, in [`targets`] order.
+    /// Every estimator defined on the data, in [`targets`] order.
     pub estimators: Vec<EstimatorResult>,
+    /// The estimators of [`targets`] undefined on the data, left out of everything else.
+    pub unavailable: Vec<Unavailable>,
     /// Equal-width bins (settings' bins) and equal-mass bins at the sweep's b*.
     pub reliability: Vec<Reliability>,
     /// The fit, its check and the bias table.
@@ -392,9 +470,7 @@ pub fn report(
     settings: &ReportSettings,
     progress: &(dyn Fn(Phase) + Sync),
 ) -> Result<Report, ReportError> {
-    if !(settings.level > 0.0 && settings.level < 1.0) {
-        return Err(ReportError::InvalidLevel(settings.level));
-    }
+    settings.check()?;
     crate::sample::check_batch(scores, labels).map_err(ReportError::Push)?;
     if scores.is_empty() {
         return Err(ReportError::NoSamples);
@@ -411,7 +487,9 @@ pub fn report(
     };
 
     crate::buffer::check_capacity(n).map_err(|_| ReportError::TooManySamples(n))?;
-    let mut storage = crate::storage::sorting_slots(n).expect("memory for the samples");
+    let mut storage = crate::storage::sorting_slots(n).map_err(|_| ReportError::OutOfMemory {
+        bytes: 2 * n * core::mem::size_of::<crate::buffer::Slot>(),
+    })?;
     let mut buffer =
         SortedBuffer::with_storage(&mut storage[..]).map_err(|_| ReportError::TooManySamples(n))?;
     buffer
@@ -425,21 +503,34 @@ pub fn report(
         labels,
     };
 
-    let targets = targets(&settings);
-    let on_data = targets
-        .iter()
-        .map(|t| {
-            t.spec
-                .evaluate(&data, t.bins, &evaluation)
-                .map_err(|cause| ReportError::Estimate {
+    // The estimators on the data; one that takes no bins and is undefined here (KDE
+    // without a hit) is left out of the rest of the report, with its reason.
+    let mut available = Vec::new();
+    let mut on_data = Vec::new();
+    let mut unavailable = Vec::new();
+    for t in targets(&settings) {
+        match t.spec.evaluate(&data, t.bins, &evaluation) {
+            Ok(e) => {
+                available.push(t);
+                on_data.push(e);
+            }
+            Err(cause) if t.spec.binning().is_none() => unavailable.push(Unavailable {
+                target: t,
+                class: None,
+                cause,
+            }),
+            Err(cause) => {
+                return Err(ReportError::Estimate {
                     estimator: t.spec,
                     cause,
                 })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+            }
+        }
+    }
+    let targets = available;
     let values: Vec<f64> = on_data.iter().map(|e| e.value).collect();
-    let boots = (settings.resamples > 0).then(|| {
-        bootstrap::bootstrap(
+    let boots = if settings.resamples > 0 {
+        Some(bootstrap::try_bootstrap(
             &sorted,
             &targets,
             &values,
@@ -450,8 +541,10 @@ pub fn report(
                 seed: settings.seed,
             },
             &|| progress(Phase::Bootstrap),
-        )
-    });
+        )?)
+    } else {
+        None
+    };
     let mut boots = boots.map(Vec::into_iter);
     let estimators: Vec<EstimatorResult> = targets
         .iter()
@@ -485,6 +578,7 @@ pub fn report(
         n,
         hits,
         estimators,
+        unavailable,
         reliability,
         parametric,
         recommendation,
@@ -678,6 +772,70 @@ mod tests {
         let one = atoms.model.point_masses.one().unwrap();
         assert_eq!(one.mass(), 40.0 / 800.0);
         assert!(atoms.model.point_masses.zero().is_none());
+    }
+
+    #[test]
+    fn settings_are_checked_against_their_bounds() {
+        let with = |resamples, simulations| ReportSettings {
+            resamples,
+            simulations,
+            ..ReportSettings::default()
+        };
+        assert_eq!(with(MAX_RESAMPLES, Some(MAX_SIMULATIONS)).check(), Ok(()));
+        assert_eq!(with(0, None).check(), Ok(()));
+        assert_eq!(
+            with(MAX_RESAMPLES + 1, None).check(),
+            Err(ReportError::TooManyResamples(MAX_RESAMPLES + 1))
+        );
+        assert_eq!(
+            with(usize::MAX, None).check(),
+            Err(ReportError::TooManyResamples(usize::MAX))
+        );
+        for m in [0, MAX_SIMULATIONS + 1, usize::MAX] {
+            assert_eq!(
+                with(10, Some(m)).check(),
+                Err(ReportError::SimulationsOutOfRange(m))
+            );
+        }
+        // Refused by `report` before the samples are looked at.
+        assert_eq!(
+            report(&[0.5], &[1], &with(usize::MAX, None), &|_| {}).unwrap_err(),
+            ReportError::TooManyResamples(usize::MAX)
+        );
+    }
+
+    #[test]
+    fn kde_undefined_on_the_data_is_left_out_with_its_reason() {
+        let scores: Vec<f64> = (0..200).map(|i| (f64::from(i) + 0.5) / 200.0).collect();
+        let labels = vec![0u8; 200];
+        let settings = ReportSettings {
+            kde: true,
+            resamples: 20,
+            simulations: Some(5),
+            ..ReportSettings::default()
+        };
+        let r = report(&scores, &labels, &settings, &|_| {}).unwrap();
+        assert_eq!(r.unavailable.len(), 1);
+        let kde = r.unavailable[0];
+        assert_eq!(kde.target.spec, EstimatorSpec::kde());
+        assert_eq!(kde.cause, EvaluateError::Kde(crate::kde::KdeError::NoHits));
+        assert_eq!(r.estimators.len(), 8);
+        assert!(r
+            .estimators
+            .iter()
+            .all(|e| e.target.spec != EstimatorSpec::kde()));
+        // The rest as without KDE.
+        let without = report(
+            &scores,
+            &labels,
+            &ReportSettings {
+                kde: false,
+                ..settings
+            },
+            &|_| {},
+        )
+        .unwrap();
+        assert_eq!(r.estimators, without.estimators);
     }
 
     #[test]

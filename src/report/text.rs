@@ -109,6 +109,13 @@ pub(crate) fn bias_of<'a>(r: &'a Report, target: &Target) -> Option<&'a BiasRow>
         .find(|b| b.target == *target)
 }
 
+/// One table line per estimator left out as undefined on the data, with why.
+fn unavailable_lines(out: &mut String, unavailable: &[super::Unavailable]) {
+    for u in unavailable {
+        let _ = writeln!(out, " {:<23} unavailable: {u}", display_name(&u.target));
+    }
+}
+
 /// The terminal summary: the recommendation first, then the table.
 pub fn summary(file: &str, r: &Report) -> String {
     let mut out = String::new();
@@ -171,6 +178,7 @@ pub fn summary(file: &str, r: &Report) -> String {
             let _ = writeln!(out, "  (no interval: {err})");
         }
     }
+    unavailable_lines(&mut out, &r.unavailable);
     let _ = writeln!(
         out,
         "bias, sd, RMSE: percentage points against the fitted model's TCE; MCE estimates the largest gap, not TCE."
@@ -412,6 +420,7 @@ pub fn classwise_summary(file: &str, r: &ClasswiseReport) -> String {
             let _ = writeln!(out, "  (no interval: {err})");
         }
     }
+    unavailable_lines(&mut out, &r.unavailable);
     if let Some(tce) = r.tce {
         let _ = writeln!(
             out,

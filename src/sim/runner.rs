@@ -116,6 +116,12 @@ impl Simulation {
     }
 }
 
+/// The most repetitions a [`Grid`] takes: every repetition's evaluation of every cell is
+/// kept until the cells are summarised (about 50 bytes a repetition and cell), so a
+/// count of 2^64 − 1 is refused at once rather than met by an allocation that cannot
+/// succeed. A hundred times the default 1000.
+pub const MAX_REPETITIONS: usize = 100_000;
+
 /// Why a simulation could not run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SimulationError {
@@ -145,6 +151,11 @@ pub enum SimulationError {
     NoEstimators,
     /// The number of repetitions is 0.
     ZeroRepetitions,
+    /// More repetitions than [`MAX_REPETITIONS`]; refused before any work.
+    TooManyRepetitions {
+        /// The repetitions asked for.
+        repetitions: usize,
+    },
     /// Smooth ECE is in the grid but p ≠ 1 (it estimates an L1 distance).
     SmoothEceNeedsL1,
     /// The model's TCE could not be computed.
@@ -179,6 +190,10 @@ impl fmt::Display for SimulationError {
             Self::ZeroBins => f.write_str("the number of bins must be at least 1"),
             Self::NoEstimators => f.write_str("no estimator given"),
             Self::ZeroRepetitions => f.write_str("the number of repetitions must be at least 1"),
+            Self::TooManyRepetitions { repetitions } => write!(
+                f,
+                "{repetitions} repetitions: a simulation takes at most {MAX_REPETITIONS} (tce::sim::runner::MAX_REPETITIONS)"
+            ),
             Self::SmoothEceNeedsL1 => f.write_str(
                 "smece estimates an L1 calibration error (compare it with TCE_1): use --norm 1",
             ),
@@ -223,6 +238,11 @@ impl Grid {
         }
         if self.repetitions == 0 {
             return Err(SimulationError::ZeroRepetitions);
+        }
+        if self.repetitions > MAX_REPETITIONS {
+            return Err(SimulationError::TooManyRepetitions {
+                repetitions: self.repetitions,
+            });
         }
         if self.settings.norm != crate::Norm::L1
             && self.estimators.iter().any(|e| e.kind().needs_l1())
@@ -571,6 +591,12 @@ mod tests {
         assert_eq!(
             err(&grid(&["kde"], &[5, max + 1, 1 << 34], &[], 1)),
             SimulationError::SizeTooLarge { n: max + 1, max }
+        );
+        assert_eq!(
+            err(&grid(&["kde"], &[5], &[], MAX_REPETITIONS + 1)),
+            SimulationError::TooManyRepetitions {
+                repetitions: MAX_REPETITIONS + 1
+            }
         );
         assert_eq!(
             err(&grid(&["mce:equal_width"], &[5], &[], 1)),

@@ -32,7 +32,8 @@ pub struct PaperArgs {
     /// Directory of the figures, CSVs and findings.md (created if missing).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
-    /// Repetitions per cell (the paper uses 1000).
+    /// Repetitions per cell (the paper uses 1000; at most 100000,
+    /// tce::sim::runner::MAX_REPETITIONS).
     #[arg(long, default_value_t = 1000)]
     reps: usize,
     /// Seed of the data sets.

@@ -60,7 +60,8 @@ pub struct SimulateArgs {
         default_value = "ece_bin:equal_width,ece_bin:equal_mass,ece_sweep:equal_mass,ece_debias:equal_mass,kde"
     )]
     estimators: Vec<EstimatorSpec>,
-    /// Number of repetitions m (data sets per cell).
+    /// Number of repetitions m (data sets per cell; at most 100000,
+    /// tce::sim::runner::MAX_REPETITIONS).
     #[arg(long, default_value_t = 1000, value_parser = parse_repetitions)]
     reps: usize,
     /// Seed of the data sets.

@@ -305,16 +305,16 @@ pub fn report(
     labels: &Bound<'_, PyAny>,
     logits: bool,
     classwise: bool,
-    bins: usize,
+    #[pyo3(from_py_with = options::bins_arg)] bins: usize,
     norm: f64,
     closure: &str,
     ties: &str,
-    max_bins: Option<usize>,
+    #[pyo3(from_py_with = options::max_bins_arg)] max_bins: Option<usize>,
     paper_limit: bool,
-    resamples: usize,
-    simulations: Option<usize>,
+    #[pyo3(from_py_with = options::resamples_arg)] resamples: usize,
+    #[pyo3(from_py_with = options::simulations_arg)] simulations: Option<usize>,
     level: f64,
-    seed: u64,
+    #[pyo3(from_py_with = options::seed_arg)] seed: u64,
     kde: bool,
     epsilon: f64,
     source: &str,
@@ -324,15 +324,12 @@ pub fn report(
         if let Some(b) = max_bins {
             options::bins(b)?;
         }
-        if simulations == Some(0) {
-            return Err(Failure::option("simulations must be at least 1"));
-        }
         if !(level > 0.0 && level < 1.0) {
             return Err(Failure::option(format!(
                 "level must be in (0, 1), got {level}"
             )));
         }
-        Ok(ReportSettings {
+        let settings = ReportSettings {
             norm: options::norm(norm)?,
             bins: options::bins(bins)?,
             closure: options::closure(closure)?,
@@ -344,7 +341,10 @@ pub fn report(
             seed,
             kde,
             endpoint: EndpointRule::new(epsilon).map_err(|e| Failure::option(e.to_string()))?,
-        })
+        };
+        // The core's bounds on resamples and simulations, before any data is read.
+        settings.check().map_err(failure)?;
+        Ok(settings)
     })()
     .map_err(raise(py))?;
     let numpy = py.import("numpy")?;

@@ -102,6 +102,24 @@ def test_a_data_set_the_allocator_refuses_is_memory_error_and_the_interpreter_go
     ]
 
 
+# --- 4: the report's resamples and simulations ------------------------------------------
+
+
+def test_report_resamples_and_simulations_out_of_range_are_refused_before_the_data():
+    bad_data = [0.5, float("nan")]  # would be NonFiniteScore: the options come first
+    for kwargs, message in [
+        (dict(resamples=2**64 - 1), "18446744073709551615 resamples: a report takes at most"),
+        (dict(resamples=2**64), "resamples is 18446744073709551616: above"),
+        (dict(resamples=-1), "resamples is -1: it cannot be negative"),
+        (dict(simulations=0), "0 simulations"),
+        (dict(simulations=-5), "simulations is -5: it cannot be negative"),
+    ]:
+        with pytest.raises(tce.InvalidOption, match=message):
+            tce.report(bad_data, [1, 0], **kwargs)
+    r = tce.report(S * 10, Y * 10, resamples=20, simulations=5, seed=1)
+    assert 0 <= r.estimate <= 1
+
+
 # --- 10: integers out of range --------------------------------------------------------
 
 
@@ -117,6 +135,8 @@ def test_a_data_set_the_allocator_refuses_is_memory_error_and_the_interpreter_go
     (lambda: tce.Reservoir(4, seed=2**64), tce.InvalidOption, "seed is 18446744073709551616"),
     (lambda: tce.ece_sweep(S, Y, max_bins=2**64), tce.TooManyBins, "max_bins is"),
     (lambda: tce.SortedBuffer(4).ece_sweep(max_bins=-1), tce.ZeroBins, "max_bins is -1"),
+    (lambda: tce.report(S, Y, resamples=-1), tce.InvalidOption, "resamples is -1"),
+    (lambda: tce.report(S, Y, seed=2**64), tce.InvalidOption, "seed is"),
     (lambda: tce.ConcurrentHistogram(shards=2**64), tce.InvalidOption, "shards is"),
     (lambda: tce.ConcurrentHistogram.from_bytes(tce.Histogram().to_bytes(), shards=-1),
      tce.InvalidOption, "shards is -1"),

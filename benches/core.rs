@@ -476,10 +476,14 @@ fn ms(d: Duration) -> String {
     format!("{:.3} ms", d.as_secs_f64() * 1e3)
 }
 
-fn ratios() {
+fn ratio_header() {
     println!("\n## Ratios (self-timed: median of {RUNS} interleaved runs, same inputs)\n");
     println!("| case | baseline | candidate | ratio of medians | ratio of fastest runs | target |");
     println!("|---|---|---|---|---|---|");
+}
+
+fn ratios() {
+    ratio_header();
     smooth_ece_rows();
     discrete_sweep_rows();
 
@@ -1150,6 +1154,13 @@ fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` does not (it only checks
     // that each case runs once).
     if std::env::args().any(|a| a == "--bench") {
-        ratios();
+        // `TCE_BENCH_ROWS=discrete_sweep cargo bench --bench core -- discrete_sweep`:
+        // the discrete-confidence sweep rows alone (the filter matches no criterion group).
+        if std::env::var("TCE_BENCH_ROWS").as_deref() == Ok("discrete_sweep") {
+            ratio_header();
+            discrete_sweep_rows();
+        } else {
+            ratios();
+        }
     }
 }

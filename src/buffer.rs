@@ -661,6 +661,19 @@ impl<'a> SortedSamples<'a> {
         self.slots.iter().map(|s| (s.score, s.label()))
     }
 
+    /// The number of distinct scores d: O(d log n). With d small, binned estimators can
+    /// tell at most d groups of samples apart (equal width, or equal mass with ties
+    /// kept); equal mass with ties split divides equal scores by arrival order instead.
+    pub fn distinct_scores(&self) -> usize {
+        let (mut groups, mut start) = (0usize, 0usize);
+        while start < self.slots.len() {
+            // One group per step; at most n steps.
+            groups = groups.wrapping_add(1);
+            start = self.after_ties(start.wrapping_add(1));
+        }
+        groups
+    }
+
     /// Hits at sorted positions before `position` (0..=n).
     fn hits_before(&self, position: usize) -> u64 {
         self.slots
@@ -975,6 +988,23 @@ mod tests {
             let view = buffer.sorted_with(&mut scratch);
             prop_assert!(view.prefix.sums.is_empty());
             same_bins_as_summed(view)?;
+        }
+    }
+
+    proptest! {
+        /// The distinct scores counted by jumping over tie groups are those of a sort and
+        /// dedup of the scores.
+        #[test]
+        fn distinct_scores_are_counted(samples in prop::collection::vec(sample(), 1..200)) {
+            let mut storage = vec![Slot::EMPTY; samples.len()];
+            let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
+            for &(score, label) in &samples {
+                buffer.push(score, label).unwrap();
+            }
+            let mut scores: Vec<f64> = samples.iter().map(|s| s.0).collect();
+            scores.sort_by(f64::total_cmp);
+            scores.dedup_by(|a, b| a == b);
+            prop_assert_eq!(buffer.sorted().distinct_scores(), scores.len());
         }
     }
 

@@ -143,6 +143,8 @@ def test_report_resamples_and_simulations_out_of_range_are_refused_before_the_da
     (lambda: MODEL.sample(-1), tce.InvalidOption, "n is -1"),
     (lambda: MODEL.sample(10, rep=2**64), tce.InvalidOption, "rep is"),
     (lambda: tce.simulate(MODEL, [100], repetitions=-1), tce.SimulationError, "repetitions"),
+    (lambda: tce.simulate(MODEL, [100], repetitions=2**64 - 1), tce.SimulationError,
+     "18446744073709551615 repetitions: a simulation takes at most"),
     (lambda: tce.simulate(MODEL, [100], bins=[15, -1]), tce.SimulationError, "bins\\[1\\]"),
 ])
 def test_integers_out_of_range_are_named_errors_not_overflow_error(call, cls, message):

@@ -53,7 +53,11 @@ impl Estimate {
 
     #[new]
     #[pyo3(signature = (value, samples, bins))]
-    fn new(value: f64, samples: u64, bins: usize) -> Self {
+    fn new(
+        value: f64,
+        #[pyo3(from_py_with = crate::options::estimate_samples_arg)] samples: u64,
+        #[pyo3(from_py_with = crate::options::estimate_bins_arg)] bins: usize,
+    ) -> Self {
         Estimate {
             value,
             samples,

@@ -268,6 +268,10 @@ int_arguments! {
     repetitions_arg -> usize = one(|v| count(v, "repetitions", "SimulationError"));
     /// `resamples` of a report.
     resamples_arg -> usize = one(|v| count(v, "resamples", "InvalidOption"));
+    /// `samples` of an `Estimate`.
+    estimate_samples_arg -> u64 = one(|v| word(v, "samples"));
+    /// `bins` of an `Estimate` (0 for an estimator without bins).
+    estimate_bins_arg -> usize = one(|v| count(v, "bins", "InvalidOption"));
     /// `simulations` of a report, or None.
     simulations_arg -> Option<usize> = optional(|v| count(v, "simulations", "InvalidOption"));
 }

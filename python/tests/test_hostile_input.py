@@ -146,6 +146,8 @@ def test_report_resamples_and_simulations_out_of_range_are_refused_before_the_da
     (lambda: tce.simulate(MODEL, [100], repetitions=2**64 - 1), tce.SimulationError,
      "18446744073709551615 repetitions: a simulation takes at most"),
     (lambda: tce.simulate(MODEL, [100], bins=[15, -1]), tce.SimulationError, "bins\\[1\\]"),
+    (lambda: tce.Estimate(0.5, -1, 3), tce.InvalidOption, "samples is -1"),
+    (lambda: tce.Estimate(0.5, 10, 2**64), tce.InvalidOption, "bins is 18446744073709551616"),
 ])
 def test_integers_out_of_range_are_named_errors_not_overflow_error(call, cls, message):
     with pytest.raises(cls, match=message) as info:

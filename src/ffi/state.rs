@@ -421,21 +421,24 @@ mod tests {
 
     #[test]
     fn layout_matches_the_compiler() {
+        // Room for 100 concurrent bins after the concurrent histogram's header (its count
+        // budget's leases take about 1.1 KiB).
+        const BYTES: usize = 8192;
         #[repr(C, align(16))]
-        struct Memory([u8; 4096]);
-        let mut memory = Memory([0xa5; 4096]);
+        struct Memory([u8; BYTES]);
+        let mut memory = Memory([0xa5; BYTES]);
         for len in [1usize, 2, 3, 15, 100] {
             let (size, align) = layout::<HistogramKind>(len).unwrap();
             assert_eq!(align, align_of::<BinStats>());
-            // SAFETY: 4096 writable bytes, aligned to 16.
+            // SAFETY: BYTES writable bytes, aligned to 16.
             let state =
-                unsafe { init::<HistogramKind>(memory.0.as_mut_ptr(), 4096, len, false) }.unwrap();
+                unsafe { init::<HistogramKind>(memory.0.as_mut_ptr(), BYTES, len, false) }.unwrap();
             assert_eq!(core::mem::size_of_val(state), size);
             assert_eq!(state.view.bin_count(), len);
             let (size, _) = layout::<BufferKind>(len).unwrap();
             // SAFETY: as above.
             let state =
-                unsafe { init::<BufferKind>(memory.0.as_mut_ptr(), 4096, len, false) }.unwrap();
+                unsafe { init::<BufferKind>(memory.0.as_mut_ptr(), BYTES, len, false) }.unwrap();
             assert_eq!(core::mem::size_of_val(state), size);
             assert_eq!(state.view.capacity(), len);
         }
@@ -443,7 +446,7 @@ mod tests {
             let (size, _) = layout::<DecayKind>(len).unwrap();
             // SAFETY: as above.
             let state =
-                unsafe { init::<DecayKind>(memory.0.as_mut_ptr(), 4096, len, false) }.unwrap();
+                unsafe { init::<DecayKind>(memory.0.as_mut_ptr(), BYTES, len, false) }.unwrap();
             assert_eq!(core::mem::size_of_val(state), size);
             assert_eq!(state.view.bin_count(), len);
             #[cfg(target_has_atomic = "64")]
@@ -451,7 +454,7 @@ mod tests {
                 let (size, _) = layout::<ConcurrentKind>(len).unwrap();
                 // SAFETY: as above.
                 let state =
-                    unsafe { init::<ConcurrentKind>(memory.0.as_mut_ptr(), 4096, len, false) }
+                    unsafe { init::<ConcurrentKind>(memory.0.as_mut_ptr(), BYTES, len, false) }
                         .unwrap();
                 assert_eq!(core::mem::size_of_val(state), size);
                 state.view.reinitialise(crate::binning::Closure::Left, 1);

@@ -89,8 +89,10 @@ pub(crate) fn zeroed<T: tce::storage::ZeroIsEmpty>(
 /// An integer argument as Python gave it, whatever its size. PyO3's own conversion to a
 /// Rust integer raises `OverflowError`, which is not a `tce.Error`; every integer
 /// argument is taken as an `Int` instead and converted by [`count`], [`word`] or
-/// [`index`], which refuse a value out of range with a named error.
-#[derive(Clone, Debug)]
+/// [`index`] (through the `from_py_with` extractors below, or directly where the range
+/// depends on the state, as a shard's), which refuse a value out of range with a named
+/// error.
+#[derive(Debug)]
 pub(crate) enum Int {
     /// A value within ±2^127.
     Small(i128),
@@ -139,12 +141,6 @@ impl Int {
             Int::Small(value) => *value < 0,
             Int::Huge { negative, .. } => *negative,
         }
-    }
-}
-
-impl From<usize> for Int {
-    fn from(value: usize) -> Self {
-        Int::Small(value as i128)
     }
 }
 

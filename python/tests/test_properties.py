@@ -52,6 +52,14 @@ def naive(s, y, bins, p, binning, closure="left", ties="split"):
     return ece, mce, np.sqrt(max(debias, 0.0)), count, hits
 
 
+def grouping(s, bins, binning):
+    """Which samples share a bin, empty bins aside: each sample's rank among the
+    non-empty bins."""
+    index = (equal_width_index(s, bins, "left") if binning == "equal_width"
+             else equal_mass_index(s, bins, "split"))
+    return tuple(np.unique(index, return_inverse=True)[1])
+
+
 def naive_sweep(s, y, p, binning, limit):
     best = 1
     for b in range(2, limit + 1):
@@ -62,6 +70,11 @@ def naive_sweep(s, y, p, binning, limit):
         if any(h[k + 1] * c[k] < h[k] * c[k + 1] for k in range(len(c) - 1)):
             break
         best = b
+    else:
+        # No b failed: the smallest b that groups the samples as the limit does (the
+        # same estimate; 1 for a constant score), as docs/estimators.md defines b*.
+        final = grouping(s, limit, binning)
+        best = next(b for b in range(1, limit + 1) if grouping(s, b, binning) == final)
     return naive(s, y, best, p, binning)[0], best
 
 

@@ -661,17 +661,25 @@ impl<'a> SortedSamples<'a> {
         self.slots.iter().map(|s| (s.score, s.label()))
     }
 
-    /// The number of distinct scores d: O(d log n). With d small, binned estimators can
-    /// tell at most d groups of samples apart (equal width, or equal mass with ties
-    /// kept); equal mass with ties split divides equal scores by arrival order instead.
+    /// The groups of equal scores, in order, as (score, samples): d of them for d
+    /// distinct scores, found in O(d log n). With d small, binned estimators can tell at
+    /// most d groups of samples apart (equal width, or equal mass with ties kept); equal
+    /// mass with ties split divides a group by arrival order instead.
+    pub fn tie_groups(&self) -> impl Iterator<Item = (f64, usize)> + '_ {
+        let mut start = 0usize;
+        core::iter::from_fn(move || {
+            let score = self.slots.get(start)?.score;
+            // The group holding `start` ends where `after_ties(start + 1)` says.
+            let end = self.after_ties(start.wrapping_add(1));
+            let len = end.wrapping_sub(start);
+            start = end;
+            Some((score, len))
+        })
+    }
+
+    /// The number of distinct scores d: O(d log n) ([`SortedSamples::tie_groups`]).
     pub fn distinct_scores(&self) -> usize {
-        let (mut groups, mut start) = (0usize, 0usize);
-        while start < self.slots.len() {
-            // One group per step; at most n steps.
-            groups = groups.wrapping_add(1);
-            start = self.after_ties(start.wrapping_add(1));
-        }
-        groups
+        self.tie_groups().count()
     }
 
     /// Hits at sorted positions before `position` (0..=n).
@@ -1004,7 +1012,13 @@ mod tests {
             let mut scores: Vec<f64> = samples.iter().map(|s| s.0).collect();
             scores.sort_by(f64::total_cmp);
             scores.dedup_by(|a, b| a == b);
-            prop_assert_eq!(buffer.sorted().distinct_scores(), scores.len());
+            let sorted = buffer.sorted();
+            prop_assert_eq!(sorted.distinct_scores(), scores.len());
+            let groups: Vec<(f64, usize)> = sorted.tie_groups().collect();
+            prop_assert_eq!(groups.iter().map(|g| g.1).sum::<usize>(), samples.len());
+            for &(score, len) in &groups {
+                prop_assert_eq!(samples.iter().filter(|s| s.0 == score).count(), len);
+            }
         }
     }
 

@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::input::ClassSamples;
+use tce::report::ties::TieSummary;
 use tce::{
     BinStats, Binning, Closure, Estimate, Histogram, Norm, Slot, SortedBuffer, SweepOptions, Ties,
 };
@@ -117,6 +118,13 @@ pub struct Report {
     /// The exponent p.
     pub norm: f64,
     pub estimates: Vec<Row>,
+    /// Distinct scores d (unknown for a histogram's state, which holds bins only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distinct_scores: Option<usize>,
+    /// What the scores' ties mean for the binned estimators (`tce::report::ties`), when
+    /// they matter.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Slot storage for the sort of `rows` samples ([`tce::storage::sorting_slots`]), with
@@ -216,6 +224,7 @@ struct SortedRows {
     em_debias: Result<Estimate, String>,
     /// Last in the report, after the histogram's MCE, whose error comes first.
     em_mce: Result<Estimate, String>,
+    ties: TieSummary,
 }
 
 fn sorted_rows(
@@ -265,6 +274,7 @@ fn sorted_rows(
         em_sweep: estimate(em_sweep)?,
         em_debias: estimate(tce::estimate::ece_debias(em_bins.iter().copied(), norm)),
         em_mce: estimate(tce::estimate::mce(em_bins.iter().copied())),
+        ties: TieSummary::of(&sorted),
     })
 }
 
@@ -297,6 +307,8 @@ fn report(
         mean_confidence: total.mean_score().unwrap_or(0.0),
         norm: settings.norm.p(),
         estimates,
+        distinct_scores: Some(sorted.ties.distinct),
+        notes: sorted.ties.notes(settings.bins, settings.ties),
     })
 }
 
@@ -502,6 +514,9 @@ impl Report {
                 row.bins.map_or("-".to_string(), |b| b.to_string()),
                 row.value
             );
+        }
+        for note in &self.notes {
+            let _ = writeln!(out, "\nnote: {note}.");
         }
         out
     }

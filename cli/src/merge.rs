@@ -378,6 +378,8 @@ pub fn run(args: &MergeArgs) -> Result<(), Failure> {
                         mean_confidence: total.mean_score().unwrap_or(0.0),
                         norm: norm.p(),
                         estimates,
+                        distinct_scores: None,
+                        notes: Vec::new(),
                     })
                 })
                 .transpose()?;
@@ -401,6 +403,8 @@ pub fn run(args: &MergeArgs) -> Result<(), Failure> {
                         mean_confidence: scores / weight,
                         norm: norm.p(),
                         estimates,
+                        distinct_scores: None,
+                        notes: Vec::new(),
                     })
                 })
                 .transpose()?;

@@ -357,6 +357,12 @@ pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
     }
     unavailable_rows(&mut out, &report.unavailable, 7);
     out.push_str("</table><p>Bias, sd and RMSE in percentage points against the fitted model's TCE. MCE estimates the largest bin gap, not TCE, and has no bias row.</p>\n");
+    for note in report
+        .ties
+        .notes(report.settings.bins, report.settings.ties)
+    {
+        let _ = writeln!(out, "<p class=\"note\">Note: {}.</p>", escape(&note));
+    }
     match &report.parametric {
         Ok(p) => {
             out.push_str("<h2>Does the fitted model reproduce the data?</h2>");

@@ -204,6 +204,12 @@ struct BodyJson {
     /// Estimators left out as undefined on the data (present only when there are any).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     unavailable: Vec<UnavailableJson>,
+    /// Distinct scores d.
+    distinct_scores: usize,
+    /// What the ties mean for the binned estimators (present only when there are any):
+    /// `report::ties::TieSummary::notes`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    notes: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -403,6 +409,8 @@ fn body(r: &Report) -> BodyJson {
         }),
         fit_error: r.parametric.as_ref().err().map(ToString::to_string),
         unavailable: unavailable_json(&r.unavailable),
+        distinct_scores: r.ties.distinct,
+        notes: r.ties.notes(r.settings.bins, r.settings.ties),
     }
 }
 

@@ -9,6 +9,7 @@
 //! - [`classwise`]: the report of every class one-vs-rest, and the marginal calibration
 //!   error over the classes with its bootstrap (rows resampled jointly).
 //! - [`text`]: the words, and the terminal summary.
+//! - [`ties`]: what tied and discrete scores mean for the binned estimators.
 //! - [`json`], [`html`] (feature `render`): the JSON object and the self-contained page.
 //!
 //! [`report`] computes everything; the renderers only format its [`Report`], so the CLI
@@ -22,6 +23,7 @@ pub mod html;
 pub mod json;
 pub mod normal;
 pub mod text;
+pub mod ties;
 pub(crate) mod weighted;
 
 use core::fmt;
@@ -388,6 +390,8 @@ pub struct Report {
     pub parametric: Result<Parametric, ParametricError>,
     /// What to report.
     pub recommendation: Recommendation,
+    /// The scores' ties, for the notes on what they mean ([`ties::TieSummary::notes`]).
+    pub ties: ties::TieSummary,
 }
 
 /// The estimators of a report, in order: ECE_bin, ECE_sweep, ECE_debias and MCE, each
@@ -497,6 +501,7 @@ pub fn report(
         .map_err(ReportError::Push)?;
     let hits = buffer.hits();
     let sorted = buffer.sorted_parallel();
+    let tie_summary = ties::TieSummary::of(&sorted);
     let data = DataView {
         sorted,
         scores,
@@ -582,6 +587,7 @@ pub fn report(
         reliability,
         parametric,
         recommendation,
+        ties: tie_summary,
     })
 }
 

@@ -183,6 +183,9 @@ pub fn summary(file: &str, r: &Report) -> String {
         out,
         "bias, sd, RMSE: percentage points against the fitted model's TCE; MCE estimates the largest gap, not TCE."
     );
+    for note in r.ties.notes(r.settings.bins, r.settings.ties) {
+        let _ = writeln!(out, "note: {note}.");
+    }
     for e in &r.estimators {
         if let Some(Ok(b)) = &e.bootstrap {
             if let Some(bins) = &b.sweep_bins {

@@ -140,7 +140,9 @@ pub fn combine(kind: EstimatorKind, values: &[f64], norm: Norm) -> f64 {
     } else if p == 2.0 {
         (values.iter().map(|v| v * v).sum::<f64>() / k).sqrt()
     } else {
-        (values.iter().map(|v| v.powf(p)).sum::<f64>() / k).powf(1.0 / p)
+        // Scaled by the largest value, so that a large p does not underflow to 0.
+        let terms: Vec<(f64, f64)> = values.iter().map(|&v| (1.0 / k, v)).collect();
+        crate::sim::tce::lp_of(&terms, p)
     }
 }
 
@@ -494,5 +496,15 @@ mod tests {
         assert_eq!(combine(EstimatorKind::EceSweep, &v, Norm::L2), l2);
         assert_eq!(combine(EstimatorKind::Mce, &v, Norm::L2), 0.3);
         assert!((combine(EstimatorKind::SmoothEce, &v, Norm::L2) - 0.2).abs() < 1e-15);
+        // A large p tends to the largest value instead of underflowing to 0:
+        // (½·0.1^p + ½·0.3^p)^(1/p) = 0.3·(½·(1/3)^p + ½)^(1/p).
+        for p in [3.0, 1000.0, 5000.0] {
+            let expected = 0.3 * (0.5 * (1.0f64 / 3.0).powf(p) + 0.5).powf(1.0 / p);
+            let value = combine(EstimatorKind::EceBin, &v, Norm::new(p).unwrap());
+            assert!(
+                (value - expected).abs() < 1e-15,
+                "p = {p}: {value} vs {expected}"
+            );
+        }
     }
 }

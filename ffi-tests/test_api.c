@@ -1091,9 +1091,10 @@ static void test_count_bound(void) {
     ENCODE(tce_ew_histogram_encode, h, frame2);
     CHECK(encoded == before_len && memcmp(frame, frame2, encoded) == 0);
 
-    /* Up to the bound exactly (empty bin 2 patched to 2^62 - 1, re-signed), then no further:
-     * push, batch and merge refused, the state unchanged. */
-    write_u64(frame2 + 12 + 8 + 32 * 2, ((uint64_t)1 << 62) - 1);
+    /* Up to the bound exactly (empty bin 0 patched to 2^62 - 1 samples, scores of 0 that its
+     * zero score sum allows, re-signed), then no further: push, batch and merge refused,
+     * the state unchanged. */
+    write_u64(frame2 + 12 + 8 + 32 * 0, ((uint64_t)1 << 62) - 1);
     resign(frame2, encoded);
     OK(tce_ew_histogram_decode(h, frame2, encoded));
     OK(tce_ew_histogram_samples(h, &count));
@@ -1117,6 +1118,8 @@ static void test_count_bound(void) {
     EXPECT(tce_ew_histogram_decode(copy, frame2, encoded), TCE_STATUS_INCONSISTENT);
     write_u64(frame2 + 12 + 8, TCE_MAX_COUNT);
     write_u64(frame2 + 12 + 8 + 32 * 3, 1);
+    /* ... a score of 0.75 (2^64 * 0.75 in the sum's low word), possible in bin 3 [0.75, 1]. */
+    write_u64(frame2 + 12 + 8 + 32 * 3 + 16, (uint64_t)3 << 62);
     resign(frame2, encoded);
     EXPECT(tce_ew_histogram_decode(copy, frame2, encoded), TCE_STATUS_INCONSISTENT);
     ENCODE(tce_ew_histogram_encode, copy, frame2);

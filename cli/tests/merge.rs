@@ -594,3 +594,38 @@ fn states_without_samples_merge_to_n_0_without_estimates() {
     assert_eq!(with_empty["estimates"], alone["estimates"]);
     assert!(with_empty.get("estimates_unavailable").is_none());
 }
+
+/// Issue 35: a histogram frame whose contents cannot come from samples, re-signed so
+/// that its checksum holds (bin 0 of 2, [0, 0.5), with a mean score of 0.9), is refused
+/// as impossible, named, and skipped under `--skip-bad`; the merge never uses it.
+#[test]
+fn a_resigned_frame_with_a_mean_score_outside_its_bin_is_refused() {
+    let dir = TempDir::new("impossible_bin");
+    let good = histogram_bytes(&[0.1, 0.3, 0.7], &[0, 1, 1], 2);
+    let mut forged = good.clone();
+    // Bin 0 (2 samples) after the 12-byte header and 8 bytes of closure and bin count:
+    // count, hits, then the score sum in units of 2^-64 (low word, high word).
+    let sum = (1.8 * 2f64.powi(64)) as u128;
+    forged[36..44].copy_from_slice(&(sum as u64).to_le_bytes());
+    forged[44..52].copy_from_slice(&((sum >> 64) as u64).to_le_bytes());
+    let body = forged.len() - 4;
+    let crc = tce::portable::crc32(&forged[..body]);
+    forged[body..].copy_from_slice(&crc.to_le_bytes());
+    let (a, b) = (dir.file("a.tce", &good), dir.file("b.tce", &forged));
+    let error = failure(&tce(&["merge".as_ref(), a.as_os_str(), b.as_os_str()]));
+    assert!(
+        error.contains(&format!("{}: ", b.display())) && error.contains("inconsistent"),
+        "{error}"
+    );
+    let merged = json(&tce(&[
+        "merge".as_ref(),
+        "--json".as_ref(),
+        "--skip-bad".as_ref(),
+        a.as_os_str(),
+        b.as_os_str(),
+    ]));
+    assert_eq!(
+        (merged["states"].as_u64(), merged["n"].as_u64()),
+        (Some(1), Some(3))
+    );
+}

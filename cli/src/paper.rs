@@ -15,11 +15,12 @@ use std::time::Instant;
 
 use clap::Args;
 use tce::sim::estimator::EvaluationSettings;
-use tce::sim::{Beta, Curve, EstimatorSpec, Grid, Model, Simulation};
+use tce::sim::runner::MAX_REPETITIONS;
+use tce::sim::{Beta, Curve, EstimatorSpec, Grid, Model, Simulation, SimulationError};
 use tce::{Norm, SweepOptions};
 
 use crate::plot::{self, Guide, HistogramPanel, LinePanel, Series, XScale};
-use crate::recalibrate::{table1_markdown, Table1Args};
+use crate::recalibrate::{check_table1, table1_markdown, Table1Args};
 use crate::simulate::{
     bias_heat_maps, cell_record, draw_failure, run_with_progress, series_against_n, series_name,
     significant, write_csv, CELL_COLUMNS,
@@ -39,8 +40,9 @@ pub struct PaperArgs {
     /// Seed of the data sets.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Repetitions per setting of the Table 1 experiment (0 skips it); 1000, as in
-    /// docs/fit/table1.md, so that both copies of the table are one run.
+    /// Repetitions per setting of the Table 1 experiment (0 skips it; at most 100000,
+    /// tce::recalibrate::table1::MAX_REPETITIONS); 1000, as in docs/fit/table1.md, so
+    /// that both copies of the table are one run.
     #[arg(long, default_value_t = 1000)]
     table1_reps: usize,
     /// Directory of the real outputs (`*.csv`) whose fits are Table 1 settings.
@@ -121,16 +123,7 @@ fn data_files(args: &PaperArgs) -> Result<Vec<PathBuf>, Failure> {
 /// Table 1 by construction (SPEC §8), with the paper's simulator settings and the fit of
 /// every `files` (the `*.csv` of `args.data`), written to table1.md.
 fn table1(args: &PaperArgs, files: Vec<PathBuf>) -> Result<(), Failure> {
-    let table1_args = Table1Args {
-        files,
-        reps: args.table1_reps,
-        calibration: 1000,
-        test: 1000,
-        seed: 0,
-        paper_sizes: false,
-        point_mass: crate::fit::PointMassArg::None,
-        columns: crate::ColumnArgs::default(),
-    };
+    let table1_args = table1_args(args, files);
     let text = format!(
         "# Table 1 by construction\n\nMade by `tce paper` ({} repetitions per setting, \
          calibration and test sets of 1000, seed 0; the same as `tce table1 --reps {} \
@@ -146,6 +139,20 @@ fn table1(args: &PaperArgs, files: Vec<PathBuf>) -> Result<(), Failure> {
     })
 }
 
+/// The `tce table1` options `tce paper` runs Table 1 with.
+fn table1_args(args: &PaperArgs, files: Vec<PathBuf>) -> Table1Args {
+    Table1Args {
+        files,
+        reps: args.table1_reps,
+        calibration: 1000,
+        test: 1000,
+        seed: 0,
+        paper_sizes: false,
+        point_mass: crate::fit::PointMassArg::None,
+        columns: crate::ColumnArgs::default(),
+    }
+}
+
 /// Runs `tce paper`.
 pub fn run(args: &PaperArgs) -> Result<(), Failure> {
     if args.reps == 0 {
@@ -153,6 +160,18 @@ pub fn run(args: &PaperArgs) -> Result<(), Failure> {
             code: 2,
             message: "the number of repetitions must be at least 1".to_owned(),
         });
+    }
+    // The library's bounds on both counts, before any figure is computed or any file
+    // read: the figures' simulations would refuse --reps only when the first one starts,
+    // and Table 1's repetitions only after every figure.
+    if args.reps > MAX_REPETITIONS {
+        let error = SimulationError::TooManyRepetitions {
+            repetitions: args.reps,
+        };
+        return Err(Failure::input(format!("--reps: {error}")));
+    }
+    if args.table1_reps > 0 {
+        check_table1(&table1_args(args, Vec::new()), "--table1-reps")?;
     }
     let data = if args.table1_reps > 0 {
         Some(data_files(args)?)

@@ -11,7 +11,8 @@ use tce::binning::equal_width_edges;
 use tce::fit::EndpointRule;
 use tce::recalibrate::logistic::temperature_of;
 use tce::recalibrate::table1::{
-    run, summarize, wilson_interval, Estimator, Mean, Setting, Summary, ESTIMATORS, PAPER_METHODS,
+    run, summarize, wilson_interval, Estimator, Mean, Set, Setting, Summary, Table1Error,
+    ESTIMATORS, PAPER_METHODS,
 };
 use tce::recalibrate::{Method, Pieces, RecalibrateError, RecalibrationMap};
 use tce::sim::{Beta, Curve, Model};
@@ -70,13 +71,15 @@ pub struct RecalibrateArgs {
 pub struct Table1Args {
     /// Data files whose fitted models are settings (default: none).
     pub files: Vec<PathBuf>,
-    /// Repetitions per setting.
+    /// Repetitions per setting (1 to 100000,
+    /// tce::recalibrate::table1::MAX_REPETITIONS).
     #[arg(long, default_value_t = 200)]
     pub reps: usize,
-    /// Calibration-set size.
+    /// Calibration-set size (1 to 2147483647, tce::recalibrate::table1::MAX_SET_SIZE;
+    /// the memory the sets need is checked before any work).
     #[arg(long, default_value_t = 1000)]
     pub calibration: usize,
-    /// Test-set size.
+    /// Test-set size (1 to 2147483647, tce::recalibrate::table1::MAX_SET_SIZE).
     #[arg(long, default_value_t = 1000)]
     pub test: usize,
     /// Seed.
@@ -474,17 +477,43 @@ fn signed_error_markdown(summaries: &[Summary]) -> String {
     out
 }
 
+/// A failed Table 1 run: repetitions or sizes out of range, and memory the allocator
+/// refuses for them, are the options' doing (exit 2; `reps_option` names the option of
+/// the repetitions); a method that cannot be fitted or a TCE that fails is not (exit 1).
+pub fn table1_failure(error: &Table1Error, reps_option: &str) -> Failure {
+    match error {
+        Table1Error::RepetitionsOutOfRange(_) => Failure::input(format!("{reps_option}: {error}")),
+        Table1Error::SizeOutOfRange { set, .. } => {
+            let option = match set {
+                Set::Calibration => "--calibration",
+                Set::Test => "--test",
+            };
+            Failure::input(format!("{option}: {error}"))
+        }
+        Table1Error::OutOfMemory { .. } => Failure::input(error.to_string()),
+        Table1Error::Recalibrate { .. } | Table1Error::Tce(_) => failure(1)(error.to_string()),
+    }
+}
+
+/// The library's checks of a Table 1 run ([`tce::recalibrate::table1::check`]: the
+/// repetitions, the sizes of every setting and the memory they need), before any input
+/// is read or any work done.
+pub fn check_table1(args: &Table1Args, reps_option: &str) -> Result<(), Failure> {
+    let sizes = if args.paper_sizes {
+        vec![PAPER_CIFAR_SIZES, PAPER_IMAGENET_SIZES]
+    } else {
+        vec![(args.calibration, args.test)]
+    };
+    for (calibration, test) in sizes {
+        tce::recalibrate::table1::check(calibration, test, args.reps)
+            .map_err(|e| table1_failure(&e, reps_option))?;
+    }
+    Ok(())
+}
+
 /// Runs `tce table1`: the paper's simulator settings, then one per data file.
 pub fn run_table1(args: &Table1Args) -> Result<(), Failure> {
-    for (value, what) in [
-        (args.reps, "the number of repetitions"),
-        (args.calibration, "the calibration-set size"),
-        (args.test, "the test-set size"),
-    ] {
-        if value == 0 {
-            return Err(failure(2)(format!("{what} must be at least 1")));
-        }
-    }
+    check_table1(args, "--reps")?;
     crate::write_stdout(&table1_markdown(args)?)
 }
 
@@ -553,9 +582,10 @@ pub fn table1_markdown(args: &Table1Args) -> Result<String, Failure> {
     let mut paper = Vec::new();
     let mut all = Vec::new();
     for setting in &settings {
-        let outcomes = run(setting, args.reps, args.seed).map_err(|e| failure(1)(e.to_string()))?;
+        let outcomes =
+            run(setting, args.reps, args.seed).map_err(|e| table1_failure(&e, "--reps"))?;
         let summary = |methods: &[Method]| {
-            summarize(setting, &outcomes, methods).map_err(|e| failure(1)(e.to_string()))
+            summarize(setting, &outcomes, methods).map_err(|e| table1_failure(&e, "--reps"))
         };
         paper.push(summary(&PAPER_METHODS)?);
         all.push(summary(&Method::ALL)?);

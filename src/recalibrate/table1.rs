@@ -16,7 +16,7 @@ use super::exact::recalibrated_tce;
 use super::{Method, RecalibrateError};
 use crate::kde::kde_calibration_error;
 use crate::sim::{Model, TceError};
-use crate::{BinStats, Binning, Histogram, Norm, SortedBuffer, SweepOptions};
+use crate::{BinStats, Binning, Histogram, Norm, Slot, SortedBuffer, SweepOptions};
 
 /// The methods of the paper's Table 1 (no Platt scaling).
 pub const PAPER_METHODS: [Method; 3] = [Method::Histogram, Method::Isotonic, Method::Temperature];
@@ -26,6 +26,29 @@ pub const ESTIMATORS: usize = 6;
 
 /// Bins of the binned estimators, as in the paper.
 pub const BINS: usize = 15;
+
+/// The most repetitions a setting takes (`tce table1 --reps`, `tce paper --table1-reps`):
+/// the simulator's bound ([`crate::sim::runner::MAX_REPETITIONS`], 10^5). Every
+/// repetition's outcome (a [`Repetition`], about 800 bytes) is kept until the setting is
+/// summarised, about 80 MB at the bound. A hundred times the default 1000.
+pub const MAX_REPETITIONS: usize = crate::sim::runner::MAX_REPETITIONS;
+
+/// The largest calibration set, and the largest test set, a setting takes
+/// (`tce table1 --calibration`, `--test`): the test set is sorted in a sorted buffer, so
+/// its bound ([`crate::buffer::MAX_CAPACITY`], 2^31 − 1) holds for both. What such sets
+/// cost is checked before any work by [`check`] ([`memory_estimate`]).
+pub const MAX_SET_SIZE: usize = crate::buffer::MAX_CAPACITY;
+
+/// Bytes one repetition holds at its peak per calibration row, rounded up: its share of
+/// the drawn data set (9), and the largest of the methods' fits (isotonic regression's
+/// sorted pairs and blocks, about 56; the logistic fits' grouped rows and their order,
+/// about 65, with room for the fit's work).
+const BYTES_PER_CALIBRATION_ROW: usize = 128;
+
+/// Bytes one repetition holds at its peak per test row, rounded up: its share of the
+/// drawn data set (9), the recalibrated scores (8) and the sorted buffer's storage with
+/// room for its radix sort (32).
+const BYTES_PER_TEST_ROW: usize = 64;
 
 /// The estimators compared (all with p = 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -89,7 +112,17 @@ impl Estimates {
 }
 
 /// Every estimator on one data set.
+///
+/// Panics if the allocator cannot hold the data set's sort storage; the experiment
+/// ([`repetition`]) allocates it fallibly instead.
 pub fn estimates(scores: &[f64], labels: &[u8]) -> Estimates {
+    let mut storage = crate::storage::sorting_slots(scores.len()).expect("memory for the samples");
+    estimates_in(scores, labels, &mut storage)
+}
+
+/// [`estimates`] with the sorted buffer in `storage` (at least one slot; with fewer
+/// slots than samples the EM estimators are undefined).
+fn estimates_in(scores: &[f64], labels: &[u8], storage: &mut [Slot]) -> Estimates {
     let norm = Norm::L2;
     let mut bins = [BinStats::EMPTY; BINS];
     let mut histogram = Histogram::with_storage(&mut bins, crate::Closure::Left).expect("BINS > 0");
@@ -98,8 +131,7 @@ pub fn estimates(scores: &[f64], labels: &[u8]) -> Estimates {
         .ok()
         .and_then(|()| histogram.ece_bin(norm).ok())
         .map(|e| e.value);
-    let mut storage = crate::storage::sorting_slots(scores.len()).expect("memory for the samples");
-    let mut buffer = SortedBuffer::with_storage(&mut storage[..]).expect("capacity >= 1");
+    let mut buffer = SortedBuffer::with_storage(storage).expect("capacity >= 1");
     let (em, sweep, sweep_ties_kept, debias) = if buffer.push_batch(scores, labels).is_ok() {
         let sorted = buffer.sorted();
         let binning = Binning::EQUAL_MASS;
@@ -159,9 +191,43 @@ pub struct Setting {
     pub test: usize,
 }
 
+/// One of a setting's two data sets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Set {
+    /// The calibration set, on which the methods are fitted.
+    Calibration,
+    /// The test set, on which the estimators rank the methods.
+    Test,
+}
+
+impl fmt::Display for Set {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Set::Calibration => "calibration",
+            Set::Test => "test",
+        })
+    }
+}
+
 /// Why the experiment failed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Table1Error {
+    /// Repetitions of 0 or more than [`MAX_REPETITIONS`] (refused before any work).
+    RepetitionsOutOfRange(usize),
+    /// A calibration or test set of 0 rows or more than [`MAX_SET_SIZE`] (refused before
+    /// any work).
+    SizeOutOfRange {
+        /// Which set.
+        set: Set,
+        /// Its size.
+        n: usize,
+    },
+    /// The allocator refused `bytes` bytes for the repetitions (at [`check`], before any
+    /// work, for the [`memory_estimate`]; or for a repetition's data while it ran).
+    OutOfMemory {
+        /// The bytes asked for (`usize::MAX` when they pass the address space).
+        bytes: usize,
+    },
     /// A method could not be fitted on some calibration set.
     Recalibrate {
         /// The method.
@@ -178,6 +244,21 @@ pub enum Table1Error {
 impl fmt::Display for Table1Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Self::RepetitionsOutOfRange(r) => write!(
+                f,
+                "{r} repetitions: the Table 1 experiment takes 1 to {MAX_REPETITIONS} \
+                 (tce::recalibrate::table1::MAX_REPETITIONS)"
+            ),
+            Self::SizeOutOfRange { set, n } => write!(
+                f,
+                "a {set} set of {n} rows: the Table 1 experiment takes 1 to {MAX_SET_SIZE} \
+                 (tce::recalibrate::table1::MAX_SET_SIZE)"
+            ),
+            Self::OutOfMemory { bytes } => write!(
+                f,
+                "cannot allocate {bytes} bytes for the Table 1 experiment's repetitions \
+                 (smaller sets or fewer repetitions need less)"
+            ),
             Self::Recalibrate { method, rep, error } => {
                 write!(f, "repetition {rep}: {method}: {error}")
             }
@@ -221,14 +302,79 @@ impl Repetition {
     }
 }
 
+/// Checks a number of repetitions: 1 to [`MAX_REPETITIONS`].
+pub fn check_repetitions(repetitions: usize) -> Result<(), Table1Error> {
+    if repetitions == 0 || repetitions > MAX_REPETITIONS {
+        return Err(Table1Error::RepetitionsOutOfRange(repetitions));
+    }
+    Ok(())
+}
+
+/// Checks the sizes of the calibration and test sets: 1 to [`MAX_SET_SIZE`] each.
+pub fn check_sizes(calibration: usize, test: usize) -> Result<(), Table1Error> {
+    for (set, n) in [(Set::Calibration, calibration), (Set::Test, test)] {
+        if n == 0 || n > MAX_SET_SIZE {
+            return Err(Table1Error::SizeOutOfRange { set, n });
+        }
+    }
+    Ok(())
+}
+
+/// The bytes a run of `repetitions` repetitions of sets of `calibration` and `test` rows
+/// holds at its peak, an estimate rounded up: each of rayon's threads holds one
+/// repetition (its drawn data set, a method's fit, the recalibrated test set and its
+/// sort storage: about 128 bytes a calibration row and 64 a test row), and every
+/// finished repetition's outcome is kept. `None` past the address space.
+pub fn memory_estimate(calibration: usize, test: usize, repetitions: usize) -> Option<usize> {
+    let repetition = calibration
+        .checked_mul(BYTES_PER_CALIBRATION_ROW)?
+        .checked_add(test.checked_mul(BYTES_PER_TEST_ROW)?)?;
+    repetition
+        .checked_mul(rayon::current_num_threads().max(1))?
+        .checked_add(repetitions.checked_mul(core::mem::size_of::<Repetition>())?)
+}
+
+/// Checks a run before any work: the repetitions ([`check_repetitions`]), the sizes
+/// ([`check_sizes`]), and that the allocator grants the [`memory_estimate`] (asked for
+/// and given back at once: [`Table1Error::OutOfMemory`] here rather than an abort part
+/// way through). [`run`] starts with it; a caller may run it before reading any data.
+pub fn check(calibration: usize, test: usize, repetitions: usize) -> Result<(), Table1Error> {
+    check_repetitions(repetitions)?;
+    check_sizes(calibration, test)?;
+    let bytes = memory_estimate(calibration, test, repetitions).unwrap_or(usize::MAX);
+    let mut probe: Vec<u8> = Vec::new();
+    probe
+        .try_reserve_exact(bytes)
+        .map_err(|_| Table1Error::OutOfMemory { bytes })
+}
+
 /// Runs repetition `rep`: the first `calibration` rows of `model.dataset(seed, rep, …)`
-/// are the calibration set, the next `test` rows the test set.
+/// are the calibration set, the next `test` rows the test set. The data set, the
+/// recalibrated test scores and their sort storage are allocated fallibly
+/// ([`Table1Error::OutOfMemory`]); the sizes are not checked here ([`check`] does).
 pub fn repetition(setting: &Setting, seed: u64, rep: u64) -> Result<Repetition, Table1Error> {
+    let (calibration, test) = (setting.calibration, setting.test);
+    let n = calibration
+        .checked_add(test)
+        .ok_or(Table1Error::SizeOutOfRange {
+            set: Set::Test,
+            n: test,
+        })?;
+    let out_of_memory = |rows: usize, bytes_per_row: usize| Table1Error::OutOfMemory {
+        bytes: rows.saturating_mul(bytes_per_row),
+    };
     let (scores, labels) = setting
         .model
-        .dataset(seed, rep, setting.calibration + setting.test);
-    let (fit_scores, test_scores) = scores.split_at(setting.calibration);
-    let (fit_labels, test_labels) = labels.split_at(setting.calibration);
+        .try_dataset(seed, rep, n)
+        .map_err(|_| out_of_memory(n, 9))?;
+    let (fit_scores, test_scores) = scores.split_at(calibration);
+    let (fit_labels, test_labels) = labels.split_at(calibration);
+    let mut storage = crate::storage::sorting_slots(test)
+        .map_err(|e| out_of_memory(e.len, core::mem::size_of::<Slot>()))?;
+    let mut recalibrated: Vec<f64> = Vec::new();
+    recalibrated
+        .try_reserve_exact(test)
+        .map_err(|_| out_of_memory(test, 8))?;
     let mut outcome = Repetition {
         tce: [0.0; 4],
         estimates: [Estimates::UNDEFINED; 4],
@@ -238,7 +384,9 @@ pub fn repetition(setting: &Setting, seed: u64, rep: u64) -> Result<Repetition, 
             .fit(fit_scores, fit_labels)
             .map_err(|error| Table1Error::Recalibrate { method, rep, error })?;
         outcome.tce[m] = recalibrated_tce(&setting.model, &map, 2.0).map_err(Table1Error::Tce)?;
-        outcome.estimates[m] = estimates(&map.apply_all(test_scores), test_labels);
+        recalibrated.clear();
+        recalibrated.extend(test_scores.iter().map(|&s| map.apply(s)));
+        outcome.estimates[m] = estimates_in(&recalibrated, test_labels, &mut storage);
     }
     Ok(outcome)
 }
@@ -348,12 +496,14 @@ impl Summary {
     }
 }
 
-/// Runs `repetitions` repetitions (in parallel; each is a pure function of (seed, rep)).
+/// Runs `repetitions` repetitions (in parallel; each is a pure function of (seed, rep)),
+/// after [`check`]ing them and the setting's sizes.
 pub fn run(
     setting: &Setting,
     repetitions: usize,
     seed: u64,
 ) -> Result<Vec<Repetition>, Table1Error> {
+    check(setting.calibration, setting.test, repetitions)?;
     (0..repetitions as u64)
         .into_par_iter()
         .map(|rep| repetition(setting, seed, rep))
@@ -469,6 +619,71 @@ mod tests {
         // Recalibration on 500 samples must improve on TCE = 8.46%.
         assert!(a.mean_tce.iter().all(|&t| t < a.original_tce), "{a:?}");
         assert!(a.agreements.iter().all(|&n| n <= 6));
+    }
+
+    #[test]
+    fn repetitions_and_sizes_are_bounded_before_any_work() {
+        let setting = |calibration, test| Setting {
+            calibration,
+            test,
+            ..paper_setting("bounds", 10)
+        };
+        for r in [0, MAX_REPETITIONS + 1, 1 << 34, usize::MAX] {
+            assert_eq!(
+                run(&setting(10, 10), r, 0),
+                Err(Table1Error::RepetitionsOutOfRange(r))
+            );
+        }
+        for n in [0, MAX_SET_SIZE + 1, 1 << 34, usize::MAX] {
+            // usize::MAX + 10 overflowed an addition (a panic) before the check.
+            assert_eq!(
+                run(&setting(n, 10), 1, 0),
+                Err(Table1Error::SizeOutOfRange {
+                    set: Set::Calibration,
+                    n
+                })
+            );
+            assert_eq!(
+                run(&setting(10, n), 1, 0),
+                Err(Table1Error::SizeOutOfRange { set: Set::Test, n })
+            );
+        }
+        assert_eq!(check_repetitions(MAX_REPETITIONS), Ok(()));
+        assert_eq!(check_sizes(MAX_SET_SIZE, MAX_SET_SIZE), Ok(()));
+        // The largest sets pass their bound; what they cost is estimated, not assumed.
+        let bytes = memory_estimate(MAX_SET_SIZE, MAX_SET_SIZE, MAX_REPETITIONS).unwrap();
+        assert!(bytes > 192 * MAX_SET_SIZE, "{bytes}");
+        assert_eq!(memory_estimate(usize::MAX, 1, 1), None);
+        assert_eq!(
+            Table1Error::SizeOutOfRange {
+                set: Set::Calibration,
+                n: usize::MAX
+            }
+            .to_string(),
+            "a calibration set of 18446744073709551615 rows: the Table 1 experiment takes 1 \
+             to 2147483647 (tce::recalibrate::table1::MAX_SET_SIZE)"
+        );
+        assert_eq!(
+            Table1Error::RepetitionsOutOfRange(0).to_string(),
+            "0 repetitions: the Table 1 experiment takes 1 to 100000 \
+             (tce::recalibrate::table1::MAX_REPETITIONS)"
+        );
+    }
+
+    #[test]
+    fn a_repetition_estimates_as_on_fresh_storage() {
+        // The repetition reuses one sort storage for the four methods' test sets; the
+        // estimates are those of `estimates` on storage of their own.
+        let setting = paper_setting("reuse", 300);
+        let outcome = repetition(&setting, 5, 2).unwrap();
+        let (scores, labels) = setting.model.dataset(5, 2, 600);
+        for (m, method) in Method::ALL.into_iter().enumerate() {
+            let map = method.fit(&scores[..300], &labels[..300]).unwrap();
+            assert_eq!(
+                outcome.estimates[m],
+                estimates(&map.apply_all(&scores[300..]), &labels[300..])
+            );
+        }
     }
 
     #[test]

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde::Serialize;
 use tce::fit::beta::BetaFitError;
-use tce::fit::bootstrap::{bootstrap, Bootstrap};
-use tce::fit::check::compare_ece;
+use tce::fit::bootstrap::{bootstrap, check_replicates, Bootstrap, BootstrapError};
+use tce::fit::check::{check_repetitions, compare_ece, CheckError};
 use tce::fit::glm::{GlmData, Validity};
 use tce::fit::saturation::AtomVariant;
 use tce::fit::{
@@ -32,7 +32,8 @@ pub struct FitArgs {
     /// over the score histogram.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
-    /// Bootstrap replicates for coefficient uncertainty (0: none).
+    /// Bootstrap replicates for coefficient uncertainty (0: none; at most 100000,
+    /// tce::fit::bootstrap::MAX_REPLICATES).
     #[arg(long, value_name = "N", default_value_t = 0)]
     bootstrap: usize,
     /// Seed of the bootstrap.
@@ -56,7 +57,8 @@ pub struct FitCheckArgs {
     /// CSV files to fit and check.
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// Simulated data sets per file (at least 2).
+    /// Simulated data sets per file (at least 2; at most 100000,
+    /// tce::fit::check::MAX_REPETITIONS).
     #[arg(long, default_value_t = 200)]
     reps: usize,
     /// Seed of the simulation.
@@ -473,9 +475,20 @@ pub fn fit_failure(path: &Path, error: &FitError) -> Failure {
     }
 }
 
+/// A bootstrap refused: too many replicates, or more memory than the allocator gives for
+/// them; both are the options' doing (exit 2).
+fn bootstrap_failure(error: &BootstrapError) -> Failure {
+    match error {
+        BootstrapError::TooManyReplicates(_) => Failure::input(format!("--bootstrap: {error}")),
+        BootstrapError::OutOfMemory { .. } => Failure::input(error.to_string()),
+    }
+}
+
 /// Runs `tce fit`.
 pub fn run(args: &FitArgs) -> Result<(), Failure> {
     let rule = rule(args.epsilon)?;
+    // The library's bound, before the input is read.
+    check_replicates(args.bootstrap).map_err(|e| bootstrap_failure(&e))?;
     if args.point_mass != PointMassArg::None {
         // Both resample or draw the pure-Beta model; neither knows the atoms.
         for (used, option) in [
@@ -495,13 +508,10 @@ pub fn run(args: &FitArgs) -> Result<(), Failure> {
     let boot = if args.bootstrap > 0 {
         let data = GlmData::new(&samples.scores, &samples.labels, &rule)
             .map_err(|e| fit_failure(&args.file, &FitError::Glm(e)))?;
-        Some(bootstrap(
-            &samples.scores,
-            &data,
-            &rule,
-            args.bootstrap,
-            args.seed,
-        ))
+        Some(
+            bootstrap(&samples.scores, &data, &rule, args.bootstrap, args.seed)
+                .map_err(|e| bootstrap_failure(&e))?,
+        )
     } else {
         None
     };
@@ -526,14 +536,21 @@ pub fn run(args: &FitArgs) -> Result<(), Failure> {
     crate::write_stdout(&text)
 }
 
+/// A check that could not run: repetitions out of range are the options' doing (exit 2),
+/// a failure on a file's data is not (exit 1).
+fn check_failure(path: Option<&Path>, error: &CheckError) -> Failure {
+    match (error, path) {
+        (CheckError::RepetitionsOutOfRange(_), _) => Failure::input(format!("--reps: {error}")),
+        (_, Some(path)) => Failure::internal(format!("{}: {error}", path.display())),
+        (_, None) => Failure::internal(error.to_string()),
+    }
+}
+
 /// Runs `tce fit-check`: a markdown table, one row per file.
 pub fn run_check(args: &FitCheckArgs) -> Result<(), Failure> {
-    // One repetition has no spread, so its z column would be meaningless.
-    if args.reps < 2 {
-        return Err(Failure::input(
-            "the number of repetitions must be at least 2 (the check needs a standard deviation)",
-        ));
-    }
+    // The library's bounds (one repetition has no spread, so its z column would be
+    // meaningless), before any file is read.
+    check_repetitions(args.reps).map_err(|e| check_failure(None, &e))?;
     let rule = EndpointRule::default();
     let mut out = String::new();
     let atoms = args.point_mass != PointMassArg::None;
@@ -570,7 +587,7 @@ pub fn run_check(args: &FitCheckArgs) -> Result<(), Failure> {
             args.reps,
             args.seed,
         )
-        .map_err(|e| Failure::internal(format!("{}: {e}", path.display())))?;
+        .map_err(|e| check_failure(Some(path), &e))?;
         let name = path.file_name().map_or_else(
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),

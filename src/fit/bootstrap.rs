@@ -12,6 +12,59 @@ use super::endpoint::EndpointRule;
 use super::glm::{fit_glm, GlmData, GlmSpec, Validity};
 use crate::sim::model::repetition_rng;
 
+/// The most bootstrap replicates a fit takes (`tce fit --bootstrap`). Every replicate's
+/// α, β and the twelve GLMs' (b0, b1) are kept until the spreads are read off them: 26
+/// values, 208 bytes a replicate, about 21 MB at the bound. Each replicate refits the
+/// Beta density and the twelve GLMs on all n rows (about 5 ms for n = 10 000 on one core
+/// of the machines we measured on), so 10^5 replicates of 10 000 rows take minutes; the
+/// spreads settle long before. The bound of a report's resamples
+/// ([`crate::report::MAX_RESAMPLES`]).
+pub const MAX_REPLICATES: usize = 100_000;
+
+/// The values a replicate keeps: α, β and (b0, b1) of each of the twelve GLMs.
+const VALUES_PER_REPLICATE: usize = 2 + 2 * 12;
+
+/// Why a bootstrap could not run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BootstrapError {
+    /// More replicates than [`MAX_REPLICATES`] (refused before any work).
+    TooManyReplicates(usize),
+    /// The allocator refused `bytes` bytes for the replicates' coefficients (before any
+    /// replicate was drawn).
+    OutOfMemory {
+        /// The bytes asked for.
+        bytes: usize,
+    },
+}
+
+impl core::fmt::Display for BootstrapError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::TooManyReplicates(r) => write!(
+                f,
+                "{r} replicates: a fit's bootstrap takes at most {MAX_REPLICATES} \
+                 (tce::fit::bootstrap::MAX_REPLICATES)"
+            ),
+            Self::OutOfMemory { bytes } => write!(
+                f,
+                "cannot allocate {bytes} bytes for the bootstrap's replicates \
+                 (fewer replicates need less)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BootstrapError {}
+
+/// Checks a number of replicates: at most [`MAX_REPLICATES`] (0 is allowed: no spread).
+/// [`bootstrap`] starts with it; a caller may run it before reading any data.
+pub fn check_replicates(replicates: usize) -> Result<(), BootstrapError> {
+    if replicates > MAX_REPLICATES {
+        return Err(BootstrapError::TooManyReplicates(replicates));
+    }
+    Ok(())
+}
+
 /// The spread of one coefficient over the bootstrap replicates.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Spread {
@@ -82,20 +135,36 @@ pub struct Bootstrap {
 }
 
 /// `replicates` resamples of the rows under `seed`; the Beta density and all twelve GLMs
-/// are refitted on each.
+/// are refitted on each. At most [`MAX_REPLICATES`] ([`BootstrapError::TooManyReplicates`]),
+/// and room for every replicate's coefficients is reserved before the first is drawn
+/// ([`BootstrapError::OutOfMemory`], never an abort); 0 replicates give NaN spreads.
 pub fn bootstrap(
     scores: &[f64],
     data: &GlmData,
     rule: &EndpointRule,
     replicates: usize,
     seed: u64,
-) -> Bootstrap {
+) -> Result<Bootstrap, BootstrapError> {
+    check_replicates(replicates)?;
+    let specs = GlmSpec::all();
+    let out_of_memory = |_| BootstrapError::OutOfMemory {
+        bytes: replicates.saturating_mul(VALUES_PER_REPLICATE * core::mem::size_of::<f64>()),
+    };
+    let reserved = || -> Result<Vec<f64>, BootstrapError> {
+        let mut values = Vec::new();
+        values
+            .try_reserve_exact(replicates)
+            .map_err(out_of_memory)?;
+        Ok(values)
+    };
+    let mut alphas = reserved()?;
+    let mut betas = reserved()?;
+    let mut coefficients = Vec::with_capacity(specs.len());
+    for _ in &specs {
+        coefficients.push((reserved()?, reserved()?, 0usize));
+    }
     let n = data.rows();
     let logs: Vec<_> = scores.iter().map(|&x| rule.logs(x)).collect();
-    let specs = GlmSpec::all();
-    let mut alphas = Vec::new();
-    let mut betas = Vec::new();
-    let mut coefficients = vec![(Vec::new(), Vec::new(), 0usize); specs.len()];
     for r in 0..replicates {
         let mut rng = repetition_rng(seed, r as u64);
         let mut counts = vec![0u32; n];
@@ -117,7 +186,7 @@ pub fn bootstrap(
             }
         }
     }
-    Bootstrap {
+    Ok(Bootstrap {
         replicates,
         alpha: Spread::of(&mut alphas),
         beta: Spread::of(&mut betas),
@@ -131,7 +200,7 @@ pub fn bootstrap(
                 invalid,
             })
             .collect(),
-    }
+    })
 }
 
 /// The Beta fit of a resample given by per-row counts, from weighted sufficient
@@ -177,8 +246,12 @@ mod tests {
         let (scores, labels) = model.sample(4_000, &mut repetition_rng(1, 0));
         let rule = EndpointRule::default();
         let data = GlmData::new(&scores, &labels, &rule).unwrap();
-        let boot = bootstrap(&scores, &data, &rule, 150, 9);
-        assert_eq!(boot, bootstrap(&scores, &data, &rule, 150, 9), "seeded");
+        let boot = bootstrap(&scores, &data, &rule, 150, 9).unwrap();
+        assert_eq!(
+            boot,
+            bootstrap(&scores, &data, &rule, 150, 9).unwrap(),
+            "seeded"
+        );
         let index = GlmSpec::all()
             .iter()
             .position(|s| s.name() == "logit_logit_b0_b1")
@@ -197,6 +270,32 @@ mod tests {
         }
         assert!(spread.b1.lower < fit.b1 && fit.b1 < spread.b1.upper);
         assert!(boot.alpha.lower < boot.alpha.upper);
+    }
+
+    #[test]
+    fn replicates_are_bounded_before_any_work() {
+        let scores = [0.2, 0.4, 0.6, 0.9];
+        let labels = [0, 1, 0, 1];
+        let rule = EndpointRule::default();
+        let data = GlmData::new(&scores, &labels, &rule).unwrap();
+        assert_eq!(check_replicates(MAX_REPLICATES), Ok(()));
+        assert_eq!(check_replicates(0), Ok(()));
+        for r in [MAX_REPLICATES + 1, 1 << 34, usize::MAX] {
+            assert_eq!(
+                check_replicates(r),
+                Err(BootstrapError::TooManyReplicates(r))
+            );
+            // At once: 2^64 − 1 replicates of 4 rows would run for ever.
+            assert_eq!(
+                bootstrap(&scores, &data, &rule, r, 0),
+                Err(BootstrapError::TooManyReplicates(r))
+            );
+        }
+        assert_eq!(
+            BootstrapError::TooManyReplicates(usize::MAX).to_string(),
+            "18446744073709551615 replicates: a fit's bootstrap takes at most 100000 \
+             (tce::fit::bootstrap::MAX_REPLICATES)"
+        );
     }
 
     #[test]

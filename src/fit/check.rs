@@ -8,9 +8,30 @@ use crate::{Closure, EstimateError, InlineHistogram, Norm, PushError};
 /// Bins of the check, as in the paper.
 pub const CHECK_BINS: usize = 15;
 
+/// The fewest simulated data sets a check takes: one has no standard deviation, so its
+/// z would be meaningless.
+pub const MIN_REPETITIONS: usize = 2;
+
+/// The most simulated data sets a check takes (`tce fit-check --reps`): the simulator's
+/// bound ([`crate::sim::runner::MAX_REPETITIONS`], 10^5). Each draws and bins n rows, so
+/// the time grows with repetitions × n; the values kept are 8 bytes a repetition.
+pub const MAX_REPETITIONS: usize = crate::sim::runner::MAX_REPETITIONS;
+
+/// Checks a number of repetitions: [`MIN_REPETITIONS`] to [`MAX_REPETITIONS`].
+/// [`compare_ece`] starts with it; a caller may run it before reading any data.
+pub fn check_repetitions(repetitions: usize) -> Result<(), CheckError> {
+    if !(MIN_REPETITIONS..=MAX_REPETITIONS).contains(&repetitions) {
+        return Err(CheckError::RepetitionsOutOfRange(repetitions));
+    }
+    Ok(())
+}
+
 /// Why the check could not run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CheckError {
+    /// Fewer repetitions than [`MIN_REPETITIONS`] or more than [`MAX_REPETITIONS`]
+    /// (refused before any work).
+    RepetitionsOutOfRange(usize),
     /// The real or a simulated data set was refused by the histogram.
     Push(PushError),
     /// An estimate failed (no samples, or no repetitions).
@@ -20,6 +41,12 @@ pub enum CheckError {
 impl core::fmt::Display for CheckError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
+            Self::RepetitionsOutOfRange(r) => write!(
+                f,
+                "{r} repetitions: a fit check takes at least {MIN_REPETITIONS} (one has no \
+                 standard deviation) and at most {MAX_REPETITIONS} \
+                 (tce::fit::check::MAX_REPETITIONS)"
+            ),
             Self::Push(e) => write!(f, "{e:?}"),
             Self::Estimate(e) => write!(f, "{e:?}"),
         }
@@ -63,7 +90,8 @@ pub fn equal_width_ece(scores: &[f64], labels: &[u8]) -> Result<f64, CheckError>
 }
 
 /// Compares ECE_bin of (scores, labels) with its mean over `repetitions` data sets of the
-/// same size drawn from `model` (data set r is `model.dataset(seed, r, n)`).
+/// same size drawn from `model` (data set r is `model.dataset(seed, r, n)`), after
+/// [`check_repetitions`].
 pub fn compare_ece(
     model: &Model,
     scores: &[f64],
@@ -71,6 +99,7 @@ pub fn compare_ece(
     repetitions: usize,
     seed: u64,
 ) -> Result<EceComparison, CheckError> {
+    check_repetitions(repetitions)?;
     let real = equal_width_ece(scores, labels)?;
     let n = scores.len();
     let simulated = (0..repetitions as u64)
@@ -96,4 +125,38 @@ pub fn compare_ece(
         simulated_sd: variance.sqrt(),
         repetitions,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::{Beta, Curve};
+
+    #[test]
+    fn repetitions_are_bounded_before_any_work() {
+        let model = Model::new(
+            Beta::new(2.0, 0.5).unwrap(),
+            Curve::polynomial(2.0).unwrap(),
+        );
+        let (scores, labels) = model.dataset(0, 0, 200);
+        for r in [0, 1, MAX_REPETITIONS + 1, usize::MAX] {
+            assert_eq!(
+                check_repetitions(r),
+                Err(CheckError::RepetitionsOutOfRange(r))
+            );
+            assert_eq!(
+                compare_ece(&model, &scores, &labels, r, 0),
+                Err(CheckError::RepetitionsOutOfRange(r))
+            );
+        }
+        assert_eq!(check_repetitions(MIN_REPETITIONS), Ok(()));
+        assert_eq!(check_repetitions(MAX_REPETITIONS), Ok(()));
+        let check = compare_ece(&model, &scores, &labels, 3, 0).unwrap();
+        assert_eq!(check.repetitions, 3);
+        assert_eq!(
+            CheckError::RepetitionsOutOfRange(usize::MAX).to_string(),
+            "18446744073709551615 repetitions: a fit check takes at least 2 (one has no \
+             standard deviation) and at most 100000 (tce::fit::check::MAX_REPETITIONS)"
+        );
+    }
 }

@@ -122,6 +122,10 @@ impl Simulation {
 /// succeed. A hundred times the default 1000.
 pub const MAX_REPETITIONS: usize = 100_000;
 
+/// What a simulation keeps per cell and repetition until the cells are summarised, in
+/// bytes: the repetition's [`Evaluation`] of the cell and the cell's estimate in percent.
+const BYTES_PER_RESULT: usize = core::mem::size_of::<Evaluation>() + core::mem::size_of::<f64>();
+
 /// Why a simulation could not run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SimulationError {
@@ -155,6 +159,17 @@ pub enum SimulationError {
     TooManyRepetitions {
         /// The repetitions asked for.
         repetitions: usize,
+    },
+    /// The allocator refused the memory the results of the grid's cells over its
+    /// repetitions need ([`Grid::results_bytes`]), asked for before any work: too many
+    /// sizes, bin counts or estimators for the repetitions.
+    ResultsTooLarge {
+        /// The grid's cells (`usize::MAX` past the address space).
+        cells: usize,
+        /// The repetitions.
+        repetitions: usize,
+        /// The bytes asked for (`usize::MAX` past the address space).
+        bytes: usize,
     },
     /// Smooth ECE is in the grid but p ≠ 1 (it estimates an L1 distance).
     SmoothEceNeedsL1,
@@ -193,6 +208,16 @@ impl fmt::Display for SimulationError {
             Self::TooManyRepetitions { repetitions } => write!(
                 f,
                 "{repetitions} repetitions: a simulation takes at most {MAX_REPETITIONS} (tce::sim::runner::MAX_REPETITIONS)"
+            ),
+            Self::ResultsTooLarge {
+                cells,
+                repetitions,
+                bytes,
+            } => write!(
+                f,
+                "cannot allocate {bytes} bytes for the results of {cells} cells over \
+                 {repetitions} repetitions (fewer sizes, bin counts, estimators or \
+                 repetitions need less)"
             ),
             Self::SmoothEceNeedsL1 => f.write_str(
                 "smece estimates an L1 calibration error (compare it with TCE_1): use --norm 1",
@@ -249,7 +274,41 @@ impl Grid {
         {
             return Err(SimulationError::SmoothEceNeedsL1);
         }
-        Ok(())
+        // Asked for and given back at once: an error here, not an abort part way through.
+        let bytes = self.results_bytes().unwrap_or(usize::MAX);
+        let mut probe: Vec<u8> = Vec::new();
+        probe
+            .try_reserve_exact(bytes)
+            .map_err(|_| SimulationError::ResultsTooLarge {
+                cells: self.cell_count().unwrap_or(usize::MAX),
+                repetitions: self.repetitions,
+                bytes,
+            })
+    }
+
+    /// The number of cells, counted without listing them: sizes × (bin counts × the
+    /// estimators that take them + the others). `None` past `usize`.
+    pub fn cell_count(&self) -> Option<usize> {
+        let binned = self.estimators.iter().filter(|e| e.uses_bins()).count();
+        let unbinned = self.estimators.len() - binned;
+        self.sizes
+            .len()
+            .checked_mul(binned.checked_mul(self.bins.len())?.checked_add(unbinned)?)
+    }
+
+    /// The bytes the results hold at their peak, an estimate: per cell its [`Cell`] and
+    /// key, and per cell and repetition the evaluation kept until the cells are
+    /// summarised and the estimate in percent (32 bytes). `None` past `usize`.
+    /// [`simulate`] asks the allocator for them before any work
+    /// ([`SimulationError::ResultsTooLarge`]).
+    pub fn results_bytes(&self) -> Option<usize> {
+        let cells = self.cell_count()?;
+        let per_cell = core::mem::size_of::<Cell>() + core::mem::size_of::<CellKey>();
+        cells.checked_mul(per_cell)?.checked_add(
+            cells
+                .checked_mul(self.repetitions)?
+                .checked_mul(BYTES_PER_RESULT)?,
+        )
     }
 
     /// The (bins, estimator) cells of one n, in cell order.
@@ -570,6 +629,30 @@ mod tests {
         assert!(
             cell.summary.bias > 0.0 && cell.summary.bias == cell.summary.mean,
             "{cell:?}"
+        );
+    }
+
+    #[test]
+    fn results_beyond_the_allocator_are_refused_before_any_work() {
+        let model = calibrated();
+        let mut g = grid(&["ece_bin:equal_width", "kde"], &[5, 7], &[2, 3, 4], 10);
+        assert_eq!(g.cell_count(), Some(g.cells().len()));
+        assert_eq!(g.cell_count(), Some(2 * (3 + 1)));
+        // 10^5 sizes × 10^5 bin counts × 10^5 repetitions: about 32 PB of results. It ran
+        // on (and would have aborted when the allocator gave out); refused at once.
+        g.sizes = vec![5; 100_000];
+        g.bins = vec![2; 100_000];
+        g.repetitions = MAX_REPETITIONS;
+        let cells = 100_000 * (100_000 + 1);
+        let bytes = g.results_bytes().unwrap();
+        assert!(bytes > cells * MAX_REPETITIONS * 32, "{bytes}");
+        assert_eq!(
+            simulate(&model, &g, &|| {}).unwrap_err(),
+            SimulationError::ResultsTooLarge {
+                cells,
+                repetitions: MAX_REPETITIONS,
+                bytes
+            }
         );
     }
 

@@ -4,6 +4,7 @@
 //!
 //! - [`beta`]: the score density Beta(α, β), its moments, pdf and sampler.
 //! - [`curve`]: the calibration curves T(c) = P(y = 1 | f = c) of SPEC §7's table.
+//! - [`monotone_curve`]: monotone spline curves σ(η(logit c)) beyond first order (issue 36).
 //! - [`tce`]: the true calibration error, in closed form where one exists, else by
 //!   tanh-sinh quadrature ([`quadrature`]).
 //! - [`point_mass`]: optional atoms at 0 and 1 (saturated float32 confidences).
@@ -20,6 +21,7 @@ pub mod beta;
 pub mod curve;
 pub mod estimator;
 pub mod model;
+pub mod monotone_curve;
 pub mod point_mass;
 pub mod quadrature;
 pub mod runner;
@@ -30,6 +32,7 @@ pub use beta::{Beta, BetaError};
 pub use curve::{Curve, CurveError};
 pub use estimator::{EstimatorKind, EstimatorSpec, ParseEstimatorError};
 pub use model::{repetition_rng, DatasetTooLarge, Model};
+pub use monotone_curve::{MonotoneCurve, MonotoneCurveError};
 pub use point_mass::{PointMass, PointMassError, PointMasses};
 pub use runner::{simulate, Cell, Grid, Simulation, SimulationError};
 pub use tce::TceError;

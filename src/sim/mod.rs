@@ -8,6 +8,8 @@
 //! - [`tce`]: the true calibration error, in closed form where one exists, else by
 //!   tanh-sinh quadrature ([`quadrature`]).
 //! - [`point_mass`]: optional atoms at 0 and 1 (saturated float32 confidences).
+//! - [`logit_mixture`]: a flexible score density, a mixture of normals in log-odds, for
+//!   saturating outputs a Beta cannot follow (issue 36).
 //! - [`model`]: density + curve (+ atoms), and reproducible data sets per (seed,
 //!   repetition).
 //! - [`estimator`]: every estimator of the core by name (`ece_bin:equal_mass`, `kde`, …).
@@ -20,6 +22,7 @@
 pub mod beta;
 pub mod curve;
 pub mod estimator;
+pub mod logit_mixture;
 pub mod model;
 pub mod monotone_curve;
 pub mod point_mass;
@@ -31,6 +34,7 @@ pub mod unit_point;
 pub use beta::{Beta, BetaError};
 pub use curve::{Curve, CurveError};
 pub use estimator::{EstimatorKind, EstimatorSpec, ParseEstimatorError};
+pub use logit_mixture::{LogitComponent, LogitMixture, LogitMixtureError};
 pub use model::{repetition_rng, DatasetTooLarge, Model};
 pub use monotone_curve::{MonotoneCurve, MonotoneCurveError};
 pub use point_mass::{PointMass, PointMassError, PointMasses};

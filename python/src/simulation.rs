@@ -207,6 +207,13 @@ pub fn simulate<'py>(
                 tce::sim::SimulationError::OutOfMemory { n } => {
                     Failure::Memory(format!("a data set of {n} samples with its sort storage"))
                 }
+                tce::sim::SimulationError::ResultsTooLarge {
+                    cells,
+                    repetitions,
+                    bytes,
+                } => Failure::Memory(format!(
+                    "{bytes} bytes for the results of {cells} cells over {repetitions} repetitions"
+                )),
                 e => named("SimulationError")(e.to_string()),
             })
             .map_err(raise(py))

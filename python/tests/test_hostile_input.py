@@ -311,3 +311,13 @@ def test_compressed_masked_arrays_are_read():
     scores = np.ma.masked_array(MASKED_SCORES, mask=~keep).compressed()
     labels = np.ma.masked_array(MASKED_LABELS.data, mask=~keep).compressed()
     assert tce.ece_bin(scores, labels) == tce.ece_bin([0.2, 0.8], [0, 1])
+
+
+def test_a_simulation_whose_results_cannot_be_held_is_memory_error_at_once():
+    # 10^4 sizes × 10^4 bin counts × the binned estimators × 10^5 repetitions: results
+    # of hundreds of terabytes, refused before any data set is drawn.
+    start = time.perf_counter()
+    with pytest.raises(MemoryError, match="bytes for the results"):
+        tce.simulate(MODEL, list(range(100, 10_100)), bins=list(range(1, 10_001)),
+                     repetitions=100_000)
+    assert time.perf_counter() - start < 30

@@ -52,12 +52,18 @@ fn decaying_bytes(h: &Decaying) -> Vec<u8> {
     bytes
 }
 
-/// A histogram of 4 bins whose bin `k` counts `counts[k]` samples (all misses at score 0,
-/// so every count is a valid bin), decoded from a patched frame.
+/// A histogram of 4 bins whose bin `k` counts `counts[k]` samples (all misses at the
+/// bin's lower edge k/4, so every count is a valid bin: decoding checks that a bin's score
+/// sum lies within its edges times its count), decoded from a patched frame.
 fn histogram_with_counts(counts: [u64; 4]) -> InlineHistogram<4> {
     let mut bytes = histogram_bytes(&InlineHistogram::<4>::new(Closure::Left));
     for (k, &count) in counts.iter().enumerate() {
-        bytes = patched(&bytes, HISTOGRAM_BIN + 32 * k, count);
+        let bin = HISTOGRAM_BIN + 32 * k;
+        bytes = patched(&bytes, bin, count);
+        // The score sum in units of 2^-64: count · k/4 · 2^64 (below 2^127).
+        let sum = u128::from(count) * (k as u128) << 62;
+        bytes = patched(&bytes, bin + 16, sum as u64);
+        bytes = patched(&bytes, bin + 24, (sum >> 64) as u64);
     }
     let mut h = InlineHistogram::<4>::new(Closure::Left);
     h.decode(&bytes).unwrap();

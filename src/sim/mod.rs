@@ -35,7 +35,7 @@ pub use beta::{Beta, BetaError};
 pub use curve::{Curve, CurveError};
 pub use estimator::{EstimatorKind, EstimatorSpec, ParseEstimatorError};
 pub use logit_mixture::{LogitComponent, LogitMixture, LogitMixtureError};
-pub use model::{repetition_rng, DatasetTooLarge, Model};
+pub use model::{repetition_rng, DatasetTooLarge, Model, Synthetic};
 pub use monotone_curve::{MonotoneCurve, MonotoneCurveError};
 pub use point_mass::{PointMass, PointMassError, PointMasses};
 pub use runner::{simulate, Cell, Grid, Simulation, SimulationError};

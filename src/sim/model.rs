@@ -43,6 +43,41 @@ impl core::fmt::Display for DatasetTooLarge {
 
 impl std::error::Error for DatasetTooLarge {}
 
+/// What the simulator needs of a synthetic model: reproducible data sets and the exact
+/// TCE. The paper's [`Model`] (Beta density, one of SPEC §7's curves, point masses) is
+/// one; a model whose density or curve is more flexible is another, and the simulator,
+/// the fit check and the report's bias figures run on either.
+pub trait Synthetic: Sync {
+    /// The data set of repetition `rep` under `seed`, of size n: deterministic,
+    /// independent of threading, and a prefix of the same repetition's data set of any
+    /// larger size (the paper's common-random-numbers protocol, SPEC §7); or
+    /// [`DatasetTooLarge`] before any draw.
+    fn try_dataset(
+        &self,
+        seed: u64,
+        rep: u64,
+        n: usize,
+    ) -> Result<(Vec<f64>, Vec<u8>), DatasetTooLarge>;
+
+    /// TCE_p as a fraction.
+    fn tce(&self, p: f64) -> Result<f64, TceError>;
+}
+
+impl Synthetic for Model {
+    fn try_dataset(
+        &self,
+        seed: u64,
+        rep: u64,
+        n: usize,
+    ) -> Result<(Vec<f64>, Vec<u8>), DatasetTooLarge> {
+        Model::try_dataset(self, seed, rep, n)
+    }
+
+    fn tce(&self, p: f64) -> Result<f64, TceError> {
+        Model::tce(self, p)
+    }
+}
+
 /// Domain separation between the two SplitMix64 streams of [`repetition_rng`], so that
 /// (seed, rep) = (k, k) does not fill all four state words alike.
 const REPETITION_DOMAIN: u64 = 0x243F_6A88_85A3_08D3;

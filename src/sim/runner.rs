@@ -15,7 +15,7 @@ use core::fmt;
 use rayon::prelude::*;
 
 use super::estimator::{DataView, EstimatorSpec, EvaluateError, Evaluation, EvaluationSettings};
-use super::model::Model;
+use super::model::Synthetic;
 use super::percent;
 use super::tce::TceError;
 use crate::buffer::{Slot, SortedBuffer};
@@ -338,8 +338,8 @@ impl Grid {
 /// Every cell's evaluation on repetition `repetition`'s data set, in cell order.
 /// `storage` holds at least max n slots (2 max n for the radix sort: see
 /// `storage::sorting_slots`); it is reused across calls to spare allocations.
-fn run_repetition(
-    model: &Model,
+fn run_repetition<M: Synthetic + ?Sized>(
+    model: &M,
     grid: &Grid,
     repetition: usize,
     storage: &mut [Slot],
@@ -380,8 +380,8 @@ fn run_repetition(
 /// Runs the grid on `model`: m repetitions in parallel on the current rayon pool, then
 /// one summary per cell. `progress` is called once per finished repetition (from any
 /// thread). Values are in percent.
-pub fn simulate(
-    model: &Model,
+pub fn simulate<M: Synthetic + ?Sized>(
+    model: &M,
     grid: &Grid,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Simulation, SimulationError> {
@@ -436,7 +436,7 @@ pub fn simulate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::{Beta, Curve};
+    use crate::sim::{Beta, Curve, Model};
 
     fn spec(name: &str) -> EstimatorSpec {
         name.parse().unwrap()

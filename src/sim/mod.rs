@@ -10,6 +10,8 @@
 //! - [`point_mass`]: optional atoms at 0 and 1 (saturated float32 confidences).
 //! - [`logit_mixture`]: a flexible score density, a mixture of normals in log-odds, for
 //!   saturating outputs a Beta cannot follow (issue 36).
+//! - [`flexible`]: a model with a log-odds mixture density or a monotone spline curve
+//!   (issue 36), simulated alike through [`Synthetic`].
 //! - [`model`]: density + curve (+ atoms), and reproducible data sets per (seed,
 //!   repetition).
 //! - [`estimator`]: every estimator of the core by name (`ece_bin:equal_mass`, `kde`, …).
@@ -22,6 +24,7 @@
 pub mod beta;
 pub mod curve;
 pub mod estimator;
+pub mod flexible;
 pub mod logit_mixture;
 pub mod model;
 pub mod monotone_curve;
@@ -34,6 +37,7 @@ pub mod unit_point;
 pub use beta::{Beta, BetaError};
 pub use curve::{Curve, CurveError};
 pub use estimator::{EstimatorKind, EstimatorSpec, ParseEstimatorError};
+pub use flexible::{CalibrationCurve, FlexibleModel, ScoreDensity};
 pub use logit_mixture::{LogitComponent, LogitMixture, LogitMixtureError};
 pub use model::{repetition_rng, DatasetTooLarge, Model, Synthetic};
 pub use monotone_curve::{MonotoneCurve, MonotoneCurveError};

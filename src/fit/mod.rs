@@ -7,6 +7,8 @@
 //! - [`endpoint`]: what scores of exactly 0 or 1 mean to a fit.
 //! - [`beta`]: the Beta maximum-likelihood fit.
 //! - [`glm`]: the twelve GLM calibration curves, AIC, and their simulator curves.
+//! - [`monotone_curve`]: monotone spline curves in log-odds beyond first order, fitted by
+//!   constrained maximum likelihood and compared with the GLMs by AIC (issue 36).
 //! - [`bootstrap`]: seeded bootstrap intervals of the GLM coefficients.
 //! - [`model`]: both fits together as a simulator [`crate::sim::Model`].
 //! - [`saturation`]: the same with point masses at scores of exactly 0 and 1.
@@ -18,6 +20,7 @@ pub mod check;
 pub mod endpoint;
 pub mod glm;
 pub mod model;
+pub mod monotone_curve;
 pub mod saturation;
 pub mod special;
 
@@ -25,4 +28,8 @@ pub use beta::{fit_beta, BetaFit, BetaFitError};
 pub use endpoint::EndpointRule;
 pub use glm::{fit_all, fit_glm, GlmData, GlmError, GlmFit, GlmSpec};
 pub use model::{fit_model, FitError, FittedModel};
+pub use monotone_curve::{
+    best_curve, fit_candidates, fit_curves, fit_monotone, fit_monotone_quantile, CurveChoice,
+    CurveFits, MonotoneCandidate, MonotoneData, MonotoneFit, MonotoneFitError,
+};
 pub use saturation::{fit_model_with_point_masses, AtomAccuracy, SaturationFit};

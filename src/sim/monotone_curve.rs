@@ -12,7 +12,9 @@
 //! non-decreasing in c, which the paper's argument (Section 5) requires of a calibration
 //! curve; every such T maps [0, 1] into [0, 1].
 //!
-//! **Evaluation.** On segment j the spline is the line η(z) = c_j + s_j·z, with
+//! **Evaluation.** η itself is evaluated from the knot values η(k_j) (accumulated from
+//! the left), η(z) = η(k) + s_j·(z − k), which is non-decreasing in floating point too
+//! ([`MonotoneCurve::eta`]). On segment j the spline is the line η(z) = c_j + s_j·z, with
 //! c₀ = a and c_j = c_{j−1} + (s_{j−1} − s_j)·k_j (continuity at k_j). The gap to the
 //! diagonal on that segment is η(z) − z = c_j + (s_j − 1)·z, which is exactly 0 when
 //! s_j = 1 and c_j = 0 (so the identity, and any segment lying on the diagonal, has no
@@ -69,8 +71,8 @@ pub enum MonotoneCurveError {
         /// Its value.
         value: f64,
     },
-    /// An accumulated segment line c_j overflowed (knots and slopes so large that η is
-    /// not finite on a finite z).
+    /// An accumulated segment line c_j or knot value η(k_j) overflowed (knots and slopes
+    /// so large that η is not finite on a finite z).
     NonFiniteLine {
         /// The segment.
         index: usize,
@@ -119,8 +121,10 @@ pub struct MonotoneCurve {
     intercept: f64,
     knots: Vec<f64>,
     slopes: Vec<f64>,
-    /// c_j: segment j's line is η(z) = c_j + s_j z.
+    /// c_j: segment j's line is η(z) = c_j + s_j z (used for the gap η − z).
     lines: Vec<f64>,
+    /// η(k_j), accumulated from the left (used for η itself).
+    values: Vec<f64>,
 }
 
 impl MonotoneCurve {
@@ -169,11 +173,25 @@ impl MonotoneCurve {
             }
             lines.push(c);
         }
+        // η(k₁) = a + s₀k₁, η(k_{j+1}) = η(k_j) + s_j (k_{j+1} − k_j): every operation
+        // rounds monotonically and adds a non-negative term, so the values never decrease.
+        let mut values = Vec::with_capacity(knots.len());
+        for (j, &k) in knots.iter().enumerate() {
+            let v = match j {
+                0 => intercept + slopes[0] * k,
+                _ => values[j - 1] + slopes[j] * (k - knots[j - 1]),
+            };
+            if !v.is_finite() {
+                return Err(MonotoneCurveError::NonFiniteLine { index: j });
+            }
+            values.push(v);
+        }
         Ok(MonotoneCurve {
             intercept,
             knots,
             slopes,
             lines,
+            values,
         })
     }
 
@@ -214,9 +232,19 @@ impl MonotoneCurve {
     }
 
     /// η(z) for z ∈ [−∞, ∞] (0·∞ = 0, so a flat end segment has a finite limit).
+    ///
+    /// Non-decreasing in z in floating point too, not only in exact arithmetic: each
+    /// segment is evaluated from a knot, η(k) + s·(z − k) (segment 0 from k₁, the others
+    /// from their left knot), whose every operation is monotone in z, and the knot values
+    /// never decrease (see [`MonotoneCurve::new`]). (The per-segment lines c_j + s_j z
+    /// would lose that at the ulp level where a line's intercept was rounded.)
     pub fn eta(&self, z: f64) -> f64 {
         let j = self.segment(z);
-        self.lines[j] + scale_ln(self.slopes[j], z)
+        if self.knots.is_empty() {
+            return self.lines[0] + scale_ln(self.slopes[0], z);
+        }
+        let anchor = j.saturating_sub(1);
+        self.values[anchor] + scale_ln(self.slopes[j], z - self.knots[anchor])
     }
 
     /// η(z) − z, exactly 0 on a segment that lies on the diagonal.
@@ -240,11 +268,22 @@ impl MonotoneCurve {
     }
 
     /// ln|c − T(c)| at an interior point, −∞ where T(c) = c (including every point of a
-    /// segment lying on the diagonal). c − σ(η) = σ(ℓ)·σ(−η)·(−expm1(η − ℓ)).
+    /// segment lying on the diagonal).
+    ///
+    /// c − σ(η) = σ(ℓ)·σ(−η)·(−expm1(η − ℓ)) where η ≤ ℓ, and = −σ(−ℓ)·σ(η)·(−expm1(ℓ − η))
+    /// (the same difference written from 1 − c and 1 − T) where η > ℓ: the factor
+    /// expm1 of a large argument would otherwise cancel against σ(−η) for a steep segment
+    /// (a fitted near-step, η in the tens of thousands), losing the digits that
+    /// quadrature needs. In both forms every term is at most of the size of the result.
     pub fn ln_abs_gap(&self, point: &UnitPoint) -> f64 {
         let l = point.logit();
         let eta = self.eta(l);
-        point.ln_x - softplus(eta) + ln_abs_expm1(self.eta_minus_z(l))
+        let eta_minus_l = self.eta_minus_z(l);
+        if eta_minus_l > 0.0 {
+            point.ln_one_minus_x - softplus(-eta) + ln_abs_expm1(-eta_minus_l)
+        } else {
+            point.ln_x - softplus(eta) + ln_abs_expm1(eta_minus_l)
+        }
     }
 
     /// The boundary points of the set where T(c) = c, in (0, 1), increasing: every point
@@ -344,6 +383,19 @@ impl MonotoneCurve {
         ln_pdf: F,
         p: f64,
     ) -> Result<f64, TceError> {
+        self.true_calibration_error_split(ln_pdf, &[], p)
+    }
+
+    /// [`MonotoneCurve::true_calibration_error`], split also at the density's own breaks
+    /// (any order; points outside (0, 1) are ignored): a density concentrated in a narrow
+    /// band of (0, 1), such as a normal in log-odds far from 0, needs them for tanh-sinh to
+    /// resolve its peak.
+    pub fn true_calibration_error_split<F: Fn(&UnitPoint) -> f64>(
+        &self,
+        ln_pdf: F,
+        density_breaks: &[UnitPoint],
+        p: f64,
+    ) -> Result<f64, TceError> {
         if !(p.is_finite() && p >= 1.0) {
             return Err(TceError::InvalidExponent(p));
         }
@@ -358,8 +410,17 @@ impl MonotoneCurve {
         };
         let ln_integrand =
             |point: &UnitPoint| p * (self.ln_abs_gap(point) - ln_scale) + ln_pdf(point);
+        let mut inner = self.quadrature_breaks();
+        inner.extend(
+            density_breaks
+                .iter()
+                .filter(|b| b.logit().is_finite())
+                .copied(),
+        );
+        inner.sort_by(|a, b| a.logit().total_cmp(&b.logit()));
+        inner.dedup_by(|a, b| a.logit() == b.logit());
         let mut breaks = vec![UnitPoint::ZERO];
-        breaks.extend(self.quadrature_breaks());
+        breaks.extend(inner);
         breaks.push(UnitPoint::ONE);
         let mut total = 0.0;
         for piece in breaks.windows(2) {
@@ -523,7 +584,10 @@ mod tests {
         for l in [-700.0, -40.0, -3.0, 0.0, 0.1, 5.0, 36.0, 700.0] {
             let point = UnitPoint::from_logit(l);
             assert_eq!(spline.eval_at(&point), glm.eval_at(&point), "{l}");
-            assert_eq!(spline.ln_abs_gap(&point), glm.ln_abs_gap(&point), "{l}");
+            // The two factorisations agree to rounding (this one picks the side of the
+            // diagonal; see `ln_abs_gap`).
+            let (a, b) = (spline.ln_abs_gap(&point), glm.ln_abs_gap(&point));
+            assert!((a - b).abs() <= 1e-13 * b.abs().max(1.0), "{l}: {a} vs {b}");
         }
         assert_eq!(
             spline.crossing_logits(),
@@ -567,6 +631,27 @@ mod tests {
     }
 
     #[test]
+    fn gap_is_accurate_on_a_near_step() {
+        // Slope 2·10^4 past z = 6 (a fit whose labels beyond the knot are all 1): at z = 8,
+        // T = 1 − e^−40000, so c − T = −(1 − c) + e^−40000 and ln|c − T| = ln σ(−8) to
+        // the last digit. The one-sided factorisation loses ~12 of them here.
+        let curve = MonotoneCurve::new(1.9, vec![6.0], vec![0.4, 2e4]).unwrap();
+        for z in [6.5, 8.0, 12.0, 30.0] {
+            let expected = -softplus(z);
+            let actual = curve.ln_abs_gap(&UnitPoint::from_logit(z));
+            assert!(
+                (actual - expected).abs() <= 4.0 * f64::EPSILON * expected.abs(),
+                "z = {z}: {actual} vs {expected}"
+            );
+        }
+        // And symmetric: a near-step down to 0 before z = −6.
+        let curve = MonotoneCurve::new(-1.9, vec![-6.0], vec![2e4, 0.4]).unwrap();
+        let expected = -softplus(-(-8.0f64));
+        let actual = curve.ln_abs_gap(&UnitPoint::from_logit(-8.0));
+        assert!((actual - expected).abs() <= 4.0 * f64::EPSILON * expected.abs());
+    }
+
+    #[test]
     fn gap_is_accurate_next_to_a_crossing() {
         // η = 1 + 0.5z crosses at z = 2. At ℓ ≈ 2 + 1e−9 the gap is ~1e−10: the naive
         // difference keeps 6 digits, the factorisation all of them. Reference: the Taylor
@@ -588,6 +673,58 @@ mod tests {
                 (actual - expected).abs() < 1e-12,
                 "offset {offset}: {actual} vs {expected}"
             );
+        }
+    }
+
+    /// The next f64 above z (f64::next_up needs Rust 1.86).
+    fn next_up(z: f64) -> f64 {
+        if z == 0.0 {
+            f64::from_bits(1)
+        } else if z > 0.0 {
+            f64::from_bits(z.to_bits() + 1)
+        } else {
+            f64::from_bits(z.to_bits() - 1)
+        }
+    }
+
+    #[test]
+    fn eta_never_decreases_in_floating_point() {
+        // Around every knot, ulp by ulp, and on a grid: η(z) ≥ η(previous z), with slopes
+        // that round badly (0.1, 1/3, 0.99…) and a flat segment.
+        let curves = [
+            MonotoneCurve::new(
+                0.49585357835747346,
+                vec![0.0, 2.0],
+                vec![1.0172729098938689, 0.0, 0.9912534182568202],
+            )
+            .unwrap(),
+            MonotoneCurve::new(
+                -0.3,
+                vec![-1.7, 0.1, 0.3, 5.9],
+                vec![1.0 / 3.0, 0.1, 0.0, 7.3, 0.99],
+            )
+            .unwrap(),
+        ];
+        for curve in &curves {
+            for &k in curve.knots() {
+                let mut z = k;
+                for _ in 0..50 {
+                    z = -next_up(-z);
+                }
+                let mut previous = curve.eta(z);
+                for _ in 0..100 {
+                    z = next_up(z);
+                    let eta = curve.eta(z);
+                    assert!(eta >= previous, "{curve} at {z}");
+                    previous = eta;
+                }
+            }
+            let mut previous = curve.eta(-50.0);
+            for i in 1..=100_000 {
+                let eta = curve.eta(-50.0 + f64::from(i) * 1e-3);
+                assert!(eta >= previous, "{curve}");
+                previous = eta;
+            }
         }
     }
 

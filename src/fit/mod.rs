@@ -6,6 +6,8 @@
 //! - [`special`]: digamma and trigamma.
 //! - [`endpoint`]: what scores of exactly 0 or 1 mean to a fit.
 //! - [`beta`]: the Beta maximum-likelihood fit.
+//! - [`logit_mixture`]: a flexible score density, a mixture of normals in log-odds, by EM
+//!   with the number of components chosen by BIC or held-out likelihood (issue 36).
 //! - [`glm`]: the twelve GLM calibration curves, AIC, and their simulator curves.
 //! - [`monotone_curve`]: monotone spline curves in log-odds beyond first order, fitted by
 //!   constrained maximum likelihood and compared with the GLMs by AIC (issue 36).
@@ -19,6 +21,7 @@ pub mod bootstrap;
 pub mod check;
 pub mod endpoint;
 pub mod glm;
+pub mod logit_mixture;
 pub mod model;
 pub mod monotone_curve;
 pub mod saturation;
@@ -27,6 +30,9 @@ pub mod special;
 pub use beta::{fit_beta, BetaFit, BetaFitError};
 pub use endpoint::EndpointRule;
 pub use glm::{fit_all, fit_glm, GlmData, GlmError, GlmFit, GlmSpec};
+pub use logit_mixture::{
+    fit_logit_mixture, LogitMixtureFit, LogitMixtureFitError, LogitMixtureOptions,
+};
 pub use model::{fit_model, FitError, FittedModel};
 pub use monotone_curve::{
     best_curve, fit_candidates, fit_curves, fit_monotone, fit_monotone_quantile, CurveChoice,

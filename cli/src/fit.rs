@@ -606,5 +606,86 @@ pub fn run_check(args: &FitCheckArgs) -> Result<(), Failure> {
             check.z()
         );
     }
+    flexible_checks(args, &mut out)?;
     crate::write_stdout(&out)
+}
+
+/// The second table of `tce fit-check`: the check `tce report` makes of its default
+/// (flexible) model, on the same files: real EW ECE_bin and EM ECE_sweep against the
+/// central 99 % of `--reps` data sets simulated from the fit.
+fn flexible_checks(args: &FitCheckArgs, out: &mut String) -> Result<(), Failure> {
+    let settings = tce::report::ReportSettings {
+        resamples: 0,
+        simulations: Some(args.reps),
+        seed: args.seed,
+        ..Default::default()
+    };
+    let _ = writeln!(
+        out,
+        "\nThe report's flexible model (`tce report`'s default), checked as the report checks it: \
+         real values against the central {:.0}% of {} simulated data sets.\n",
+        100.0 * tce::report::FIT_CHECK_LEVEL,
+        args.reps
+    );
+    let _ = writeln!(
+        out,
+        "| file | n | density | curve | TCE_2 % | real EW ECE_bin % | simulated (central) | real EM ECE_sweep % | simulated (central) | reproduced |"
+    );
+    let _ = writeln!(out, "|---|---:|---|---|---:|---:|---|---:|---|---|");
+    for path in &args.files {
+        let samples = crate::read_samples(path, &args.columns)?;
+        let report = tce::report::report(&samples.scores, &samples.labels, &settings, &|_| {})
+            .map_err(|e| Failure::internal(format!("{}: {e}", path.display())))?;
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let p = match &report.parametric {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = writeln!(out, "| {name} | {} | no fit: {e} | | | | | | | |", report.n);
+                continue;
+            }
+        };
+        let density = match &p.model.density {
+            tce::sim::ScoreDensity::Beta(b) => format!("Beta({:.3}, {:.4})", b.alpha(), b.beta()),
+            tce::sim::ScoreDensity::LogitMixture(m) => format!("log-odds mixture of {}", m.len()),
+        };
+        let atoms = if p.model.point_masses.is_none() {
+            String::new()
+        } else {
+            format!(
+                " + atoms ({:.1}% at 1)",
+                100.0 * p.model.point_masses.weights()[1]
+            )
+        };
+        let cell = |c: &tce::report::FitCheck| {
+            (
+                format!("{:.3}", 100.0 * c.real),
+                format!(
+                    "{:.3} ({:.3}–{:.3})",
+                    100.0 * c.simulated_mean,
+                    100.0 * c.interval.lower,
+                    100.0 * c.interval.upper
+                ),
+            )
+        };
+        let (ew, em) = match p.checks.as_slice() {
+            [ew, em] => (cell(ew), cell(em)),
+            _ => (("–".into(), "–".into()), ("–".into(), "–".into())),
+        };
+        let _ = writeln!(
+            out,
+            "| {name} | {} | {density}{atoms} | {} | {:.3} | {} | {} | {} | {} | {} |",
+            report.n,
+            p.fit.curve_name(),
+            100.0 * p.fit.tce_l1_l2().1,
+            ew.0,
+            ew.1,
+            em.0,
+            em.1,
+            if p.reproduces { "yes" } else { "**no**" }
+        );
+    }
+    Ok(())
 }

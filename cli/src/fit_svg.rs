@@ -88,7 +88,8 @@ pub fn write(path: &Path, scores: &[f64], labels: &[u8], fit: &FittedModel) -> R
     let bins: Vec<(usize, BinStats)> = histogram.bins().iter().copied().enumerate().collect();
     draw_reliability(&reliability, &bins, fit).map_err(|e| error(&e))?;
     draw_counts(&counts, &bins).map_err(|e| error(&e))?;
-    draw_log_odds_density(&right, scores, &fit.model).map_err(|e| error(&e))?;
+    draw_log_odds_density(&right, scores, &tce::sim::FlexibleModel::from(fit.model))
+        .map_err(|e| error(&e))?;
     root.present().map_err(|e| error(&e))?;
     Ok(())
 }
@@ -104,7 +105,7 @@ fn draw_reliability(area: &Area<'_>, bins: &[(usize, BinStats)], fit: &FittedMod
     let mut chart = unit_square(area, &caption, 16, "confidence", "accuracy")?;
     chart
         .draw_series(LineSeries::new(
-            curve_points(fit.model.curve),
+            curve_points(&tce::sim::CalibrationCurve::Paper(fit.model.curve)),
             RED_FIT.stroke_width(2),
         ))?
         .label("fitted curve")

@@ -58,6 +58,11 @@ pub struct ReportArgs {
     /// Scores within this distance of 0 or 1 are taken to be this far from it by the fit.
     #[arg(long, default_value_t = tce::fit::endpoint::DEFAULT_EPSILON)]
     pub epsilon: f64,
+    /// The model of your data the bias figures are simulated from: `flexible` (point
+    /// masses, a Beta or log-odds mixture density, the best of 12 GLMs, monotone splines
+    /// and the identity, by AIC) or `paper` (Roelofs et al.'s Beta + 12 GLMs).
+    #[arg(long, value_enum, default_value_t = ModelArg::Flexible)]
+    pub model: ModelArg,
     /// Print one JSON object (every number, setting, the version and the seed).
     #[arg(long)]
     pub json: bool,
@@ -67,6 +72,13 @@ pub struct ReportArgs {
     /// No progress bars on stderr.
     #[arg(long)]
     pub quiet: bool,
+}
+
+/// `--model`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ModelArg {
+    Flexible,
+    Paper,
 }
 
 impl ReportArgs {
@@ -99,6 +111,10 @@ impl ReportArgs {
             kde: self.kde,
             endpoint: tce::fit::EndpointRule::new(self.epsilon)
                 .map_err(|e| Failure::input(e.to_string()))?,
+            model: match self.model {
+                ModelArg::Flexible => tce::report::ModelKind::Flexible,
+                ModelArg::Paper => tce::report::ModelKind::Paper,
+            },
         };
         settings.check().map_err(report_failure)?;
         Ok(settings)

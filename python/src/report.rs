@@ -296,7 +296,7 @@ impl Report {
     scores, labels, *, logits=false, classwise=false, bins=15, norm=2.0, closure="left",
     ties="split", max_bins=None, paper_limit=false, resamples=1000, simulations=None,
     level=0.95, seed=0, kde=false, epsilon=tce::fit::endpoint::DEFAULT_EPSILON,
-    source="arrays"
+    model="flexible", source="arrays"
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn report(
@@ -317,6 +317,7 @@ pub fn report(
     #[pyo3(from_py_with = options::seed_arg)] seed: u64,
     kde: bool,
     epsilon: f64,
+    model: &str,
     source: &str,
 ) -> PyResult<Report> {
     let source = source.to_owned();
@@ -341,6 +342,7 @@ pub fn report(
             seed,
             kde,
             endpoint: EndpointRule::new(epsilon).map_err(|e| Failure::option(e.to_string()))?,
+            model: model.parse().map_err(Failure::option)?,
         };
         // The core's bounds on resamples and simulations, before any data is read.
         settings.check().map_err(failure)?;

@@ -341,4 +341,5 @@ def report(scores: ArrayLike, labels: ArrayLike, *, logits: bool = False,
            max_bins: Optional[int] = None, paper_limit: bool = False,
            resamples: int = 1000, simulations: Optional[int] = None, level: float = 0.95,
            seed: int = 0, kde: bool = False, epsilon: float = 1e-16,
+           model: Literal["flexible", "paper"] = "flexible",
            source: str = "arrays") -> Report: ...

@@ -150,3 +150,28 @@ def test_classwise_is_the_clis_and_each_class_one_vs_rest(cli, tmp_path):
 def test_bad_input_raises_the_named_error(scores, labels, kwargs, error):
     with pytest.raises(error):
         tce.report(scores, labels, **{"resamples": 5, "simulations": 2, **kwargs})
+
+
+def test_the_model_of_the_data_is_flexible_by_default_or_the_papers():
+    scores, labels = load_csv(DATA / "resnet110_c10_test.csv", rows=3000)
+    flexible = tce.report(scores, labels, **OPTIONS)
+    paper = tce.report(scores, labels, model="paper", **OPTIONS)
+    assert flexible.settings["model"] == "flexible" and paper.settings["model"] == "paper"
+    assert flexible.fit["model"] == "flexible" and paper.fit["model"] == "paper"
+    # The paper's model is a Beta and one of its twelve GLMs; the flexible one has the
+    # candidates' AICs beside whichever density it chose.
+    assert paper.fit["density"]["kind"] == "beta" and paper.fit["curve"]["kind"] == "glm"
+    assert paper.fit["alpha"] == paper.fit["density"]["alpha"]
+    density = flexible.fit["density"]
+    assert density["kind"] in ("beta", "logit_mixture")
+    assert density["aic_mixture"] is not None and density["aic_beta"] is not None
+    chosen = min(density["aic_beta"], density["aic_mixture"])
+    assert (density["kind"] == "logit_mixture") == (chosen == density["aic_mixture"] < density["aic_beta"])
+    if density["kind"] == "logit_mixture":
+        assert abs(sum(c["weight"] for c in density["components"]) - 1) < 1e-9
+    assert flexible.fit["curve"]["kind"] in ("glm", "monotone_spline", "identity")
+    # The estimates on the data do not depend on the model; their bias figures do.
+    assert [e["value"] for e in flexible.estimators] == [e["value"] for e in paper.estimators]
+    assert "fit (flexible model)" in str(flexible) and "fit (paper model)" in str(paper)
+    with pytest.raises(tce.InvalidOption, match="flexible"):
+        tce.report(scores, labels, model="nope", **OPTIONS)

@@ -20,6 +20,7 @@ pub mod beta;
 pub mod bootstrap;
 pub mod check;
 pub mod endpoint;
+pub mod flexible;
 pub mod glm;
 pub mod logit_mixture;
 pub mod model;

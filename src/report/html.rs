@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use super::classwise::ClasswiseReport;
 use super::text::{display_name, pct, recommendation_words};
 use super::{Interval, Reliability, Report};
-use crate::sim::Curve;
+use crate::sim::flexible::CalibrationCurve;
 use crate::Binning;
 use chart::{
     curve_points, draw_legend, unit_square, DrawResult, BLUE_DATA as BLUE, FONT, RED_FIT as RED,
@@ -37,7 +37,7 @@ pub fn escape(text: &str) -> String {
 
 fn reliability_svg(
     rel: &Reliability,
-    curve: Option<&Curve>,
+    curve: Option<&CalibrationCurve>,
     title: &str,
 ) -> Result<String, String> {
     let mut svg = String::new();
@@ -51,7 +51,7 @@ fn reliability_svg(
             "mean confidence in the bin",
             "accuracy (Wilson interval)",
         )?;
-        if let Some(&curve) = curve {
+        if let Some(curve) = curve {
             chart
                 .draw_series(LineSeries::new(curve_points(curve), RED.stroke_width(2)))?
                 .label("fitted calibration curve")
@@ -99,7 +99,7 @@ fn scores_svg(scores: &[f64], report: &Report) -> Result<Option<String>, String>
     {
         let root = SVGBackend::with_string(&mut svg, (600, 480)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
-        scores::draw_log_odds_density(&root, scores, &p.fit.model).map_err(|e| e.to_string())?;
+        scores::draw_log_odds_density(&root, scores, &p.model).map_err(|e| e.to_string())?;
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(Some(svg))
@@ -115,13 +115,13 @@ fn curve_svg(report: &Report) -> Result<Option<String>, String> {
         root.fill(&WHITE)?;
         let caption = format!(
             "fitted curve {}; TCE_{} = {}",
-            p.fit.best_glm().spec.name(),
+            p.fit.curve_name(),
             report.settings.norm.p(),
             pct(p.tce)
         );
         let mut chart = unit_square(&root, &caption, 14, "confidence c", "P(correct | c)")?;
         chart.draw_series(LineSeries::new(
-            curve_points(p.fit.model.curve),
+            curve_points(&p.model.curve),
             RED.stroke_width(2),
         ))?;
         root.present()?;
@@ -280,7 +280,7 @@ pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
         let _ = write!(out, "<p{class}>{}</p>", escape(w));
     }
     out.push_str("</section>\n<h2>Figures</h2>\n");
-    let curve = report.parametric.as_ref().ok().map(|p| &p.fit.model.curve);
+    let curve = report.parametric.as_ref().ok().map(|p| &p.model.curve);
     let level = format!("{:.0}%", 100.0 * report.settings.level);
     for rel in &report.reliability {
         let (id, title) = match rel.binning {
@@ -368,11 +368,8 @@ pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
             out.push_str("<h2>Does the fitted model reproduce the data?</h2>");
             let _ = write!(
                 out,
-                "<p>The fitted model: Beta({:.4}, {:.4}) scores{}, calibration curve {} (the lowest AIC of twelve GLMs).</p><ul>",
-                p.fit.model.density.alpha(),
-                p.fit.model.density.beta(),
-                escape(&super::text::point_masses_text(&p.fit)),
-                escape(&p.fit.best_glm().spec.name())
+                "<p>The fitted model: {}.</p><ul>",
+                escape(&super::text::fit_words(p)),
             );
             for c in &p.checks {
                 let _ = write!(
@@ -575,12 +572,7 @@ pub fn classwise_page(file: &str, report: &ClasswiseReport) -> String {
     if report.classes.len() <= PER_CLASS_FIGURES {
         out.push_str("<h2>Per-class reliability diagrams</h2>\n");
         for c in &report.classes {
-            let curve = c
-                .report
-                .parametric
-                .as_ref()
-                .ok()
-                .map(|p| &p.fit.model.curve);
+            let curve = c.report.parametric.as_ref().ok().map(|p| &p.model.curve);
             let Some(rel) = c
                 .report
                 .reliability

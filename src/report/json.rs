@@ -9,7 +9,10 @@ use super::{
     Basis, EstimatorResult, Interval, IntervalKind, Report, ReportSettings, Unavailable,
     FIT_CHECK_LEVEL, JACKKNIFE_GROUPS,
 };
-use crate::fit::{AtomAccuracy, FittedModel};
+use crate::fit::monotone_curve::CurveChoice;
+use crate::fit::AtomAccuracy;
+use crate::report::{Parametric, ParametricFit};
+use crate::sim::ScoreDensity;
 use crate::{Closure, SweepLimit, Ties};
 
 /// The version every output carries (`tce_version`): the workspace's one version.
@@ -96,13 +99,29 @@ struct CheckJson {
 
 #[derive(Serialize)]
 struct FitJson {
-    alpha: f64,
-    beta: f64,
-    glm: String,
-    b0: f64,
-    b1: f64,
+    /// `flexible` or `paper` (`--model`).
+    model: &'static str,
+    /// The score density: `{kind: "beta", alpha, beta}` or `{kind: "logit_mixture",
+    /// components: [{weight, mean, sd}]}`, with the candidates' AICs (flexible model).
+    density: DensityJson,
+    /// The calibration curve: `{kind: "glm", name, b0, b1}`, `{kind: "monotone_spline",
+    /// intercept, knots, slopes}` or `{kind: "identity"}`, with its AIC.
+    curve: CurveJson,
+    /// The Beta's parameters, when the density is a Beta.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    alpha: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    beta: Option<f64>,
+    /// The GLM's name and coefficients, when the curve is a GLM.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    glm: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    b0: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    b1: Option<f64>,
+    /// The chosen curve's AIC.
     aic: f64,
-    /// Atoms at 0 and 1 (`null`: a pure Beta fit, no score of exactly 0 or 1).
+    /// Atoms at 0 and 1 (`null`: no score of exactly 0 or 1).
     point_masses: Option<PointMassesJson>,
     tce: f64,
     tce_l1: f64,
@@ -111,6 +130,126 @@ struct FitJson {
     check_level: f64,
     checks: Vec<CheckJson>,
     reproduces: bool,
+}
+
+#[derive(Serialize)]
+struct ComponentJson {
+    weight: f64,
+    mean: f64,
+    sd: f64,
+}
+
+#[derive(Serialize)]
+struct DensityJson {
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    alpha: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    beta: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    components: Option<Vec<ComponentJson>>,
+    /// The flexible fit's candidates: the Beta's AIC and the log-odds mixture's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    aic_beta: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    aic_mixture: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct CurveJson {
+    kind: &'static str,
+    name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    b0: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    b1: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    intercept: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    knots: Option<Vec<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    slopes: Option<Vec<f64>>,
+    aic: f64,
+}
+
+fn density_json(p: &Parametric) -> DensityJson {
+    let (aic_beta, aic_mixture) = match &p.fit {
+        ParametricFit::Flexible(fit) => (fit.beta_aic(), fit.mixture_aic()),
+        ParametricFit::Paper(_) => (None, None),
+    };
+    match &p.model.density {
+        ScoreDensity::Beta(b) => DensityJson {
+            kind: "beta",
+            alpha: Some(b.alpha()),
+            beta: Some(b.beta()),
+            components: None,
+            aic_beta,
+            aic_mixture,
+        },
+        ScoreDensity::LogitMixture(m) => DensityJson {
+            kind: "logit_mixture",
+            alpha: None,
+            beta: None,
+            components: Some(
+                m.components()
+                    .iter()
+                    .map(|c| ComponentJson {
+                        weight: c.weight,
+                        mean: c.mean,
+                        sd: c.sd,
+                    })
+                    .collect(),
+            ),
+            aic_beta,
+            aic_mixture,
+        },
+    }
+}
+
+fn curve_json(p: &Parametric) -> CurveJson {
+    let glm = |g: &crate::fit::GlmFit| CurveJson {
+        kind: "glm",
+        name: g.spec.name(),
+        b0: Some(g.b0),
+        b1: Some(g.b1),
+        intercept: None,
+        knots: None,
+        slopes: None,
+        aic: g.aic,
+    };
+    match &p.fit {
+        ParametricFit::Paper(fit) => glm(fit.best_glm()),
+        ParametricFit::Flexible(fit) => match fit.curves.best {
+            Some(CurveChoice::Glm(i)) => glm(&fit.curves.glms[i]),
+            Some(CurveChoice::Monotone(i)) => {
+                let (curve, aic) = fit.curves.monotone[i]
+                    .fit
+                    .as_ref()
+                    .map(|f| (f.curve.clone(), f.aic))
+                    .unwrap_or((crate::sim::MonotoneCurve::identity(), f64::NAN));
+                CurveJson {
+                    kind: "monotone_spline",
+                    name: fit.curve_name(),
+                    b0: None,
+                    b1: None,
+                    intercept: Some(curve.intercept()),
+                    knots: Some(curve.knots().to_vec()),
+                    slopes: Some(curve.slopes().to_vec()),
+                    aic,
+                }
+            }
+            Some(CurveChoice::Identity) | None => CurveJson {
+                kind: "identity",
+                name: fit.curve_name(),
+                b0: None,
+                b1: None,
+                intercept: None,
+                knots: None,
+                slopes: None,
+                aic: 2.0 * fit.curves.identity_nll,
+            },
+        },
+    }
 }
 
 #[derive(Serialize)]
@@ -126,11 +265,36 @@ struct PointMassesJson {
     one: Option<AtomJson>,
     /// `curve` or `fitted`: where the atoms' accuracies come from (the lower AIC).
     accuracy_from: &'static str,
-    aic_curve: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    aic_curve: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     aic_fitted: Option<f64>,
 }
 
-fn point_masses_json(fit: &FittedModel) -> Option<PointMassesJson> {
+fn point_masses_json(p: &Parametric) -> Option<PointMassesJson> {
+    let fit = match &p.fit {
+        ParametricFit::Paper(fit) => fit,
+        ParametricFit::Flexible(fit) => {
+            let atoms = &fit.model.point_masses;
+            if atoms.is_none() {
+                return None;
+            }
+            let atom = |k: usize, a: Option<crate::sim::PointMass>| {
+                a.map(|a| AtomJson {
+                    rows: fit.atom_counts[k],
+                    mass: a.mass(),
+                    accuracy: a.accuracy(),
+                })
+            };
+            return Some(PointMassesJson {
+                zero: atom(0, atoms.zero()),
+                one: atom(1, atoms.one()),
+                accuracy_from: "fitted",
+                aic_curve: None,
+                aic_fitted: None,
+            });
+        }
+    };
     let s = fit.saturation.as_ref()?;
     let atom = |k: usize, a: Option<crate::sim::PointMass>| {
         a.map(|a| AtomJson {
@@ -146,7 +310,7 @@ fn point_masses_json(fit: &FittedModel) -> Option<PointMassesJson> {
             AtomAccuracy::Fitted => "fitted",
             _ => "curve",
         },
-        aic_curve: s.from_curve.aic,
+        aic_curve: Some(s.from_curve.aic),
         aic_fitted: s.fitted.as_ref().map(|v| v.aic),
     })
 }
@@ -177,6 +341,8 @@ struct SettingsJson<'a, I> {
     seed: u64,
     kde: bool,
     epsilon: f64,
+    /// `flexible` or `paper`.
+    model: &'static str,
     jackknife_groups: usize,
 }
 
@@ -317,6 +483,7 @@ fn settings_json<'a, I>(
         seed: settings.seed,
         kde: settings.kde,
         epsilon: settings.endpoint.epsilon(),
+        model: settings.model.name(),
         jackknife_groups: JACKKNIFE_GROUPS.min(n),
     }
 }
@@ -379,18 +546,22 @@ fn body(r: &Report) -> BodyJson {
             })
             .collect(),
         fit: r.parametric.as_ref().ok().map(|p| {
-            let best = p.fit.best_glm();
+            let (density, curve) = (density_json(p), curve_json(p));
+            let (tce_l1, tce_l2) = p.fit.tce_l1_l2();
             FitJson {
-                alpha: p.fit.model.density.alpha(),
-                beta: p.fit.model.density.beta(),
-                glm: best.spec.name(),
-                b0: best.b0,
-                b1: best.b1,
-                aic: best.aic,
-                point_masses: point_masses_json(&p.fit),
+                model: p.fit.kind().name(),
+                alpha: density.alpha,
+                beta: density.beta,
+                glm: (curve.kind == "glm").then(|| curve.name.clone()),
+                b0: curve.b0,
+                b1: curve.b1,
+                aic: curve.aic,
+                density,
+                curve,
+                point_masses: point_masses_json(p),
+                tce_l1,
+                tce_l2,
                 tce: p.tce,
-                tce_l1: p.fit.tce_l1,
-                tce_l2: p.fit.tce_l2,
                 simulations: p.simulations,
                 check_level: FIT_CHECK_LEVEL,
                 checks: p

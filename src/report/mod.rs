@@ -33,11 +33,13 @@ pub use bootstrap::{Bootstrap, BootstrapError, Interval, Resampling, Target, JAC
 use crate::binning::{Binning, Closure, Ties};
 use crate::buffer::SortedBuffer;
 use crate::error::PushError;
+use crate::fit::flexible::{fit_flexible, FlexibleFit, FlexibleFitError};
 use crate::fit::{
     fit_model, fit_model_with_point_masses, AtomAccuracy, EndpointRule, FitError, FittedModel,
 };
 use crate::norm::Norm;
 use crate::sim::estimator::{DataView, EstimatorKind, EvaluateError, EvaluationSettings};
+use crate::sim::flexible::FlexibleModel;
 use crate::sim::runner::Summary;
 use crate::sim::{simulate, EstimatorSpec, Grid, SimulationError};
 use crate::stats::BinStats;
@@ -68,6 +70,44 @@ pub struct ReportSettings {
     pub kde: bool,
     /// What the fit makes of scores of exactly 0 or 1.
     pub endpoint: EndpointRule,
+    /// Which model of the data the bias figures are simulated from.
+    pub model: ModelKind,
+}
+
+/// The model of the data a report fits and simulates from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ModelKind {
+    /// The default: point masses at 0 and 1, a Beta or a log-odds mixture density, and
+    /// the best of the paper's twelve GLMs, monotone splines in log-odds and the identity
+    /// curve, each by AIC ([`crate::fit::flexible`]).
+    #[default]
+    Flexible,
+    /// The paper's: a Beta density (with point masses at 0 and 1 when the data has exact
+    /// 0s or 1s) and the best of the twelve GLMs ([`fit`]).
+    Paper,
+}
+
+impl ModelKind {
+    /// Its name on the command line and in JSON: `flexible` or `paper`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelKind::Flexible => "flexible",
+            ModelKind::Paper => "paper",
+        }
+    }
+}
+
+impl core::str::FromStr for ModelKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ModelKind, String> {
+        match s {
+            "flexible" => Ok(ModelKind::Flexible),
+            "paper" => Ok(ModelKind::Paper),
+            other => Err(format!(
+                "unknown model `{other}`: expected `flexible` or `paper`"
+            )),
+        }
+    }
 }
 
 impl ReportSettings {
@@ -103,6 +143,7 @@ impl Default for ReportSettings {
             seed: 0,
             kde: false,
             endpoint: EndpointRule::default(),
+            model: ModelKind::Flexible,
         }
     }
 }
@@ -284,12 +325,56 @@ pub struct BiasRow {
     pub summary: Summary,
 }
 
+/// A fit of either model ([`ModelKind`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParametricFit {
+    /// The paper's ([`fit`]).
+    Paper(Box<FittedModel>),
+    /// The flexible one ([`fit_flexible`]).
+    Flexible(Box<FlexibleFit>),
+}
+
+impl ParametricFit {
+    /// The model it fitted, as the simulator runs it.
+    pub fn model(&self) -> FlexibleModel {
+        match self {
+            ParametricFit::Paper(fit) => FlexibleModel::from(fit.model),
+            ParametricFit::Flexible(fit) => fit.model.clone(),
+        }
+    }
+
+    /// The kind of model.
+    pub fn kind(&self) -> ModelKind {
+        match self {
+            ParametricFit::Paper(_) => ModelKind::Paper,
+            ParametricFit::Flexible(_) => ModelKind::Flexible,
+        }
+    }
+
+    /// The fitted curve's name: a GLM's, a spline's, or the identity.
+    pub fn curve_name(&self) -> String {
+        match self {
+            ParametricFit::Paper(fit) => fit.best_glm().spec.name(),
+            ParametricFit::Flexible(fit) => fit.curve_name(),
+        }
+    }
+
+    /// The model's TCE_1 and TCE_2 (fractions).
+    pub fn tce_l1_l2(&self) -> (f64, f64) {
+        match self {
+            ParametricFit::Paper(fit) => (fit.tce_l1, fit.tce_l2),
+            ParametricFit::Flexible(fit) => (fit.tce_l1, fit.tce_l2),
+        }
+    }
+}
+
 /// The parametric part: the fit, its check, and the bias table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Parametric {
-    /// The fit ([`fit`]: Beta density, point masses at 0 and 1 when the data has exact 0s
-    /// or 1s, and the AIC-best GLM).
-    pub fit: FittedModel,
+    /// The fit of the settings' [`ModelKind`].
+    pub fit: ParametricFit,
+    /// The fitted model, as simulated.
+    pub model: FlexibleModel,
     /// The fit's exact TCE_p (fraction).
     pub tce: f64,
     /// The number of simulated data sets.
@@ -309,8 +394,10 @@ pub struct Parametric {
 /// Why the parametric part is missing.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ParametricError {
-    /// The fit failed.
+    /// The paper's fit failed.
     Fit(FitError),
+    /// The flexible fit failed.
+    FlexibleFit(FlexibleFitError),
     /// The simulation failed.
     Simulation(SimulationError),
 }
@@ -319,6 +406,7 @@ impl fmt::Display for ParametricError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Fit(e) => write!(f, "the parametric fit failed: {e}"),
+            Self::FlexibleFit(e) => write!(f, "the fit of the model failed: {e}"),
             Self::Simulation(e) => write!(f, "the simulation from the fit failed: {e}"),
         }
     }
@@ -613,7 +701,16 @@ fn parametric(
     estimators: &[EstimatorResult],
     progress: &(dyn Fn(Phase) + Sync),
 ) -> Result<Parametric, ParametricError> {
-    let fit = fit(scores, labels, &settings.endpoint).map_err(ParametricError::Fit)?;
+    let fit = match settings.model {
+        ModelKind::Paper => ParametricFit::Paper(Box::new(
+            fit(scores, labels, &settings.endpoint).map_err(ParametricError::Fit)?,
+        )),
+        ModelKind::Flexible => ParametricFit::Flexible(Box::new(
+            fit_flexible(scores, labels, &settings.endpoint)
+                .map_err(ParametricError::FlexibleFit)?,
+        )),
+    };
+    let model = fit.model();
     let tce_targets: Vec<Target> = targets.iter().copied().filter(estimates_tce).collect();
     let grid = Grid {
         sizes: vec![scores.len()],
@@ -626,7 +723,7 @@ fn parametric(
             sweep: settings.sweep,
         },
     };
-    let simulation = simulate(&fit.model, &grid, &|| progress(Phase::Simulation))
+    let simulation = simulate(&model, &grid, &|| progress(Phase::Simulation))
         .map_err(ParametricError::Simulation)?;
     let tce = simulation.tce / 100.0;
     let cell_of = |t: &Target| {
@@ -684,6 +781,7 @@ fn parametric(
         bias,
         simulated,
         fit,
+        model,
     })
 }
 

@@ -206,16 +206,11 @@ pub fn summary(file: &str, r: &Report) -> String {
     }
     match &r.parametric {
         Ok(p) => {
-            let best = p.fit.best_glm();
             let _ = writeln!(
                 out,
-                "\nfit: Beta({:.4}, {:.4}) scores{}, curve {} (lowest AIC of 12 GLMs: b0 = {:.4}, b1 = {:.4}); TCE_{} of the fit {}",
-                p.fit.model.density.alpha(),
-                p.fit.model.density.beta(),
-                point_masses_text(&p.fit),
-                best.spec.name(),
-                best.b0,
-                best.b1,
+                "\nfit ({} model): {}; TCE_{} of the fit {}",
+                p.fit.kind().name(),
+                fit_words(p),
                 r.settings.norm.p(),
                 pct(p.tce)
             );
@@ -241,6 +236,60 @@ pub fn summary(file: &str, r: &Report) -> String {
         }
     }
     out
+}
+
+/// The fitted model in words: its density, atoms and curve, and how each was chosen.
+pub fn fit_words(p: &super::Parametric) -> String {
+    match &p.fit {
+        super::ParametricFit::Paper(fit) => {
+            let best = fit.best_glm();
+            format!(
+                "Beta({:.4}, {:.4}) scores{}, curve {} (lowest AIC of 12 GLMs: b0 = {:.4}, b1 = {:.4})",
+                fit.model.density.alpha(),
+                fit.model.density.beta(),
+                point_masses_text(fit),
+                best.spec.name(),
+                best.b0,
+                best.b1
+            )
+        }
+        super::ParametricFit::Flexible(fit) => {
+            use crate::fit::flexible::DensityChoice;
+            let density = match (&fit.model.density, fit.density) {
+                (crate::sim::ScoreDensity::Beta(beta), _) => format!(
+                    "Beta({:.4}, {:.4}) scores (a lower AIC than a log-odds mixture)",
+                    beta.alpha(),
+                    beta.beta()
+                ),
+                (crate::sim::ScoreDensity::LogitMixture(mixture), DensityChoice::LogitMixture)
+                | (crate::sim::ScoreDensity::LogitMixture(mixture), DensityChoice::Beta) => {
+                    format!(
+                        "scores a mixture of {} normals in log-odds (a lower AIC than a Beta)",
+                        mixture.len()
+                    )
+                }
+            };
+            let atoms: String = [
+                (0, fit.model.point_masses.zero()),
+                (1, fit.model.point_masses.one()),
+            ]
+            .into_iter()
+            .filter_map(|(at, atom)| {
+                let atom = atom?;
+                Some(format!(
+                    " + point mass at {at}: {} of rows, accuracy {} (its rows' own)",
+                    pct(atom.mass()),
+                    pct(atom.accuracy())
+                ))
+            })
+            .collect();
+            format!(
+                "{density}{atoms}, curve {} (lowest AIC of 12 GLMs, {} monotone splines in log-odds and the identity)",
+                fit.curve_name(),
+                fit.curves.monotone.len()
+            )
+        }
+    }
 }
 
 /// The fit's point masses in words (empty for a pure Beta fit): " + point mass at 1:

@@ -194,7 +194,7 @@ impl FlexibleModel {
             ScoreDensity::Beta(beta) => Some(beta.sampler()),
             ScoreDensity::LogitMixture(_) => None,
         };
-        let mut draw_score = |rng: &mut R| match (&beta, &self.density) {
+        let draw_score = |rng: &mut R| match (&beta, &self.density) {
             (Some(sampler), _) => rng.sample(sampler),
             (None, ScoreDensity::LogitMixture(mixture)) => mixture.sample(rng),
             // A Beta density always has its sampler.

@@ -6,7 +6,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::sim::Curve;
+use crate::sim::flexible::CalibrationCurve;
 
 /// The font of every figure.
 pub const FONT: &str = "sans-serif";
@@ -51,7 +51,7 @@ pub fn unit_square<'a, 'b>(
 }
 
 /// The curve at 401 evenly spaced confidences, enough for a smooth line at figure size.
-pub fn curve_points(curve: Curve) -> impl Iterator<Item = (f64, f64)> {
+pub fn curve_points(curve: &CalibrationCurve) -> impl Iterator<Item = (f64, f64)> + '_ {
     (0..=400).map(move |i| {
         let c = f64::from(i) / 400.0;
         (c, curve.eval(c))

@@ -10,7 +10,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::chart::{draw_legend, Area, DrawResult, BLUE_DATA, FONT, RED_FIT};
-use crate::sim::{Beta, Model};
+use crate::sim::flexible::{FlexibleModel, ScoreDensity};
 
 /// Bars of the log-odds histogram between the smallest and largest finite log-odds.
 const DENSITY_BINS: usize = 40;
@@ -21,26 +21,40 @@ fn softplus(x: f64) -> f64 {
     x.max(0.0) + (-x.abs()).exp().ln_1p()
 }
 
-/// The log of the fitted density of z = logit c at z: ln f(c) + ln c + ln(1 − c), with
-/// ln c = −softplus(−z) and ln(1 − c) = −softplus(z) formed directly, so that it stays
-/// finite for any z (where c itself would round to 1).
-fn ln_density_logit(density: &Beta, z: f64) -> f64 {
-    -density.alpha() * softplus(-z) - density.beta() * softplus(z) - density.ln_beta_function()
+/// The log of the fitted density of z = logit c at z. For a Beta: ln f(c) + ln c +
+/// ln(1 − c), with ln c = −softplus(−z) and ln(1 − c) = −softplus(z) formed directly, so
+/// that it stays finite for any z (where c itself would round to 1). A log-odds mixture
+/// is a density in z already.
+fn ln_density_logit(density: &ScoreDensity, z: f64) -> f64 {
+    match density {
+        ScoreDensity::Beta(beta) => {
+            -beta.alpha() * softplus(-z) - beta.beta() * softplus(z) - beta.ln_beta_function()
+        }
+        ScoreDensity::LogitMixture(mixture) => mixture.ln_pdf_logit(z),
+    }
 }
 
 /// ∫ over [lo, hi] of the fitted density in z (midpoint rule).
-fn mass(density: &Beta, lo: f64, hi: f64, steps: usize) -> f64 {
+fn mass(density: &ScoreDensity, lo: f64, hi: f64, steps: usize) -> f64 {
     let h = (hi - lo) / steps as f64;
     (0..steps)
         .map(|i| ln_density_logit(density, lo + (i as f64 + 0.5) * h).exp() * h)
         .sum()
 }
 
-/// The fitted mass above z (upper) or below z (lower): numerically out to |z| = 40,
-/// beyond which the density is e^(−βz)/B (upper) or e^(αz)/B (lower) to double precision.
-fn tail(density: &Beta, z: f64, upper: bool) -> f64 {
+/// The fitted mass above z (upper) or below z (lower). A Beta's numerically out to
+/// |z| = 40, beyond which its density is e^(−βz)/B (upper) or e^(αz)/B (lower) to double
+/// precision; a mixture's from its normal cdfs.
+fn tail(density: &ScoreDensity, z: f64, upper: bool) -> f64 {
     const FAR: f64 = 40.0;
-    let ln_b = density.ln_beta_function();
+    let beta = match density {
+        ScoreDensity::Beta(beta) => beta,
+        ScoreDensity::LogitMixture(mixture) => {
+            let below = mixture.cdf_logit(z);
+            return if upper { 1.0 - below } else { below };
+        }
+    };
+    let ln_b = beta.ln_beta_function();
     if upper {
         let from = z.max(FAR);
         let near = if z < FAR {
@@ -48,7 +62,7 @@ fn tail(density: &Beta, z: f64, upper: bool) -> f64 {
         } else {
             0.0
         };
-        near + (-density.beta() * from - ln_b).exp() / density.beta()
+        near + (-beta.beta() * from - ln_b).exp() / beta.beta()
     } else {
         let to = z.min(-FAR);
         let near = if z > -FAR {
@@ -56,7 +70,7 @@ fn tail(density: &Beta, z: f64, upper: bool) -> f64 {
         } else {
             0.0
         };
-        near + (density.alpha() * to - ln_b).exp() / density.alpha()
+        near + (beta.alpha() * to - ln_b).exp() / beta.alpha()
     }
 }
 
@@ -65,8 +79,8 @@ fn logit(c: f64) -> f64 {
 }
 
 /// Draws the panel on `area`: the histogram of `scores` and the counts `model` predicts
-/// (its Beta density scaled by its continuous mass; its atoms at 0 and 1 in the end bars).
-pub fn draw_log_odds_density(area: &Area<'_>, scores: &[f64], model: &Model) -> DrawResult {
+/// (its density scaled by its continuous mass; its atoms at 0 and 1 in the end bars).
+pub fn draw_log_odds_density(area: &Area<'_>, scores: &[f64], model: &FlexibleModel) -> DrawResult {
     let density = &model.density;
     let atoms = model.point_masses;
     let continuous = atoms.continuous_mass();
@@ -124,9 +138,14 @@ pub fn draw_log_odds_density(area: &Area<'_>, scores: &[f64], model: &Model) -> 
     let mut chart = ChartBuilder::on(area)
         .caption(
             format!(
-                "scores on a log-odds axis; fitted Beta({:.3}, {:.4}){}",
-                density.alpha(),
-                density.beta(),
+                "scores on a log-odds axis; fitted {}{}",
+                match density {
+                    ScoreDensity::Beta(beta) =>
+                        format!("Beta({:.3}, {:.4})", beta.alpha(), beta.beta()),
+                    ScoreDensity::LogitMixture(mixture) => {
+                        format!("log-odds mixture of {}", mixture.len())
+                    }
+                },
                 if atoms.is_none() {
                     ""
                 } else {

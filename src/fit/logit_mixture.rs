@@ -353,7 +353,8 @@ impl CellStatistics {
         let (cells, reference): (Vec<u32>, Vec<f64>) = match binning {
             Binning::Width(h) => {
                 let span = ((hi - lo) / h).floor();
-                if !(span < MAX_CELLS as f64) {
+                // (NaN cannot arise: the log-odds are finite and h > 0.)
+                if span.is_nan() || span >= MAX_CELLS as f64 {
                     return Err(LogitMixtureFitError::TooManyCells(h));
                 }
                 let dense = span as usize + 1;
@@ -494,8 +495,8 @@ fn e_step(
             total += *t;
         }
         sums.objective += n * (largest + total.ln());
-        for k in 0..k_count {
-            let r = terms[k] / total;
+        for (k, term) in terms[..k_count].iter().enumerate() {
+            let r = term / total;
             sums.n[k] += n * r;
             sums.s[k] += n * r * x;
             sums.q[k] += r * (n * x * x + w);
@@ -557,7 +558,7 @@ fn em(bins: &Bins, start: Params, options: &LogitMixtureOptions) -> Option<EmOut
         }
         previous = objective;
         for k in 0..k_count {
-            if !(n_k[k] > COLLAPSED_WEIGHT * bins.total) {
+            if n_k[k].is_nan() || n_k[k] <= COLLAPSED_WEIGHT * bins.total {
                 return None;
             }
             let mean = s_k[k] / n_k[k];

@@ -122,7 +122,8 @@ impl LogitMixture {
             }
         }
         let sum: f64 = components.iter().map(|c| c.weight).sum();
-        if !((sum - 1.0).abs() <= WEIGHT_SUM_TOLERANCE) {
+        // The sum of finite weights may still overflow to +∞, which this refuses.
+        if sum.is_nan() || (sum - 1.0).abs() > WEIGHT_SUM_TOLERANCE {
             return Err(LogitMixtureError::WeightsDoNotSumToOne(sum));
         }
         let components: Vec<LogitComponent> = components

@@ -527,6 +527,34 @@ mod tests {
         }
     }
 
+    /// The KS test above has power: draws from case 2 with its saturating component
+    /// moved from z = 12 to 12.05 fail it (the cdfs differ by up to 0.5·0.05·φ(0) ≈ 0.01,
+    /// √n·D ≈ 3 against the critical 1.95).
+    #[test]
+    fn the_sampling_test_detects_a_small_shift() {
+        let n = 100_000;
+        let truth = &cases()[2];
+        let shifted = mixture(&[(0.2, 2.0, 1.5), (0.3, 7.0, 2.0), (0.5, 12.05, 1.0)]);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(38);
+        let mut z: Vec<f64> = (0..n).map(|_| shifted.sample_logit(&mut rng)).collect();
+        z.sort_by(f64::total_cmp);
+        let d = z
+            .iter()
+            .enumerate()
+            .map(|(i, &zi)| {
+                let f = truth.cdf_logit(zi);
+                (f - i as f64 / n as f64)
+                    .abs()
+                    .max(((i + 1) as f64 / n as f64 - f).abs())
+            })
+            .fold(0.0, f64::max);
+        assert!(
+            (n as f64).sqrt() * d > 1.9495,
+            "sqrt(n) D = {}",
+            (n as f64).sqrt() * d
+        );
+    }
+
     #[test]
     fn the_mean_by_three_methods() {
         for (case, m) in cases().into_iter().enumerate() {

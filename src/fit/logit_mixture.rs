@@ -169,7 +169,7 @@ pub enum LogitMixtureFitError {
     InvalidMaxIterations,
     /// Held-out folds not in 2..=min([`MAX_FOLDS`], n) (folds, n).
     InvalidFolds(usize, usize),
-    /// Memory for the per-score arrays was refused (the number of scores).
+    /// Memory for the per-score or per-cell arrays was refused (the number of scores).
     OutOfMemory(usize),
     /// No K converged within `max_iterations` (the cap).
     NotConverged(usize),
@@ -387,7 +387,19 @@ impl CellStatistics {
                 (cells, distinct)
             }
         };
-        let mut sums = vec![vec![(0.0, 0.0, 0.0); reference.len()]; folds];
+        // folds × cells sums: up to 100 × 10^6 × 24 bytes with exact binning of 10^6
+        // distinct scores, so asked of the allocator, not assumed.
+        let out_of_memory = || LogitMixtureFitError::OutOfMemory(z.len());
+        let mut sums: Vec<Vec<(f64, f64, f64)>> = Vec::new();
+        sums.try_reserve_exact(folds).map_err(|_| out_of_memory())?;
+        for _ in 0..folds {
+            let mut fold_sums = Vec::new();
+            fold_sums
+                .try_reserve_exact(reference.len())
+                .map_err(|_| out_of_memory())?;
+            fold_sums.resize(reference.len(), (0.0, 0.0, 0.0));
+            sums.push(fold_sums);
+        }
         for (i, (&v, &cell)) in z.iter().zip(&cells).enumerate() {
             let f = fold.map_or(0, |fold| usize::from(fold[i]));
             let d = v - reference[cell as usize];

@@ -296,7 +296,7 @@ impl LogitMixture {
             .sum()
     }
 
-    /// Points of (0, 1) at which integrators of this density should split (0) and (1)
+    /// Points of (0, 1) at which integrators of this density should split (0, 1)
     /// (as well as where a calibration curve crosses the diagonal): σ(μ_k + j σ_k) for
     /// j = −[`BREAKS_PER_SIDE`]..=[`BREAKS_PER_SIDE`] and every component, ascending and
     /// distinct.

@@ -1075,6 +1075,67 @@ mod tests {
         }
     }
 
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(32))]
+
+            /// On any data (a random two-component mixture, a share of one tied value,
+            /// and scores within 1e−300 or one ulp of the ends), every K's fit is a valid
+            /// mixture with every σ at the floor or above, its reported likelihood is the
+            /// direct sum of ln p(c), and the chosen K has the smallest BIC.
+            #[test]
+            fn every_fit_is_valid_and_the_choice_is_the_smallest_bic(
+                w in 0.05f64..0.95,
+                m1 in -5.0f64..5.0,
+                m2 in 0.0f64..15.0,
+                s1 in 0.05f64..3.0,
+                s2 in 0.05f64..3.0,
+                n in 30usize..1500,
+                tied in 0usize..300,
+                seed in 0u64..1000,
+            ) {
+                let truth = mixture(&[(w, m1, s1), (1.0 - w, m2, s2)]);
+                let mut scores: Vec<f64> = draws(&truth, n, seed)
+                    .into_iter()
+                    .map(|c| c.clamp(1e-300, 1.0 - f64::EPSILON / 2.0))
+                    .collect();
+                scores.extend(std::iter::repeat(1.0 - 2f64.powi(-23)).take(tied));
+                scores.push(1e-300);
+                scores.push(1.0 - f64::EPSILON / 2.0);
+                let options = LogitMixtureOptions { max_components: 3, ..Default::default() };
+                let fit = fit_logit_mixture(&scores, &options).unwrap();
+                for f in &fit.by_components {
+                    let weights: f64 = f.mixture.components().iter().map(|c| c.weight).sum();
+                    prop_assert!((weights - 1.0).abs() < 1e-12);
+                    prop_assert!(f
+                        .mixture
+                        .components()
+                        .iter()
+                        .all(|c| c.sd >= DEFAULT_MIN_SD * (1.0 - 1e-15)));
+                    let direct: f64 = scores
+                        .iter()
+                        .map(|&c| f.mixture.ln_pdf_at(&UnitPoint::from_x(c)))
+                        .sum();
+                    prop_assert!(
+                        (direct - f.log_likelihood).abs() <= 1e-9 * direct.abs().max(1.0),
+                        "{direct} vs {}",
+                        f.log_likelihood
+                    );
+                }
+                let smallest = fit
+                    .by_components
+                    .iter()
+                    .filter(|f| f.converged)
+                    .map(|f| f.bic)
+                    .fold(f64::INFINITY, f64::min);
+                prop_assert_eq!(fit.bic, smallest);
+            }
+        }
+    }
+
     /// The fuller report (release): held-out K, exact EM, the per-K likelihoods.
     #[test]
     #[ignore]

@@ -30,6 +30,13 @@ pub const WEIGHT_SUM_TOLERANCE: f64 = 1e-9;
 /// makes 1 + e^−z round to 1. It is 53 ln 2 ≈ 36.7368.
 pub const LOGIT_ROUNDING_TO_ONE: f64 = 53.0 * LN_2;
 
+/// The largest standard deviation a component may have, in log-odds. A wider normal
+/// puts most of its mass beyond ±745, where c is 0 or 1 in f64, so it describes no
+/// score density; and [`LogitMixture::mean`]'s trapezoid needs about 25·σ steps
+/// (200 000 at this bound, a few milliseconds). A fit's σ cannot exceed half the range of
+/// the data's log-odds, under 400.
+pub const MAX_SD: f64 = 1e3;
+
 /// ½ ln(2π), the log normalising constant of the standard normal.
 const HALF_LN_TWO_PI: f64 = 0.918_938_533_204_672_8;
 
@@ -60,7 +67,7 @@ pub enum LogitMixtureError {
     InvalidWeight(usize, f64),
     /// A mean is not finite (component index, value).
     InvalidMean(usize, f64),
-    /// A standard deviation is not finite and > 0 (component index, value).
+    /// A standard deviation is not in (0, [`MAX_SD`]] (component index, value).
     InvalidSd(usize, f64),
     /// The weights do not sum to 1 within [`WEIGHT_SUM_TOLERANCE`] (their sum).
     WeightsDoNotSumToOne(f64),
@@ -76,7 +83,7 @@ impl fmt::Display for LogitMixtureError {
             Self::InvalidMean(k, m) => write!(f, "component {k}: mean must be finite, got {m}"),
             Self::InvalidSd(k, s) => write!(
                 f,
-                "component {k}: standard deviation must be finite and > 0, got {s}"
+                "component {k}: standard deviation must be > 0 and at most {MAX_SD}, got {s}"
             ),
             Self::WeightsDoNotSumToOne(sum) => write!(
                 f,
@@ -101,7 +108,7 @@ pub struct LogitMixture {
 impl LogitMixture {
     /// A mixture of the given components.
     ///
-    /// Every weight must be finite and > 0, every mean finite, every sd finite and > 0,
+    /// Every weight must be finite and > 0, every mean finite, every sd in (0, [`MAX_SD`]],
     /// and the weights must sum to 1 within [`WEIGHT_SUM_TOLERANCE`]: a sum further off is
     /// refused (it is more likely a mistake than rounding), a sum within it is divided
     /// out so the stored weights sum to 1 to rounding. Components are kept in the given
@@ -117,7 +124,7 @@ impl LogitMixture {
             if !c.mean.is_finite() {
                 return Err(LogitMixtureError::InvalidMean(k, c.mean));
             }
-            if !(c.sd.is_finite() && c.sd > 0.0) {
+            if c.sd.is_nan() || c.sd <= 0.0 || c.sd > MAX_SD {
                 return Err(LogitMixtureError::InvalidSd(k, c.sd));
             }
         }
@@ -409,6 +416,20 @@ mod tests {
             LogitMixture::new(vec![c(0.3, 0.0, 1.0), c(0.3, 1.0, 1.0)]),
             Err(WeightsDoNotSumToOne(0.6))
         );
+        assert_eq!(
+            LogitMixture::new(vec![c(1.0, 0.0, 1001.0)]),
+            Err(InvalidSd(0, 1001.0))
+        );
+        assert!(matches!(
+            LogitMixture::new(vec![c(1.0, 0.0, f64::NAN)]),
+            Err(InvalidSd(0, _))
+        ));
+        // At the bound the mean is still computed: 1/2 by symmetry at μ = 0, and about
+        // Φ(μ/σ) (up to O(1/σ²)) elsewhere.
+        let widest = LogitMixture::new(vec![c(1.0, 0.0, MAX_SD)]).unwrap();
+        assert!((widest.mean() - 0.5).abs() < 1e-12, "{}", widest.mean());
+        let shifted = LogitMixture::new(vec![c(1.0, 500.0, MAX_SD)]).unwrap();
+        assert!((shifted.mean() - standard_normal_cdf(0.5)).abs() < 1e-6);
         // Rounding-sized deviations are divided out.
         let m = LogitMixture::new(vec![c(0.3, 0.0, 1.0), c(0.7 + 1e-12, 1.0, 1.0)]).unwrap();
         let sum: f64 = m.components().iter().map(|c| c.weight).sum();

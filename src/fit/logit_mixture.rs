@@ -1168,6 +1168,17 @@ mod tests {
                 },
             )
             .unwrap();
+            // The fit's mass above the data's largest log-odds (float32 saturation: the
+            // real scores beyond it are exact 1.0s, removed here).
+            let largest = scores
+                .iter()
+                .map(|&c| UnitPoint::from_x(c).logit())
+                .fold(f64::NEG_INFINITY, f64::max);
+            println!(
+                "{file}: largest z {largest:.3}, fitted mass above it {:.4}, sampled as 1.0 {:.2e}",
+                1.0 - fit.mixture.cdf_logit(largest),
+                fit.mixture.share_sampled_as_one()
+            );
             println!(
                 "{file}: K {} held-out K {} exact K {} (K ≤ 10: {}, LL/n {:.4}) LL/n per K {:?} exact {:?} held-out/n {:?}",
                 fit.components,

@@ -61,7 +61,7 @@ fn histogram_with_counts(counts: [u64; 4]) -> InlineHistogram<4> {
         let bin = HISTOGRAM_BIN + 32 * k;
         bytes = patched(&bytes, bin, count);
         // The score sum in units of 2^-64: count · k/4 · 2^64 (below 2^127).
-        let sum = u128::from(count) * (k as u128) << 62;
+        let sum = (u128::from(count) * k as u128) << 62;
         bytes = patched(&bytes, bin + 16, sum as u64);
         bytes = patched(&bytes, bin + 24, (sum >> 64) as u64);
     }

@@ -9,13 +9,19 @@
 //!   is needed). Both candidates' likelihoods are of the scores c themselves (the
 //!   mixture's includes the Jacobian of the log-odds), so AIC = 2·(parameters) + 2·NLL
 //!   compares them on one footing: 2 for the Beta, 3K − 1 for K components.
-//! - **Curve**: the GLMs, the splines and the identity T(c) = c (no coefficient) on the
-//!   same rows (the other scores), by BIC = k·ln n + 2·NLL. A flexible curve fitted to a
-//!   calibrated model's samples must not report miscalibration that is not there; with
-//!   AIC's penalty of 2 a coefficient, a two-coefficient curve beats the identity on
-//!   about one calibrated data set in seven by chance, and the fitted model's TCE (a
-//!   plug-in estimate) then averaged 3 times equal-mass ECE_debias's on Beta(2.8, 0.05)
-//!   with T(c) = c at n = 1000.
+//! - **Curve**: the lowest AIC among the twelve GLMs and the monotone splines on the same
+//!   rows (the other scores), unless a likelihood-ratio test at the 1 % level does not
+//!   reject the identity T(c) = c against it (χ² with as many degrees of freedom as it
+//!   has coefficients): then the identity. A flexible curve fitted to a calibrated
+//!   model's samples must not report miscalibration that is not there. By AIC alone, a
+//!   two-coefficient curve beat the identity on about one calibrated data set in seven,
+//!   and the fitted model's TCE (a plug-in estimate) then averaged 3 times equal-mass
+//!   ECE_debias's on Beta(2.8, 0.05) with T(c) = c at n = 1000; at the 5 % level the
+//!   test still left it above ECE_debias's mean (0.44 % against 0.36 %, 100 data sets).
+//!   By BIC alone (ln n a
+//!   coefficient), the identity held there, but at n = 3000 BIC preferred one-coefficient
+//!   GLMs that simulate too little miscalibration: ResNet-110/CIFAR-10's subsamples were
+//!   reproduced in 35 of 40.
 //!
 //! A saturating softmax spreads its scores over log-odds 2 to 16, where a Beta puts its
 //! mass in the wrong place; the mixture follows them, and the spline bends where a
@@ -133,36 +139,48 @@ impl fmt::Display for FlexibleFitError {
 
 impl std::error::Error for FlexibleFitError {}
 
-/// The curve of `curves` with the lowest BIC = k·ln n + 2·NLL over `rows` rows (the
-/// identity has k = 0); ties go to fewer coefficients, in the order identity, GLMs,
-/// splines.
-fn best_by_bic(curves: &CurveFits, rows: usize) -> Option<CurveChoice> {
-    let ln_n = (rows as f64).ln();
-    let bic = |k: usize, nll: f64| k as f64 * ln_n + 2.0 * nll;
-    let identity = core::iter::once((bic(0, curves.identity_nll), 0, CurveChoice::Identity));
+/// The 99 % quantiles of χ² with 1 to 8 degrees of freedom (a spline of six knots has
+/// eight coefficients): the identity is kept unless the data reject it at the 1 % level.
+const CHI_SQUARE_99: [f64; 8] = [6.635, 9.210, 11.345, 13.277, 15.086, 16.812, 18.475, 20.090];
+
+/// The curve of `curves`: the lowest AIC among the usable GLMs and the splines, unless a
+/// likelihood-ratio test at the 1 % level does not reject the identity against it, in
+/// which case the identity (module docs). Ties go to fewer coefficients.
+fn choose_curve(curves: &CurveFits) -> Option<CurveChoice> {
     let glms = curves
         .glms
         .iter()
         .enumerate()
         .filter(|(_, g)| g.usable())
         .map(|(i, g)| {
-            let k = g.spec.predictor.free_coefficients();
-            (bic(k, g.nll), k, CurveChoice::Glm(i))
+            (
+                g.aic,
+                g.nll,
+                g.spec.predictor.free_coefficients(),
+                CurveChoice::Glm(i),
+            )
         });
     let splines = curves.monotone.iter().enumerate().filter_map(|(i, c)| {
         let f = c.fit.as_ref().ok()?;
-        Some((
-            bic(f.free_coefficients, f.nll),
-            f.free_coefficients,
-            CurveChoice::Monotone(i),
-        ))
+        Some((f.aic, f.nll, f.free_coefficients, CurveChoice::Monotone(i)))
     });
-    identity
-        .chain(glms)
+    let best = glms
         .chain(splines)
-        .filter(|(b, _, _)| b.is_finite())
-        .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
-        .map(|(_, _, choice)| choice)
+        .filter(|c| c.0.is_finite())
+        .min_by(|a, b| a.0.total_cmp(&b.0).then(a.2.cmp(&b.2)));
+    let Some((_, nll, k, choice)) = best else {
+        return curves
+            .identity_nll
+            .is_finite()
+            .then_some(CurveChoice::Identity);
+    };
+    let statistic = 2.0 * (curves.identity_nll - nll);
+    let critical = CHI_SQUARE_99[k.clamp(1, CHI_SQUARE_99.len()) - 1];
+    if curves.identity_nll.is_finite() && statistic < critical {
+        Some(CurveChoice::Identity)
+    } else {
+        Some(choice)
+    }
 }
 
 /// Fits the flexible model (module docs) to (score, label) rows.
@@ -216,11 +234,10 @@ pub fn fit_flexible(
         (b, m) => (b.ok(), m.ok()),
     };
 
-    // The identity competes too (no coefficient): a flexible curve must not invent
-    // miscalibration that the likelihood does not support. The choice is by BIC, whose
-    // ln n a coefficient guards against that more than AIC's 2 (module docs).
+    // The identity is kept unless the data reject it: a flexible curve must not invent
+    // miscalibration that the likelihood does not support (module docs).
     let mut curves = fit_curves(&rest.0, &rest.1, rule, true).map_err(FlexibleFitError::Curve)?;
-    curves.best = best_by_bic(&curves, rest.0.len());
+    curves.best = choose_curve(&curves);
     let curve = match curves.best {
         Some(CurveChoice::Glm(i)) => curves.glms[i]
             .curve

@@ -284,7 +284,7 @@ pub fn fit_words(p: &super::Parametric) -> String {
             })
             .collect();
             format!(
-                "{density}{atoms}, curve {} (lowest BIC of 12 GLMs, {} monotone splines in log-odds and the identity)",
+                "{density}{atoms}, curve {} (lowest AIC of 12 GLMs and {} monotone splines in log-odds; the identity unless a likelihood-ratio test rejects it)",
                 fit.curve_name(),
                 fit.curves.monotone.len()
             )

@@ -29,9 +29,14 @@
 
 use core::fmt;
 
-use super::quadrature::integrate_ln;
+use super::quadrature::{integrate_ln, QuadratureError};
 use super::tce::{ln_largest_on_grid, scales, TceError};
 use super::unit_point::{ln_abs_expm1, scale_ln, sigmoid, softplus, UnitPoint};
+
+/// The TCE's integral is accepted when the pieces whose tanh-sinh sums did not settle
+/// (see [`MonotoneCurve::true_calibration_error_split`]) carry at most this share of it as
+/// their last change: the total is then as good as a settled integral's.
+pub const QUADRATURE_TOTAL_TOLERANCE: f64 = 1e-12;
 
 /// Why a monotone curve was refused.
 #[derive(Clone, Debug, PartialEq)]
@@ -247,10 +252,21 @@ impl MonotoneCurve {
         self.values[anchor] + scale_ln(self.slopes[j], z - self.knots[anchor])
     }
 
-    /// η(z) − z, exactly 0 on a segment that lies on the diagonal.
+    /// η(z) − z: exactly 0 on a segment that lies on the diagonal (slope 1, c_j = 0), and
+    /// elsewhere from the segment's knot, (η(k) − k) + (s_j − 1)(z − k), whose terms stay
+    /// of the size of the gap near a crossing on a steep segment (the line form
+    /// c_j + (s_j − 1)z cancels there: c_j ≈ −s_j·k_j is 10⁵ on a fitted near-step, and the
+    /// gap would carry an absolute error of 10⁻¹¹). Without knots, the line form, as
+    /// `Curve` has it.
     fn eta_minus_z(&self, z: f64) -> f64 {
         let j = self.segment(z);
-        self.lines[j] + scale_ln(self.slopes[j] - 1.0, z)
+        let s = self.slopes[j];
+        if self.knots.is_empty() || (s == 1.0 && self.lines[j] == 0.0) {
+            return self.lines[j] + scale_ln(s - 1.0, z);
+        }
+        let anchor = j.saturating_sub(1);
+        let k = self.knots[anchor];
+        (self.values[anchor] - k) + scale_ln(s - 1.0, z - k)
     }
 
     /// T(c) for c ∈ [0, 1] (meaningless outside).
@@ -389,7 +405,9 @@ impl MonotoneCurve {
     /// [`MonotoneCurve::true_calibration_error`], split also at the density's own breaks
     /// (any order; points outside (0, 1) are ignored): a density concentrated in a narrow
     /// band of (0, 1), such as a normal in log-odds far from 0, needs them for tanh-sinh to
-    /// resolve its peak.
+    /// resolve its peak. A piece whose tanh-sinh sums do not settle is kept if the
+    /// unsettled pieces' last changes are at most [`QUADRATURE_TOTAL_TOLERANCE`] of the
+    /// total; otherwise the first such piece's error is returned.
     pub fn true_calibration_error_split<F: Fn(&UnitPoint) -> f64>(
         &self,
         ln_pdf: F,
@@ -422,9 +440,33 @@ impl MonotoneCurve {
         let mut breaks = vec![UnitPoint::ZERO];
         breaks.extend(inner);
         breaks.push(UnitPoint::ONE);
-        let mut total = 0.0;
+        // A piece whose own sums settle only to ~1e−12 (a sliver next to a near-step's
+        // crossing, where the integrand's rounding is large relative to that piece's tiny
+        // value) is kept with its last change as its error; the total is accepted if
+        // those errors are below QUADRATURE_TOTAL_TOLERANCE of it.
+        let (mut total, mut unsettled) = (0.0, 0.0);
+        let mut first_failure = None;
         for piece in breaks.windows(2) {
-            total += integrate_ln(piece[0], piece[1], ln_integrand)?;
+            match integrate_ln(piece[0], piece[1], ln_integrand) {
+                Ok(value) => total += value,
+                Err(QuadratureError::NotConverged {
+                    estimate,
+                    relative_change,
+                }) if estimate.is_finite() && relative_change.is_finite() => {
+                    total += estimate;
+                    unsettled += relative_change * estimate.abs();
+                    first_failure.get_or_insert(QuadratureError::NotConverged {
+                        estimate,
+                        relative_change,
+                    });
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if let Some(failure) = first_failure {
+            if unsettled.is_nan() || unsettled > QUADRATURE_TOTAL_TOLERANCE * total {
+                return Err(failure.into());
+            }
         }
         Ok(ln_scale.exp() * total.powf(1.0 / p))
     }
@@ -649,6 +691,29 @@ mod tests {
         let expected = -softplus(-(-8.0f64));
         let actual = curve.ln_abs_gap(&UnitPoint::from_logit(-8.0));
         assert!((actual - expected).abs() <= 4.0 * f64::EPSILON * expected.abs());
+    }
+
+    #[test]
+    fn gap_is_accurate_next_to_a_crossing_on_a_steep_segment() {
+        // η = 2 + z/2 up to 6 (η(6) = 5), then slope 16384: the gap η − ℓ = −1 + 16383(ℓ − 6)
+        // crosses 0 at ℓ = 6 + 1/16383. Reference: ℓ − 6 exact (Sterbenz), the product
+        // with its rounding error by fma, −1 + product exact (Sterbenz). The line form
+        // c₁ + (s₁ − 1)ℓ with c₁ = −98299 rounds the gap to ulp(98299) = 1.5e−11, 10^−3 of a
+        // gap of 1.6e−8; from the knot it is good to 1e−16 absolute.
+        let curve = MonotoneCurve::new(2.0, vec![6.0], vec![0.5, 16384.0]).unwrap();
+        let point = UnitPoint::from_logit(6.0 + 1.0 / 16383.0 + 1e-12);
+        let l = point.logit();
+        let t = l - 6.0;
+        let product = 16383.0 * t;
+        let rounding = 16383f64.mul_add(t, -product);
+        let g = (-1.0 + product) + rounding;
+        assert!(g.abs() > 1e-9 && g.abs() < 1e-7, "{g}");
+        let s = sigma(l);
+        let d1 = s * (1.0 - s);
+        let d2 = d1 * (1.0 - 2.0 * s);
+        let expected = (d1 * g + d2 * g * g / 2.0).abs().ln();
+        let actual = curve.ln_abs_gap(&point);
+        assert!((actual - expected).abs() < 1e-7, "{actual} vs {expected}");
     }
 
     #[test]

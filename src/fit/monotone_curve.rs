@@ -1361,7 +1361,12 @@ mod tests {
     fn guard_table() {
         println!("| density | n | data sets | selection | plug-in mean TCE₂ (%) ± se | plug-in RMSE (%) | spline chosen | EM ECE_debias mean (%) ± se |");
         println!("|---|---:|---:|---|---:|---:|---:|---:|");
+        // TCE_GUARD_DENSITY=logit runs only the densities whose name contains it.
+        let only = std::env::var("TCE_GUARD_DENSITY").unwrap_or_default();
         for density in guard_densities() {
+            if !density.name().contains(&only) {
+                continue;
+            }
             for (n, reps) in [(1000, 100), (10_000, 50), (100_000, 20)] {
                 let (plug, [debias, debias_se], left_out) = guard_cell(&density, n, reps, 2036);
                 let reps = reps - left_out;

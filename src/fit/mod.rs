@@ -36,7 +36,8 @@ pub use logit_mixture::{
 };
 pub use model::{fit_model, FitError, FittedModel};
 pub use monotone_curve::{
-    best_curve, fit_candidates, fit_curves, fit_monotone, fit_monotone_quantile, CurveChoice,
-    CurveFits, MonotoneCandidate, MonotoneData, MonotoneFit, MonotoneFitError,
+    best_curve, best_held_out, fit_candidates, fit_curves, fit_monotone, fit_monotone_quantile,
+    held_out, CurveChoice, CurveFits, HeldOut, MonotoneCandidate, MonotoneData, MonotoneFit,
+    MonotoneFitError,
 };
 pub use saturation::{fit_model_with_point_masses, AtomAccuracy, SaturationFit};

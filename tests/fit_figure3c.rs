@@ -8,24 +8,12 @@
 //! and this test asserts that too, so a change in either direction is noticed
 //! (docs/fit/figure3c.md has the numbers at 200 repetitions).
 
-use std::path::Path;
+mod common;
 
 use tce::fit::check::compare_ece;
 use tce::fit::{fit_model, EndpointRule};
 
-fn read(file: &str) -> (Vec<f64>, Vec<u8>) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data")
-        .join(file);
-    let mut reader = csv::Reader::from_path(path).unwrap();
-    let (mut scores, mut labels) = (Vec::new(), Vec::new());
-    for record in reader.records() {
-        let record = record.unwrap();
-        scores.push(record[0].parse().unwrap());
-        labels.push(record[1].parse().unwrap());
-    }
-    (scores, labels)
-}
+use common::read_bundled as read;
 
 const RELATIVE_TOLERANCE: f64 = 0.15;
 

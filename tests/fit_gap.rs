@@ -13,7 +13,7 @@
 //! - `real scores, isotonic labels`: both real, labels redrawn (the estimator's own
 //!   sampling bias at this n; near the real value if nothing else is wrong).
 
-use std::path::Path;
+mod common;
 
 use rand::Rng;
 use tce::fit::check::equal_width_ece;
@@ -21,19 +21,7 @@ use tce::fit::{fit_model, EndpointRule};
 use tce::recalibrate::{Method, RecalibrationMap};
 use tce::sim::{repetition_rng, Curve};
 
-fn read(file: &str) -> (Vec<f64>, Vec<u8>) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data")
-        .join(file);
-    let mut reader = csv::Reader::from_path(path).unwrap();
-    let (mut scores, mut labels) = (Vec::new(), Vec::new());
-    for record in reader.records() {
-        let record = record.unwrap();
-        scores.push(record[0].parse().unwrap());
-        labels.push(record[1].parse().unwrap());
-    }
-    (scores, labels)
-}
+use common::read_bundled as read;
 
 const REPS: u64 = 50;
 

@@ -10,7 +10,7 @@
 //!
 //!     cargo test --release --all-features --test flexible_model -- --ignored --nocapture
 
-use std::path::Path;
+mod common;
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -26,19 +26,7 @@ const FILES: [&str; 6] = [
     "torchvision_densenet161_imgnet_test.csv",
 ];
 
-fn read(file: &str) -> (Vec<f64>, Vec<u8>) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data")
-        .join(file);
-    let mut reader = csv::Reader::from_path(path).unwrap();
-    let (mut scores, mut labels) = (Vec::new(), Vec::new());
-    for record in reader.records() {
-        let record = record.unwrap();
-        scores.push(record[0].parse().unwrap());
-        labels.push(record[1].parse().unwrap());
-    }
-    (scores, labels)
-}
+use common::read_bundled as read;
 
 /// The report's fit check of the flexible model on (scores, labels), with `simulations`
 /// data sets: (whether it reproduces, the model's TCE_2, the recommended estimator's BCa

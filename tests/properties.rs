@@ -122,6 +122,32 @@ fn assert_close_unrooted(
     assert_close(actual.powf(p), expected.powf(p), what)
 }
 
+/// The sweep of (scores, labels) has the b* and value of the literal sweep, which
+/// rebins every sample for every b up to `max_bins` (the limit `options` sets).
+fn sweep_agrees_with_the_naive_sweep(
+    scores: &[f64],
+    labels: &[u8],
+    binning: Binning,
+    p: f64,
+    options: SweepOptions,
+    max_bins: usize,
+) -> Result<(), TestCaseError> {
+    let naive_b = common::sweep_bins(scores, labels, max_bins, &|b| {
+        naive_assignment(scores, binning, b)
+    });
+    let mut storage = vec![Slot::EMPTY; scores.len()];
+    let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
+    buffer.push_batch(scores, labels).unwrap();
+    let sorted = buffer.sorted();
+    let e = sorted
+        .ece_sweep(binning, Norm::new(p).unwrap(), options)
+        .unwrap();
+    prop_assert_eq!(e.bins, naive_b);
+    let assignment = naive_assignment(scores, binning, naive_b);
+    let table = common::bin_table(scores, labels, &assignment, naive_b);
+    assert_close(e.value, common::ece(&table, p), "sweep value")
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -182,16 +208,7 @@ proptest! {
         let options = SweepOptions { max_bins: cap, limit };
         let n = scores.len();
         let max_bins = (if paper_limit { n - 1 } else { n }).min(cap.unwrap_or(usize::MAX)).max(1);
-        let naive_b = common::sweep_bins(&scores, &labels, max_bins, &|b| naive_assignment(&scores, binning, b));
-
-        let mut storage = vec![Slot::EMPTY; n];
-        let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
-        buffer.push_batch(&scores, &labels).unwrap();
-        let sorted = buffer.sorted();
-        let e = sorted.ece_sweep(binning, Norm::new(p).unwrap(), options).unwrap();
-        prop_assert_eq!(e.bins, naive_b);
-        let table = common::bin_table(&scores, &labels, &naive_assignment(&scores, binning, naive_b), naive_b);
-        assert_close(e.value, common::ece(&table, p), "sweep value")?;
+        sweep_agrees_with_the_naive_sweep(&scores, &labels, binning, p, options, max_bins)?;
     }
 
     /// The sweep on few distinct scores (1 to 6), where its partitions are unions of tie
@@ -207,16 +224,7 @@ proptest! {
         let options = SweepOptions { max_bins: cap, limit: SweepLimit::Samples };
         let n = scores.len();
         let max_bins = n.min(cap.unwrap_or(usize::MAX));
-        let naive_b = common::sweep_bins(&scores, &labels, max_bins, &|b| naive_assignment(&scores, binning, b));
-
-        let mut storage = vec![Slot::EMPTY; n];
-        let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
-        buffer.push_batch(&scores, &labels).unwrap();
-        let sorted = buffer.sorted();
-        let e = sorted.ece_sweep(binning, Norm::new(p).unwrap(), options).unwrap();
-        prop_assert_eq!(e.bins, naive_b);
-        let table = common::bin_table(&scores, &labels, &naive_assignment(&scores, binning, naive_b), naive_b);
-        assert_close(e.value, common::ece(&table, p), "sweep value")?;
+        sweep_agrees_with_the_naive_sweep(&scores, &labels, binning, p, options, max_bins)?;
     }
 
     #[test]

@@ -11,7 +11,7 @@ use rand::Rng;
 use super::beta::Beta;
 use super::curve::Curve;
 use super::logit_mixture::LogitMixture;
-use super::model::{repetition_rng, DatasetTooLarge, Model, Synthetic};
+use super::model::{draw_pairs, repetition_rng, reserve_pairs, DatasetTooLarge, Model, Synthetic};
 use super::monotone_curve::MonotoneCurve;
 use super::point_mass::PointMasses;
 use super::quadrature::{integrate_ln, QuadratureError};
@@ -201,49 +201,28 @@ impl FlexibleModel {
         n: usize,
         rng: &mut R,
     ) -> Result<(Vec<f64>, Vec<u8>), DatasetTooLarge> {
-        let (mut scores, mut labels) = (Vec::new(), Vec::new());
-        scores
-            .try_reserve_exact(n)
-            .and_then(|()| labels.try_reserve_exact(n))
-            .map_err(|_| DatasetTooLarge { n })?;
+        let (mut scores, mut labels) = reserve_pairs(n)?;
         let beta = match &self.density {
             ScoreDensity::Beta(beta) => Some(beta.sampler()),
             ScoreDensity::LogitMixture(_) => None,
         };
-        let draw_score = |rng: &mut R| match (&beta, &self.density) {
-            (Some(sampler), _) => rng.sample(sampler),
-            (None, ScoreDensity::LogitMixture(mixture)) => mixture.sample(rng),
-            // A Beta density always has its sampler.
-            (None, ScoreDensity::Beta(beta)) => beta.sample(rng),
+        let continuous = |rng: &mut R| {
+            let score = match (&beta, &self.density) {
+                (Some(sampler), _) => rng.sample(sampler),
+                (None, ScoreDensity::LogitMixture(mixture)) => mixture.sample(rng),
+                // A Beta density always has its sampler.
+                (None, ScoreDensity::Beta(beta)) => beta.sample(rng),
+            };
+            (score, self.curve.eval(score))
         };
-        let masses = &self.point_masses;
-        let one = masses.one().map(|a| (a.mass(), a.accuracy()));
-        let zero = masses.zero().map(|a| (a.mass(), a.accuracy()));
-        for _ in 0..n {
-            // The same draws in the same order as `Model::fill`: V (with atoms only),
-            // the score, then U.
-            let atom = if masses.is_none() {
-                None
-            } else {
-                let part: f64 = rng.gen();
-                let pi_one = one.map_or(0.0, |a| a.0);
-                match (one, zero) {
-                    (Some((pi, accuracy)), _) if part < pi => Some((1.0, accuracy)),
-                    (_, Some((pi, accuracy))) if part < pi_one + pi => Some((0.0, accuracy)),
-                    _ => None,
-                }
-            };
-            let (score, accuracy) = match atom {
-                Some(atom) => atom,
-                None => {
-                    let score = draw_score(rng);
-                    (score, self.curve.eval(score))
-                }
-            };
-            let uniform: f64 = rng.gen();
-            scores.push(score);
-            labels.push(u8::from(uniform < accuracy));
-        }
+        draw_pairs(
+            n,
+            rng,
+            &self.point_masses,
+            continuous,
+            &mut scores,
+            &mut labels,
+        );
         Ok((scores, labels))
     }
 }

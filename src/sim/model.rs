@@ -104,6 +104,56 @@ pub fn repetition_rng(seed: u64, rep: u64) -> Xoshiro256PlusPlus {
     Xoshiro256PlusPlus::from_seed(state)
 }
 
+/// Room for n (score, label) pairs, or [`DatasetTooLarge`] (by arithmetic alone when
+/// their bytes pass the address space).
+pub(crate) fn reserve_pairs(n: usize) -> Result<(Vec<f64>, Vec<u8>), DatasetTooLarge> {
+    let (mut scores, mut labels) = (Vec::new(), Vec::new());
+    scores
+        .try_reserve_exact(n)
+        .and_then(|()| labels.try_reserve_exact(n))
+        .map_err(|_| DatasetTooLarge { n })?;
+    Ok((scores, labels))
+}
+
+/// Appends n pairs drawn by the simulator's protocol: with point masses, a uniform V
+/// first picks the part (V < π₁ the atom at 1, then π₀ more the atom at 0, else the
+/// continuous part); without them V is not drawn. The continuous part is
+/// `continuous(rng)`, the score and its accuracy T(score). Then a uniform U, and the label
+/// U < the accuracy. Every model draws its data sets through this one loop, so a model's
+/// first n pairs are its n-pair draw, and two models with the same parts draw the same
+/// pairs.
+pub(crate) fn draw_pairs<R: Rng + ?Sized>(
+    n: usize,
+    rng: &mut R,
+    masses: &PointMasses,
+    mut continuous: impl FnMut(&mut R) -> (f64, f64),
+    scores: &mut Vec<f64>,
+    labels: &mut Vec<u8>,
+) {
+    let one = masses.one().map(|a| (a.mass(), a.accuracy()));
+    let zero = masses.zero().map(|a| (a.mass(), a.accuracy()));
+    for _ in 0..n {
+        let atom = if masses.is_none() {
+            None
+        } else {
+            let part: f64 = rng.gen();
+            let pi_one = one.map_or(0.0, |a| a.0);
+            match (one, zero) {
+                (Some((pi, accuracy)), _) if part < pi => Some((1.0, accuracy)),
+                (_, Some((pi, accuracy))) if part < pi_one + pi => Some((0.0, accuracy)),
+                _ => None,
+            }
+        };
+        let (score, accuracy) = match atom {
+            Some(atom) => atom,
+            None => continuous(rng),
+        };
+        let uniform: f64 = rng.gen();
+        scores.push(score);
+        labels.push(u8::from(uniform < accuracy));
+    }
+}
+
 impl Model {
     /// The model with this density and curve.
     pub fn new(density: Beta, curve: Curve) -> Model {
@@ -154,11 +204,7 @@ impl Model {
         n: usize,
         rng: &mut R,
     ) -> Result<(Vec<f64>, Vec<u8>), DatasetTooLarge> {
-        let (mut scores, mut labels) = (Vec::new(), Vec::new());
-        scores
-            .try_reserve_exact(n)
-            .and_then(|()| labels.try_reserve_exact(n))
-            .map_err(|_| DatasetTooLarge { n })?;
+        let (mut scores, mut labels) = reserve_pairs(n)?;
         self.fill(n, rng, &mut scores, &mut labels);
         Ok((scores, labels))
     }
@@ -172,32 +218,11 @@ impl Model {
         labels: &mut Vec<u8>,
     ) {
         let sampler = self.density.sampler();
-        let masses = &self.point_masses;
-        let one = masses.one().map(|a| (a.mass(), a.accuracy()));
-        let zero = masses.zero().map(|a| (a.mass(), a.accuracy()));
-        for _ in 0..n {
-            let atom = if masses.is_none() {
-                None
-            } else {
-                let part: f64 = rng.gen();
-                let pi_one = one.map_or(0.0, |a| a.0);
-                match (one, zero) {
-                    (Some((pi, accuracy)), _) if part < pi => Some((1.0, accuracy)),
-                    (_, Some((pi, accuracy))) if part < pi_one + pi => Some((0.0, accuracy)),
-                    _ => None,
-                }
-            };
-            let (score, accuracy) = match atom {
-                Some(atom) => atom,
-                None => {
-                    let score: f64 = rng.sample(sampler);
-                    (score, self.curve.eval(score))
-                }
-            };
-            let uniform: f64 = rng.gen();
-            scores.push(score);
-            labels.push(u8::from(uniform < accuracy));
-        }
+        let continuous = |rng: &mut R| {
+            let score: f64 = rng.sample(sampler);
+            (score, self.curve.eval(score))
+        };
+        draw_pairs(n, rng, &self.point_masses, continuous, scores, labels);
     }
 
     /// The data set of repetition `rep` under `seed`, of size n: deterministic, independent

@@ -147,3 +147,18 @@ fn same_bin_relation(assignment: &[usize]) -> Vec<usize> {
         })
         .collect()
 }
+
+/// The bundled file `data/FILE` (`confidence,correct`) as scores and labels.
+pub fn read_bundled(file: &str) -> (Vec<f64>, Vec<u8>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data")
+        .join(file);
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let (mut scores, mut labels) = (Vec::new(), Vec::new());
+    for record in reader.records() {
+        let record = record.unwrap();
+        scores.push(record[0].parse().unwrap());
+        labels.push(record[1].parse().unwrap());
+    }
+    (scores, labels)
+}

@@ -8,7 +8,7 @@
 //! of O(b*² log n) with b* running to n on tied data:
 //!
 //! - Each b costs O(min(b, d) log n): the walk visits the non-empty bins only, finding
-//!   each one's end by a binary search ([`runs`]).
+//!   each one's end by a binary search (`runs`).
 //! - If the tie groups' own accuracies never decrease, every coarser partition into
 //!   consecutive runs has non-decreasing accuracies too (each run's accuracy lies between
 //!   those of its first and last group), so every b passes: b* reaches the limit, with no

@@ -674,7 +674,21 @@ fn fit_check_rows_agree_with_fit_and_estimate() {
     let args = ["fit-check", &birds(), &c10, "--reps", "3", "--seed", "5"];
     let table = stdout(&tce(&args));
     assert_eq!(table, stdout(&tce(&args)), "seeded");
-    let rows = markdown_rows(&table);
+    // The paper's model first; then, after a blank line and a sentence, the report's
+    // flexible model checked as the report checks it.
+    let (paper, flexible) = table.split_once("\n\n").unwrap();
+    let flexible_rows = markdown_rows(flexible);
+    assert_eq!(flexible_rows.len(), 3, "{table}");
+    assert_eq!(flexible_rows[0][0], "file");
+    for (row, name) in flexible_rows[1..]
+        .iter()
+        .zip(["resnet50_birds_test.csv", "resnet110_c10_test.csv"])
+    {
+        assert_eq!(row.len(), 10, "{row:?}");
+        assert_eq!(row[0], name);
+        assert!(["yes", "**no**"].contains(&row[9].as_str()), "{row:?}");
+    }
+    let rows = markdown_rows(paper);
     assert_eq!(rows.len(), 3, "{table}");
     assert_eq!(rows[0][0], "file");
     assert_eq!(rows[0].len(), 10);

@@ -87,6 +87,8 @@ impl ScaledPowers {
     /// Makes the scale cover terms of magnitude up to `|magnitude|`, rescaling the sum
     /// so far (terms that become negligible then are: they are below 2^-1074 of the
     /// largest one).
+    // Not inlined: libm's pow stays called from here, where the panic audit knows it.
+    #[inline(never)]
     pub(crate) fn cover(&mut self, magnitude: f64) {
         let magnitude = magnitude.abs();
         if self.norm.rescales() && magnitude > self.scale {
@@ -98,6 +100,8 @@ impl ScaledPowers {
     }
 
     /// |x|^p in units of scale^p, for |x| within what [`ScaledPowers::cover`] covered.
+    // Not inlined, as `cover`: libm's pow stays called from here.
+    #[inline(never)]
     pub(crate) fn power(&self, x: f64) -> f64 {
         if self.scale == 0.0 {
             // Only a rescaling norm whose terms so far were all 0: so is x.

@@ -689,7 +689,7 @@ fn scores_fit_bin(bin: &BinStats, k: usize, bins: usize) -> bool {
     // times a count below 2^63 at most 2^127: no product overflows.
     let (lo, hi) = ((lo * SCALE) as u128, libm::ceil(hi * SCALE) as u128);
     let count = u128::from(bin.count());
-    (count * lo..=count * hi).contains(&bin.score_sum())
+    (count.wrapping_mul(lo)..=count.wrapping_mul(hi)).contains(&bin.score_sum())
 }
 
 impl<S: AsRef<[Slot]> + AsMut<[Slot]> + ?Sized> SortedBuffer<S> {

@@ -125,14 +125,19 @@ fn keep_end<V: SortedPositions + ?Sized>(view: &V, start: usize, bins: usize) ->
     let n = view.positions();
     // Position `start` lies in equal-mass bin k = floor(start·B/n); the next bin starts
     // at ceil((k + 1)·n/B) > start. In u128: start, n < 2^64 and B ≤ 2^64.
+    // The products are below 2^128 (each factor below 2^64 + 1); n = 0 or B = 0 (never
+    // asked for: a walk starts below n, the sweep's B ≥ 1) end the walk instead of dividing.
     let (n128, b128) = (n as u128, bins as u128);
-    let next = (start as u128 * b128 / n128 + 1) * n128;
-    let next = next.div_ceil(b128);
-    if next >= n128 {
-        return n;
+    let next = (start as u128)
+        .wrapping_mul(b128)
+        .checked_div(n128)
+        .map(|k| k.wrapping_add(1).wrapping_mul(n128))
+        .and_then(|kn| kn.wrapping_add(b128.wrapping_sub(1)).checked_div(b128));
+    match next {
+        // Below n: fits.
+        Some(next) if next < n128 => view.after_ties(next as usize),
+        _ => n,
     }
-    // Below n: fits.
-    view.after_ties(next as usize)
 }
 
 /// (count, hits) of each non-empty bin.
@@ -226,7 +231,9 @@ fn first_with_partition_of<V: SortedPositions + ?Sized>(
     max_bins: usize,
 ) -> usize {
     // At least as many bins as the partition has non-empty ones.
-    let nonempty = runs(view, binning, max_bins).count();
+    // (Counted with a wrapping add: at most n, and `Iterator::count` is checked
+    // arithmetic, which the panic audit refuses.)
+    let nonempty = runs(view, binning, max_bins).fold(0usize, |k, _| k.wrapping_add(1));
     (nonempty.max(1)..max_bins)
         .find(|&b| runs(view, binning, b).eq(runs(view, binning, max_bins)))
         .unwrap_or(max_bins)

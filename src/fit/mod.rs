@@ -19,6 +19,7 @@
 pub mod beta;
 pub mod bootstrap;
 pub mod check;
+mod coarse;
 pub mod endpoint;
 pub mod flexible;
 pub mod glm;

@@ -46,6 +46,11 @@ pub struct ReportArgs {
     /// tce::report::MAX_SIMULATIONS).
     #[arg(long, value_name = "N")]
     pub simulations: Option<usize>,
+    /// Simulated data sets fitted again to measure the error of the fitted model's own
+    /// TCE as an estimator (default: 10 up to n = 50 000, else 0; at most the
+    /// simulations; 0: none). Each costs one fit.
+    #[arg(long, value_name = "N")]
+    pub refits: Option<usize>,
     /// Level of every interval.
     #[arg(long, default_value_t = 0.95)]
     pub level: f64,
@@ -115,8 +120,12 @@ impl ReportArgs {
                 ModelArg::Flexible => tce::report::ModelKind::Flexible,
                 ModelArg::Paper => tce::report::ModelKind::Paper,
             },
+            refits: self.refits,
         };
         settings.check().map_err(report_failure)?;
+        if let Some(m) = self.refits.filter(|&m| m > 0 && self.input.classwise) {
+            return Err(report_failure(ReportError::RefitsNotClasswise(m)));
+        }
         Ok(settings)
     }
 }
@@ -169,6 +178,9 @@ fn report_failure(e: ReportError) -> Failure {
         ReportError::InvalidLevel(_) | ReportError::NoSamples => Failure::input(e.to_string()),
         ReportError::TooManyResamples(_) => Failure::input(format!("--resamples: {e}")),
         ReportError::SimulationsOutOfRange(_) => Failure::input(format!("--simulations: {e}")),
+        ReportError::TooManyRefits { .. } | ReportError::RefitsNotClasswise(_) => {
+            Failure::input(format!("--refits: {e}"))
+        }
         // More than this machine gives for what the options ask: fewer resamples need less.
         ReportError::OutOfMemory { .. } => Failure::input(e.to_string()),
         other => Failure::internal(other.to_string()),

@@ -41,6 +41,15 @@ fn json_holds_every_number_and_is_reproducible() {
     assert_eq!(v["settings"]["seed"], 9);
     assert_eq!(v["settings"]["resamples"], 60);
     assert_eq!(v["settings"]["simulations"], 30);
+    // n = 10^4: ten refits by default (at most the simulations).
+    assert_eq!(v["settings"]["refits"], 10);
+    let plug_in = &v["fit"]["plug_in"];
+    assert_eq!(plug_in["refits"], 10);
+    assert_eq!(plug_in["estimate"], v["fit"]["tce"]);
+    assert!(
+        plug_in["bias"]["rmse"].as_f64().unwrap() >= 0.0,
+        "{plug_in}"
+    );
     assert_eq!(v["settings"]["level"], 0.95);
     assert_eq!(v["n"], 10000);
     let estimators = v["estimators"].as_array().unwrap();
@@ -120,6 +129,14 @@ fn bad_options_are_named_errors() {
         ),
         (vec!["--classwise"], "classwise"),
         (vec!["--epsilon", "0.7"], "epsilon"),
+        (
+            vec!["--simulations", "5", "--refits", "6"],
+            "--refits: 6 refits: a report refits at most its 5 simulated data sets",
+        ),
+        (
+            vec!["--classwise", "--prob-cols", "confidence", "--refits", "2"],
+            "--refits: 2 refits: a classwise report does not refit its classes",
+        ),
     ] {
         let mut all = vec!["report", file.as_str(), "--quiet"];
         all.extend(args);
@@ -495,7 +512,8 @@ fn classwise_is_every_class_one_vs_rest_and_their_lp_mean() {
         }
         std::fs::write(&ovr, text).unwrap();
         let ovr = ovr.display().to_string();
-        let mut args = vec!["report", ovr.as_str()];
+        // A classwise report does not refit its classes.
+        let mut args = vec!["report", ovr.as_str(), "--refits", "0"];
         args.extend(options);
         let alone: Value = serde_json::from_str(&ok(&tce(&args))).unwrap();
         assert_eq!(body(class.clone()), body(alone), "class {k}");

@@ -270,4 +270,6 @@ int_arguments! {
     estimate_bins_arg -> usize = one(|v| count(v, "bins", "InvalidOption"));
     /// `simulations` of a report, or None.
     simulations_arg -> Option<usize> = optional(|v| count(v, "simulations", "InvalidOption"));
+    /// `refits` of a report, or None.
+    refits_arg -> Option<usize> = optional(|v| count(v, "refits", "InvalidOption"));
 }

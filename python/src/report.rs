@@ -53,9 +53,10 @@ pub struct Report {
 fn failure(e: ReportError) -> Failure {
     match e {
         ReportError::NoSamples => Failure::Named("NoSamples", e.to_string()),
-        ReportError::TooManyResamples(_) | ReportError::SimulationsOutOfRange(_) => {
-            Failure::option(e.to_string())
-        }
+        ReportError::TooManyResamples(_)
+        | ReportError::SimulationsOutOfRange(_)
+        | ReportError::TooManyRefits { .. }
+        | ReportError::RefitsNotClasswise(_) => Failure::option(e.to_string()),
         ReportError::OutOfMemory { bytes } => {
             Failure::Memory(format!("{bytes} bytes for the report"))
         }
@@ -284,7 +285,9 @@ impl Report {
 /// The calibration report of (scores, labels) (docs/report.md): every estimator with
 /// bootstrap intervals (``resamples``, seeded), a parametric fit of the data and its
 /// check, each estimator's bias at this n on data simulated from the fit
-/// (``simulations``; None: 1000, fewer above n = 50 000), and the estimator to trust.
+/// (``simulations``; None: 1000, fewer above n = 50 000), the error of the fitted
+/// model's own TCE from ``refits`` refits of simulated data sets (None: 10 up to
+/// n = 50 000, else 0), and the estimator to trust.
 ///
 /// ``scores``: confidences with 0/1 labels, or an N×K table of class probabilities
 /// (``logits=True``: logits) with class ids as labels, reduced to the top label or,
@@ -296,7 +299,7 @@ impl Report {
     scores, labels, *, logits=false, classwise=false, bins=15, norm=2.0, closure="left",
     ties="split", max_bins=None, paper_limit=false, resamples=1000, simulations=None,
     level=0.95, seed=0, kde=false, epsilon=tce::fit::endpoint::DEFAULT_EPSILON,
-    model="flexible", source="arrays"
+    model="flexible", refits=None, source="arrays"
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn report(
@@ -318,6 +321,7 @@ pub fn report(
     kde: bool,
     epsilon: f64,
     model: &str,
+    #[pyo3(from_py_with = options::refits_arg)] refits: Option<usize>,
     source: &str,
 ) -> PyResult<Report> {
     let source = source.to_owned();
@@ -343,9 +347,13 @@ pub fn report(
             kde,
             endpoint: EndpointRule::new(epsilon).map_err(|e| Failure::option(e.to_string()))?,
             model: model.parse().map_err(Failure::option)?,
+            refits,
         };
         // The core's bounds on resamples and simulations, before any data is read.
         settings.check().map_err(failure)?;
+        if let Some(m) = refits.filter(|&m| m > 0 && classwise) {
+            return Err(failure(ReportError::RefitsNotClasswise(m)));
+        }
         Ok(settings)
     })()
     .map_err(raise(py))?;

@@ -342,4 +342,5 @@ def report(scores: ArrayLike, labels: ArrayLike, *, logits: bool = False,
            resamples: int = 1000, simulations: Optional[int] = None, level: float = 0.95,
            seed: int = 0, kde: bool = False, epsilon: float = 1e-16,
            model: Literal["flexible", "paper"] = "flexible",
+           refits: Optional[int] = None,
            source: str = "arrays") -> Report: ...

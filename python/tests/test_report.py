@@ -108,9 +108,11 @@ def test_classwise_is_the_clis_and_each_class_one_vs_rest(cli, tmp_path):
         for c in d["classes"]:
             del c["name"]  # the CLI names the columns, Python "class k"
     assert without_input(got) == without_input(expected)
-    # Each class is the top-label report of its one-vs-rest samples.
+    # Each class is the top-label report of its one-vs-rest samples (a classwise report
+    # does not refit its classes).
     for k, c in enumerate(r.classes):
-        alone = tce.report(probs[:, k], (truth == k).astype(np.uint8), **OPTIONS).to_dict()
+        alone = tce.report(probs[:, k], (truth == k).astype(np.uint8), refits=0,
+                           **OPTIONS).to_dict()
         for key in ("n", "hits", "recommendation", "estimators", "reliability", "fit"):
             assert c[key] == alone[key], (k, key)
     # The marginal is the l_p mean (p = 2) of the classes' values; MCE their maximum.
@@ -138,6 +140,8 @@ def test_classwise_is_the_clis_and_each_class_one_vs_rest(cli, tmp_path):
     ([], [], {}, tce.NoSamples),
     ([0.5, 0.7, 0.9], [1, 0, 1], {"level": 1.5}, tce.InvalidOption),
     ([0.5, 0.7, 0.9], [1, 0, 1], {"simulations": 0}, tce.InvalidOption),
+    ([0.5, 0.7, 0.9], [1, 0, 1], {"refits": 3}, tce.InvalidOption),
+    ([0.5, 0.7, 0.9], [1, 0, 1], {"refits": -1}, tce.InvalidOption),
     ([0.5, 0.7, 0.9], [1, 0, 1], {"bins": 0}, tce.ZeroBins),
     ([0.5, 0.7, 0.9], [1, 0, 1], {"norm": 0.5}, tce.InvalidNorm),
     ([0.5, 0.7, 0.9], [1, 0, 1], {"closure": "middle"}, tce.InvalidOption),
@@ -146,10 +150,26 @@ def test_classwise_is_the_clis_and_each_class_one_vs_rest(cli, tmp_path):
     ([[0.5, 0.6], [0.3, 0.7]], [0, 1], {}, tce.NotNormalized),
     ([[0.5, 0.6], [0.3, 0.7]], [0, 1], {"classwise": True}, tce.NotNormalized),
     ([[0.5, 0.5], [0.3, 0.7]], [0, 2], {"classwise": True}, tce.InvalidLabel),
+    ([[0.5, 0.5], [0.3, 0.7]], [0, 1], {"classwise": True, "refits": 1}, tce.InvalidOption),
 ])
 def test_bad_input_raises_the_named_error(scores, labels, kwargs, error):
     with pytest.raises(error):
         tce.report(scores, labels, **{"resamples": 5, "simulations": 2, **kwargs})
+
+
+def test_the_fitted_models_tce_is_measured_as_an_estimator_from_refits():
+    scores, labels = load_csv(DATA / "resnet110_c10_test.csv", rows=3000)
+    measured = tce.report(scores, labels, refits=3, **OPTIONS)
+    plug_in = measured.fit["plug_in"]
+    assert measured.settings["refits"] == 3
+    assert plug_in["refits"] == 3 and plug_in["failed"] == 0
+    assert plug_in["estimate"] == measured.fit["tce"]
+    assert plug_in["bias"]["se"] == pytest.approx(plug_in["bias"]["sd"] / 3 ** 0.5)
+    assert "fit's TCE as an estimator (plug-in), from 3 refits" in str(measured)
+    off = tce.report(scores, labels, refits=0, **OPTIONS)
+    assert off.fit["plug_in"] is None and "not measured" in str(off)
+    # The rest of the report does not depend on the refits.
+    assert off.estimators == measured.estimators
 
 
 def test_the_model_of_the_data_is_flexible_by_default_or_the_papers():

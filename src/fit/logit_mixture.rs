@@ -578,31 +578,21 @@ fn em_step(bins: &Bins, params: &Params, floor: f64) -> Option<(f64, Params)> {
 }
 
 /// SQUAREM's extrapolation (Varadhan & Roland 2008, scheme S3) from θ0 through two EM
-/// iterates θ1, θ2: θ0 − 2αr + α²v with r = θ1 − θ0, v = θ2 − 2θ1 + θ0 and
-/// α = min(−‖r‖/‖v‖, −1); weights renormalised and sds held at the floor. `None` where it
-/// leaves the parameter space (a weight ≤ 0, or nothing to extrapolate).
-fn extrapolate(p0: &Params, p1: &Params, p2: &Params, min_sd: f64) -> Option<Params> {
-    let flat = |p: &Params| -> Vec<f64> {
-        p.weight
-            .iter()
-            .chain(&p.mean)
-            .chain(&p.sd)
-            .copied()
-            .collect()
-    };
-    let (a, b, c) = (flat(p0), flat(p1), flat(p2));
-    let r: Vec<f64> = b.iter().zip(&a).map(|(x, y)| x - y).collect();
-    let v: Vec<f64> = (0..a.len()).map(|i| c[i] - 2.0 * b[i] + a[i]).collect();
-    let norm = |x: &[f64]| x.iter().map(|t| t * t).sum::<f64>().sqrt();
-    let (nr, nv) = (norm(&r), norm(&v));
-    if !(nv > 0.0 && nr.is_finite()) {
-        return None;
-    }
-    let alpha = (-nr / nv).min(-1.0);
+/// iterates θ1, θ2: θ0 − 2αr + α²v with r = θ1 − θ0 and v = θ2 − 2θ1 + θ0; weights
+/// renormalised and sds held at the floor. `None` where it leaves the parameter space (a
+/// weight ≤ 0).
+fn extrapolate(p0: &Params, r: &[f64], v: &[f64], alpha: f64, min_sd: f64) -> Option<Params> {
+    let k = p0.len();
+    let a: Vec<f64> = p0
+        .weight
+        .iter()
+        .chain(&p0.mean)
+        .chain(&p0.sd)
+        .copied()
+        .collect();
     let x: Vec<f64> = (0..a.len())
         .map(|i| a[i] - 2.0 * alpha * r[i] + alpha * alpha * v[i])
         .collect();
-    let k = p0.len();
     let (weight, rest) = x.split_at(k);
     let (mean, sd) = rest.split_at(k);
     let total: f64 = weight.iter().sum();
@@ -618,6 +608,9 @@ fn extrapolate(p0: &Params, p1: &Params, p2: &Params, min_sd: f64) -> Option<Par
         sd: sd.iter().map(|s| s.max(min_sd)).collect(),
     })
 }
+
+/// The steps of SQUAREM's backtracking: a rejected α moves halfway to −1 (plain EM).
+const SQUAREM_BACKTRACKS: usize = 4;
 
 /// EM from `start`, accelerated by SQUAREM (a step is kept only if it does not lower the
 /// likelihood, so the iteration stays monotone like plain EM); `None` if a component
@@ -655,10 +648,35 @@ fn em(bins: &Bins, start: Params, options: &LogitMixtureOptions) -> Option<EmOut
         if iterations >= options.max_iterations {
             return outcome(p1, l1, iterations, false);
         }
-        let accelerated = extrapolate(&params, &p1, &p2, options.min_sd).and_then(|p| {
-            iterations += 1;
-            em_step(bins, &p, floor).filter(|(l, _)| *l >= l1)
-        });
+        // α = min(−‖r‖/‖v‖, −1), halved towards −1 while the step leaves the space or
+        // lowers the likelihood below the plain iterate's.
+        let flat = |p: &Params| -> Vec<f64> {
+            p.weight
+                .iter()
+                .chain(&p.mean)
+                .chain(&p.sd)
+                .copied()
+                .collect()
+        };
+        let (a, b, c) = (flat(&params), flat(&p1), flat(&p2));
+        let r: Vec<f64> = b.iter().zip(&a).map(|(x, y)| x - y).collect();
+        let v: Vec<f64> = (0..a.len()).map(|i| c[i] - 2.0 * b[i] + a[i]).collect();
+        let norm = |x: &[f64]| x.iter().map(|t| t * t).sum::<f64>().sqrt();
+        let mut alpha = (-norm(&r) / norm(&v)).min(-1.0);
+        let mut accelerated = None;
+        for _ in 0..SQUAREM_BACKTRACKS {
+            if !(alpha.is_finite() && alpha < -1.0) || iterations >= options.max_iterations {
+                break;
+            }
+            if let Some(p) = extrapolate(&params, &r, &v, alpha, options.min_sd) {
+                iterations += 1;
+                if let Some((l, next)) = em_step(bins, &p, floor).filter(|(l, _)| *l >= l1) {
+                    accelerated = Some((l, next));
+                    break;
+                }
+            }
+            alpha = (alpha - 1.0) / 2.0;
+        }
         (previous, params) = match accelerated {
             Some((l, next)) => (l, next),
             None => (l1, p2),

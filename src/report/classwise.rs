@@ -155,6 +155,9 @@ pub fn classwise_report(
     progress: &(dyn Fn(Phase) + Sync),
 ) -> Result<ClasswiseReport, ReportError> {
     settings.check()?;
+    if let Some(m) = settings.refits.filter(|&m| m > 0) {
+        return Err(ReportError::RefitsNotClasswise(m));
+    }
     let first = columns.first().ok_or(ReportError::NoSamples)?;
     let n = first.scores.len();
     for c in columns {
@@ -172,7 +175,16 @@ pub fn classwise_report(
             Ok(ClassReport {
                 class: c.class,
                 name: c.name.to_owned(),
-                report: report(c.scores, c.labels, settings, progress)?,
+                // A class's plug-in error is not measured (a fit per refit and class).
+                report: report(
+                    c.scores,
+                    c.labels,
+                    &ReportSettings {
+                        refits: Some(0),
+                        ..*settings
+                    },
+                    progress,
+                )?,
             })
         })
         .collect::<Result<Vec<_>, ReportError>>()?;

@@ -385,6 +385,11 @@ pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
                 );
             }
             out.push_str("</ul>");
+            let _ = write!(
+                out,
+                "<p>The {}.</p>",
+                escape(&super::text::plug_in_words(p))
+            );
         }
         Err(e) => {
             let _ = write!(out, "<p>No fit: {}</p>", escape(&e.to_string()));

@@ -130,6 +130,19 @@ struct FitJson {
     check_level: f64,
     checks: Vec<CheckJson>,
     reproduces: bool,
+    /// The fitted model's TCE as an estimator, with its error at n from refits
+    /// (`null` with 0 refits).
+    plug_in: Option<PlugInJson>,
+}
+
+#[derive(Serialize)]
+struct PlugInJson {
+    estimate: f64,
+    refits: usize,
+    failed: usize,
+    /// Against the fitted model's TCE (`null` if no refit succeeded).
+    bias: Option<BiasJson>,
+    least_biased: bool,
 }
 
 #[derive(Serialize)]
@@ -337,6 +350,7 @@ struct SettingsJson<'a, I> {
     paper_limit: bool,
     resamples: usize,
     simulations: usize,
+    refits: usize,
     level: f64,
     seed: u64,
     kde: bool,
@@ -479,6 +493,7 @@ fn settings_json<'a, I>(
         paper_limit: settings.sweep.limit == SweepLimit::PaperCode,
         resamples: settings.resamples,
         simulations: settings.simulations.unwrap_or(0),
+        refits: settings.refits.unwrap_or(0),
         level: settings.level,
         seed: settings.seed,
         kde: settings.kde,
@@ -576,6 +591,19 @@ fn body(r: &Report) -> BodyJson {
                     })
                     .collect(),
                 reproduces: p.reproduces,
+                plug_in: p.plug_in.as_ref().map(|plug| PlugInJson {
+                    estimate: plug.estimate,
+                    refits: plug.refits,
+                    failed: plug.failed,
+                    bias: plug.summary.map(|b| BiasJson {
+                        mean: b.mean,
+                        bias: b.bias,
+                        sd: b.sd,
+                        rmse: b.rmse,
+                        se: b.se,
+                    }),
+                    least_biased: plug.least_biased(&p.bias),
+                }),
             }
         }),
         fit_error: r.parametric.as_ref().err().map(ToString::to_string),

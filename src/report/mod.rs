@@ -6,6 +6,8 @@
 //!   bootstrap resample needs no sort.
 //! - [`bootstrap`]: resamples, percentile and BCa intervals, the distribution of b*.
 //! - [`normal`]: Φ and Φ⁻¹ for BCa.
+//! - [`plug_in`]: the fitted model's TCE as an estimator, and its error at n from refits
+//!   of simulated data sets.
 //! - [`classwise`]: the report of every class one-vs-rest, and the marginal calibration
 //!   error over the classes with its bootstrap (rows resampled jointly).
 //! - [`text`]: the words, and the terminal summary.
@@ -22,6 +24,7 @@ pub mod html;
 #[cfg(feature = "render")]
 pub mod json;
 pub mod normal;
+pub mod plug_in;
 pub mod text;
 pub mod ties;
 pub(crate) mod weighted;
@@ -72,6 +75,10 @@ pub struct ReportSettings {
     pub endpoint: EndpointRule,
     /// Which model of the data the bias figures are simulated from.
     pub model: ModelKind,
+    /// Simulated data sets fitted again, for the error of the fitted model's own TCE as
+    /// an estimator ([`plug_in`]); `None`: [`plug_in::default_refits`] of n (10 up to
+    /// n = 50 000, else 0). At most the number of simulations.
+    pub refits: Option<usize>,
 }
 
 /// The model of the data a report fits and simulates from.
@@ -112,7 +119,8 @@ impl core::str::FromStr for ModelKind {
 
 impl ReportSettings {
     /// Checks the settings that do not depend on the data: the level in (0, 1), at most
-    /// [`MAX_RESAMPLES`] resamples and 1 to [`MAX_SIMULATIONS`] simulations (when given).
+    /// [`MAX_RESAMPLES`] resamples, 1 to [`MAX_SIMULATIONS`] simulations and at most
+    /// that many refits (when given).
     /// [`report`] and [`classwise::classwise_report`] start with it; a caller may run it
     /// first to refuse bad settings before reading any data.
     pub fn check(&self) -> Result<(), ReportError> {
@@ -123,7 +131,22 @@ impl ReportSettings {
             return Err(ReportError::TooManyResamples(self.resamples));
         }
         match self.simulations {
-            Some(m) if m == 0 || m > MAX_SIMULATIONS => Err(ReportError::SimulationsOutOfRange(m)),
+            Some(m) if m == 0 || m > MAX_SIMULATIONS => {
+                return Err(ReportError::SimulationsOutOfRange(m))
+            }
+            _ => {}
+        }
+        match (self.refits, self.simulations) {
+            (Some(refits), Some(simulations)) if refits > simulations => {
+                Err(ReportError::TooManyRefits {
+                    refits,
+                    simulations,
+                })
+            }
+            (Some(refits), None) if refits > MAX_SIMULATIONS => Err(ReportError::TooManyRefits {
+                refits,
+                simulations: MAX_SIMULATIONS,
+            }),
             _ => Ok(()),
         }
     }
@@ -144,6 +167,7 @@ impl Default for ReportSettings {
             kde: false,
             endpoint: EndpointRule::default(),
             model: ModelKind::Flexible,
+            refits: None,
         }
     }
 }
@@ -193,6 +217,15 @@ pub enum ReportError {
     TooManyResamples(usize),
     /// Simulations of 0 or more than [`MAX_SIMULATIONS`] (refused before any work).
     SimulationsOutOfRange(usize),
+    /// Refits asked of a classwise report, which does not refit its classes.
+    RefitsNotClasswise(usize),
+    /// More refits than simulated data sets to refit (refused before any work).
+    TooManyRefits {
+        /// The refits asked for.
+        refits: usize,
+        /// The simulations (given, or the default at n).
+        simulations: usize,
+    },
     /// The allocator refused `bytes` bytes for the samples or the bootstrap's results.
     OutOfMemory {
         /// The bytes asked for.
@@ -224,6 +257,17 @@ impl fmt::Display for ReportError {
             Self::SimulationsOutOfRange(m) => write!(
                 f,
                 "{m} simulations: a report takes 1 to {MAX_SIMULATIONS} (tce::report::MAX_SIMULATIONS)"
+            ),
+            Self::RefitsNotClasswise(m) => write!(
+                f,
+                "{m} refits: a classwise report does not refit its classes (0 or none)"
+            ),
+            Self::TooManyRefits {
+                refits,
+                simulations,
+            } => write!(
+                f,
+                "{refits} refits: a report refits at most its {simulations} simulated data sets (more simulations allow more)"
             ),
             Self::OutOfMemory { bytes } => write!(
                 f,
@@ -335,6 +379,23 @@ pub enum ParametricFit {
 }
 
 impl ParametricFit {
+    /// The fit of `kind` to (scores, labels).
+    pub fn of(
+        scores: &[f64],
+        labels: &[u8],
+        kind: ModelKind,
+        endpoint: &EndpointRule,
+    ) -> Result<ParametricFit, ParametricError> {
+        Ok(match kind {
+            ModelKind::Paper => ParametricFit::Paper(Box::new(
+                fit(scores, labels, endpoint).map_err(ParametricError::Fit)?,
+            )),
+            ModelKind::Flexible => ParametricFit::Flexible(Box::new(
+                fit_flexible(scores, labels, endpoint).map_err(ParametricError::FlexibleFit)?,
+            )),
+        })
+    }
+
     /// The model it fitted, as the simulator runs it.
     pub fn model(&self) -> FlexibleModel {
         match self {
@@ -389,6 +450,9 @@ pub struct Parametric {
     /// Each bias row's estimates on the simulated data sets (fractions, in simulation
     /// order): what a classwise report combines across classes.
     pub simulated: Vec<Vec<f64>>,
+    /// The fitted model's TCE as an estimator and its error at n from refits (`None`
+    /// with 0 refits).
+    pub plug_in: Option<plug_in::PlugIn>,
 }
 
 /// Why the parametric part is missing.
@@ -573,6 +637,12 @@ pub fn report(
         .simulations
         .unwrap_or_else(|| default_simulations(n));
     settings.simulations = Some(simulations);
+    settings.refits = Some(
+        settings
+            .refits
+            .unwrap_or_else(|| plug_in::default_refits(n).min(simulations)),
+    );
+    settings.check()?;
     let evaluation = EvaluationSettings {
         norm: settings.norm,
         sweep: settings.sweep,
@@ -701,15 +771,7 @@ fn parametric(
     estimators: &[EstimatorResult],
     progress: &(dyn Fn(Phase) + Sync),
 ) -> Result<Parametric, ParametricError> {
-    let fit = match settings.model {
-        ModelKind::Paper => ParametricFit::Paper(Box::new(
-            fit(scores, labels, &settings.endpoint).map_err(ParametricError::Fit)?,
-        )),
-        ModelKind::Flexible => ParametricFit::Flexible(Box::new(
-            fit_flexible(scores, labels, &settings.endpoint)
-                .map_err(ParametricError::FlexibleFit)?,
-        )),
-    };
+    let fit = ParametricFit::of(scores, labels, settings.model, &settings.endpoint)?;
     let model = fit.model();
     let tce_targets: Vec<Target> = targets.iter().copied().filter(estimates_tce).collect();
     let grid = Grid {
@@ -773,7 +835,11 @@ fn parametric(
             })
         })
         .collect();
+    let refits = settings.refits.unwrap_or(0);
+    let plug_in = (refits > 0)
+        .then(|| plug_in::plug_in(&model, fit.kind(), settings, scores.len(), tce, refits));
     Ok(Parametric {
+        plug_in,
         reproduces: checks.iter().all(|c| c.reproduces),
         tce,
         simulations: simulation.repetitions,

@@ -282,17 +282,61 @@ impl Array {
         Ok(out)
     }
 
-    fn floats(self) -> Result<Vec<f64>, InputError> {
+    /// The converter of a float dtype's element bytes (little-endian order).
+    fn float_converter(&self) -> Result<fn(&[u8]) -> f64, InputError> {
         match (self.header.kind, self.header.size) {
-            (Kind::Float, 4) => {
-                self.elements(|b| f64::from(f32::from_le_bytes(b.try_into().unwrap())))
-            }
-            (Kind::Float, 8) => self.elements(|b| f64::from_le_bytes(b.try_into().unwrap())),
+            (Kind::Float, 4) => Ok(|b| f64::from(f32::from_le_bytes(b.try_into().unwrap()))),
+            (Kind::Float, 8) => Ok(|b| f64::from_le_bytes(b.try_into().unwrap())),
             _ => Err(bad(format!(
                 "dtype '{}' is not a float dtype; scores must be float32 or float64",
                 self.header.descr
             ))),
         }
+    }
+
+    fn floats(self) -> Result<Vec<f64>, InputError> {
+        let convert = self.float_converter()?;
+        self.elements(convert)
+    }
+
+    /// Each row of a C-order (rows × k) float array, in order, read a block of rows at a
+    /// time: the array is never held whole, so a report's memory beyond the file stays
+    /// O(rows + k) for a top-label reduction.
+    /// Its own errors (the dtype, a failed read) go through `own`; `each`'s pass as they
+    /// are.
+    fn for_each_row(
+        mut self,
+        k: usize,
+        own: impl Fn(InputError) -> InputError,
+        mut each: impl FnMut(usize, &[f64]) -> Result<(), InputError>,
+    ) -> Result<(), InputError> {
+        let convert = self.float_converter().map_err(&own)?;
+        let size = self.header.size;
+        let rows = self.len / k;
+        // About 1 MB of bytes a block, at least one row.
+        let per_block = (1 << 20) / (size * k).max(1);
+        let per_block = per_block.max(1);
+        let mut block = vec![0u8; per_block * k * size];
+        let mut row = vec![0.0; k];
+        let mut done = 0;
+        while done < rows {
+            let take = (rows - done).min(per_block);
+            let bytes = &mut block[..take * k * size];
+            self.data
+                .read_exact(bytes)
+                .map_err(|e| own(InputError::io(None, format!("read error: {e}"))))?;
+            for (r, values) in bytes.chunks_exact_mut(k * size).enumerate() {
+                for (slot, element) in row.iter_mut().zip(values.chunks_exact_mut(size)) {
+                    if self.header.big_endian {
+                        element.reverse();
+                    }
+                    *slot = convert(element);
+                }
+                each(done + r, &row)?;
+            }
+            done += take;
+        }
+        Ok(())
     }
 
     /// Integers as i128 (every 1- to 8-byte integer fits).
@@ -364,7 +408,6 @@ pub(super) fn load(
         shape: shape.clone(),
     };
     let fortran = scores.header.fortran_order;
-    let values = scores.floats().map_err(in_scores)?;
     let ids = labels.integers().map_err(in_labels)?;
     let provenance = |values, reduction, classes| Provenance {
         format: "npy",
@@ -379,6 +422,7 @@ pub(super) fn load(
     };
     let Some(k) = classes else {
         // Confidences and 0/1 labels.
+        let values = scores.floats().map_err(in_scores)?;
         if logits || reduction == Reduction::Classwise {
             return Err(in_scores(bad(
                 "scores of shape (N,) are confidences: --logits and --classwise need (N, K) class outputs",
@@ -415,24 +459,33 @@ pub(super) fn load(
     let n = ids.len();
     let names: Vec<String> = (0..k).map(|j| format!("class {j}")).collect();
     let mut sink = Sink::new(reduction, &names);
-    let mut row = vec![0.0; k];
-    for (i, &id) in ids.iter().enumerate() {
-        let class = usize::try_from(id).ok().filter(|&c| c < k).ok_or_else(|| {
+    let class_of = |i: usize| {
+        let id = ids[i];
+        usize::try_from(id).ok().filter(|&c| c < k).ok_or_else(|| {
             in_labels(InputError::at_index(
                 i as u64,
                 super::number::out_of_classes(&id.to_string(), "label", k),
             ))
-        })?;
-        let row = if fortran {
+        })
+    };
+    if fortran {
+        // Column-major: a row's values are n apart, so the array is read whole.
+        let values = scores.floats().map_err(in_scores)?;
+        let mut row = vec![0.0; k];
+        for i in 0..n {
+            let class = class_of(i)?;
             for (j, value) in row.iter_mut().enumerate() {
                 *value = values[j * n + i];
             }
-            &row[..]
-        } else {
-            &values[i * k..(i + 1) * k]
-        };
-        sink.push(row, class, logits, &names)
-            .map_err(|p| in_scores(InputError::at_index(i as u64, p)))?;
+            sink.push(&row, class, logits, &names)
+                .map_err(|p| in_scores(InputError::at_index(i as u64, p)))?;
+        }
+    } else {
+        scores.for_each_row(k, in_scores, |i, row| {
+            let class = class_of(i)?;
+            sink.push(row, class, logits, &names)
+                .map_err(|p| in_scores(InputError::at_index(i as u64, p)))
+        })?;
     }
     Ok(Input {
         provenance: provenance(super::values(logits), reduction, Some(k)),

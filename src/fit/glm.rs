@@ -625,7 +625,6 @@ pub fn fit_glm(spec: GlmSpec, data: &GlmData) -> Result<GlmFit, GlmError> {
 
 /// A fit that did not settle on the cells, reported on the rows (see [`fit_glm`]).
 fn unsettled(spec: GlmSpec, data: &GlmData, theta: [f64; 2], validity: Validity) -> GlmFit {
-    let k = spec.predictor.free_coefficients();
     let mut origin = start(&spec, data);
     if evaluate(&spec, data, &origin).is_none() {
         origin = [1.0, 0.0];
@@ -647,7 +646,19 @@ fn unsettled(spec: GlmSpec, data: &GlmData, theta: [f64; 2], validity: Validity)
         let e = evaluate(&spec, data, &origin).expect("b1 = 1 is inside every domain");
         (origin, e)
     });
-    let (b0, b1) = expand(spec.predictor, &theta);
+    finish(spec, &theta, &e, validity, 0)
+}
+
+/// The fit at θ with its evaluation there.
+fn finish(
+    spec: GlmSpec,
+    theta: &[f64; 2],
+    e: &Evaluation,
+    validity: Validity,
+    iterations: usize,
+) -> GlmFit {
+    let k = spec.predictor.free_coefficients();
+    let (b0, b1) = expand(spec.predictor, theta);
     GlmFit {
         spec,
         b0,
@@ -657,7 +668,7 @@ fn unsettled(spec: GlmSpec, data: &GlmData, theta: [f64; 2], validity: Validity)
         aic: 2.0 * k as f64 + 2.0 * e.nll,
         validity,
         curve: spec.curve(b0, b1),
-        iterations: 0,
+        iterations,
     }
 }
 
@@ -742,18 +753,7 @@ fn fit_from(
     {
         validity = Validity::MeanLeavesUnitInterval;
     }
-    let (b0, b1) = expand(spec.predictor, &theta);
-    GlmFit {
-        spec,
-        b0,
-        b1,
-        wald_se: wald_se(spec.predictor, &e.information),
-        nll: e.nll,
-        aic: 2.0 * k as f64 + 2.0 * e.nll,
-        validity,
-        curve: spec.curve(b0, b1),
-        iterations,
-    }
+    finish(spec, &theta, &e, validity, iterations)
 }
 
 /// Fits all twelve models (in parallel).

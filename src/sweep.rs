@@ -146,11 +146,17 @@ fn shapes<V: SortedPositions + ?Sized>(
     binning: Binning,
     bins: usize,
 ) -> impl Iterator<Item = (u64, u64)> + '_ {
-    let mut start = 0usize;
+    // Each bin's start is the last one's end: one lookup of the hits a bin.
+    let (mut start, mut hits_before_start) = (0usize, 0u64);
     runs(view, binning, bins).map(move |end| {
-        let range = (start, end);
-        start = end;
-        shape(view, range)
+        let hits = view.hits_before(end);
+        // end ≥ start, and the running hits never decrease.
+        let shape = (
+            end.wrapping_sub(start) as u64,
+            hits.wrapping_sub(hits_before_start),
+        );
+        (start, hits_before_start) = (end, hits);
+        shape
     })
 }
 
@@ -174,7 +180,10 @@ fn finest_is_monotone<V: SortedPositions + ?Sized>(view: &V, binning: Binning) -
         // hits ≤ n.
         return view.hits_before(n.wrapping_sub(hits as usize)) == 0;
     }
-    let mut start = 0usize;
+    // The groups before the one holding the first hit have accuracy 0, at most any later
+    // group's, so they cannot break monotonicity: the walk starts at that group. (On
+    // one-vs-rest samples of a class most scores are misses below the first hit.)
+    let mut start = first_hit_group(view);
     let groups = core::iter::from_fn(|| {
         if start >= n {
             return None;
@@ -186,6 +195,44 @@ fn finest_is_monotone<V: SortedPositions + ?Sized>(view: &V, binning: Binning) -
         Some(shape(view, range))
     });
     is_monotone(groups)
+}
+
+/// The start of the tie group holding the first hit (n without hits), by binary searches:
+/// O(log n) calls of `hits_before` and `after_ties`.
+fn first_hit_group<V: SortedPositions + ?Sized>(view: &V) -> usize {
+    let n = view.positions();
+    if view.hits_before(n) == 0 {
+        return n;
+    }
+    // The first hit is at m, the last p with no hits before it: hits_before is 0 on
+    // [0, m] and positive on (m, n].
+    let (mut lo, mut hi) = (0usize, n);
+    while hi.wrapping_sub(lo) > 1 {
+        let mid = lo.wrapping_add(hi.wrapping_sub(lo) / 2);
+        if view.hits_before(mid) == 0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let m = lo;
+    if view.after_ties(m) == m {
+        // The group starts at m (0 included).
+        return m;
+    }
+    // The group [s, e) holding m started before it: after_ties(q) is e exactly for q in
+    // (s, m] (at s the group starts; before s an earlier group ends by s < e).
+    let end = view.after_ties(m.wrapping_add(1));
+    let (mut lo, mut hi) = (0usize, m);
+    while hi.wrapping_sub(lo) > 1 {
+        let mid = lo.wrapping_add(hi.wrapping_sub(lo) / 2);
+        if view.after_ties(mid) == end {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    lo
 }
 
 /// Whether the accuracies hits/count of the non-empty bins, in order, never decrease

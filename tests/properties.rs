@@ -227,6 +227,28 @@ proptest! {
         sweep_agrees_with_the_naive_sweep(&scores, &labels, binning, p, options, max_bins)?;
     }
 
+    /// One-vs-rest samples of a class: few hits, most of them high, after a long run of
+    /// misses (which the sweep's check of the finest partition skips to the first hit's
+    /// tie group), with ties on a grid or distinct scores.
+    #[test]
+    fn sweep_with_few_hits_matches_the_naive_rebinning_sweep(
+        rows in prop::collection::vec((0.0..1.0f64, 0.0..1.0f64), 1..150),
+        grid in prop::option::of(2u32..40), p in norm(), closure in closure(), ties in ties(),
+        equal_mass in any::<bool>()
+    ) {
+        let scores: Vec<f64> = rows
+            .iter()
+            .map(|&(u, _)| {
+                let s = u * u * u;
+                grid.map_or(s, |g| (s * f64::from(g)).round() / f64::from(g))
+            })
+            .collect();
+        let labels: Vec<u8> = rows.iter().zip(&scores).map(|(&(_, v), &s)| u8::from(v < 0.4 * s)).collect();
+        let binning = if equal_mass { Binning::EqualMass(ties) } else { Binning::EqualWidth(closure) };
+        let n = scores.len();
+        sweep_agrees_with_the_naive_sweep(&scores, &labels, binning, p, SweepOptions::default(), n)?;
+    }
+
     #[test]
     fn histogram_is_invariant_to_input_order_bit_for_bit(
         (scores, labels) in samples(200), bins in 1usize..30, seed in any::<u64>()

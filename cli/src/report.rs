@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
-use tce::report::classwise::{classwise_report, ClassColumn};
+use tce::report::classwise::{classwise_report_with, ClassColumn, ClasswiseOptions, ClasswisePlan};
 use tce::report::json::Source;
 use tce::report::{report, Phase, ReportError, ReportSettings};
 use tce::{Closure, SweepLimit, SweepOptions, Ties};
@@ -42,10 +42,17 @@ pub struct ReportArgs {
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub resamples: usize,
     /// Data sets simulated from the fitted model for the bias table (default: 1000, fewer
-    /// above n = 50 000 so that n x simulations <= 5e7; at least 50; at most 100000,
-    /// tce::report::MAX_SIMULATIONS).
+    /// above n = 50 000 so that n x simulations <= 5e7; with --classwise, of each simulated
+    /// class, fewer above n = 5 000 so that n x simulations <= 5e6; at least 50; at most
+    /// 100000, tce::report::MAX_SIMULATIONS).
     #[arg(long, value_name = "N")]
     pub simulations: Option<usize>,
+    /// With --classwise: the classes fitted and simulated for the bias figures (default 10:
+    /// every class up to 10, else a seeded random sample of 10, the marginal's bias
+    /// estimated from it; 0: none; at least 2 below the number of classes). A fit takes
+    /// about a second a class at n = 10^4.
+    #[arg(long, value_name = "N")]
+    pub simulated_classes: Option<usize>,
     /// Simulated data sets fitted again to measure the error of the fitted model's own
     /// TCE as an estimator (default: 10 up to n = 50 000, else 0; at most the
     /// simulations; 0: none). Each costs one fit.
@@ -125,6 +132,11 @@ impl ReportArgs {
         settings.check().map_err(report_failure)?;
         if let Some(m) = self.refits.filter(|&m| m > 0 && self.input.classwise) {
             return Err(report_failure(ReportError::RefitsNotClasswise(m)));
+        }
+        if self.simulated_classes.is_some() && !self.input.classwise {
+            return Err(Failure::input(
+                "--simulated-classes is an option of --classwise reports".to_owned(),
+            ));
         }
         Ok(settings)
     }
@@ -215,14 +227,14 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
         }
         input::Data::Classwise(columns) => {
             let n = columns.first().map_or(0, |c| c.scores.len());
-            let k = columns.len();
-            let simulations = settings
-                .simulations
-                .unwrap_or_else(|| tce::report::default_simulations(n));
-            // Each class's bootstrap and simulations, then the joint resamples.
+            let options = ClasswiseOptions {
+                simulated_classes: args.simulated_classes,
+            };
+            let plan = ClasswisePlan::new(n, columns.len(), &settings, &options);
+            // Every class on every joint resample, then the simulated classes' simulations.
             let bars = Bars::new(
-                settings.resamples.saturating_mul(k + 1),
-                simulations.saturating_mul(k),
+                plan.resamples.saturating_mul(plan.classes),
+                plan.simulations.saturating_mul(plan.simulated_classes),
                 args.quiet,
             );
             let views: Vec<ClassColumn<'_>> = columns
@@ -234,8 +246,9 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
                     labels: &c.labels,
                 })
                 .collect();
-            let result = classwise_report(&views, &settings, &|phase| bars.step(phase))
-                .map_err(report_failure)?;
+            let result =
+                classwise_report_with(&views, &settings, &options, &|phase| bars.step(phase))
+                    .map_err(report_failure)?;
             bars.finish();
             if let Some(path) = &args.html {
                 write_page(path, &tce::report::html::classwise_page(&file, &result))?;

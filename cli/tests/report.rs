@@ -137,6 +137,10 @@ fn bad_options_are_named_errors() {
             vec!["--classwise", "--prob-cols", "confidence", "--refits", "2"],
             "--refits: 2 refits: a classwise report does not refit its classes",
         ),
+        (
+            vec!["--simulated-classes", "2"],
+            "--simulated-classes is an option of --classwise reports",
+        ),
     ] {
         let mut all = vec!["report", file.as_str(), "--quiet"];
         all.extend(args);
@@ -460,12 +464,29 @@ fn multiclass(dir: &Path) -> (PathBuf, Vec<(Vec<f64>, usize)>) {
     (path, rows)
 }
 
-/// A report's numbers without the settings and version (what a class entry holds).
+/// A report's numbers without the settings and version (what a class entry holds), and
+/// without what depends on the bootstrap: a classwise report's classes read their
+/// intervals off the joint resamples of the rows, not off resamples of their own.
 fn body(mut v: Value) -> Value {
     let o = v.as_object_mut().unwrap();
-    for key in ["tce_version", "command", "settings", "class", "name"] {
+    for key in [
+        "tce_version",
+        "command",
+        "settings",
+        "class",
+        "name",
+        "simulated",
+        "simulation_seed",
+    ] {
         o.remove(key);
     }
+    for e in o["estimators"].as_array_mut().unwrap() {
+        e.as_object_mut().unwrap().remove("bootstrap");
+    }
+    let rec = o["recommendation"].as_object_mut().unwrap();
+    rec.remove("interval");
+    // The first line quotes the interval.
+    rec["words"].as_array_mut().unwrap().remove(0);
     v
 }
 
@@ -501,8 +522,20 @@ fn classwise_is_every_class_one_vs_rest_and_their_lp_mean() {
     assert_eq!(v["n"], 240);
     let classes = v["classes"].as_array().unwrap();
     assert_eq!(classes.len(), 3);
-    // Each class equals `tce report` on a hand-made one-vs-rest file of that class.
+    // Each class equals `tce report` on a hand-made one-vs-rest file of that class, with
+    // the class's simulation seed and no refits, but for the intervals: those are read off
+    // the joint resamples (50 of them, as asked).
+    assert_eq!(v["method"]["intervals"], "joint_resamples");
+    assert_eq!(
+        v["method"]["simulated_classes"],
+        serde_json::json!([0, 1, 2])
+    );
+    assert_eq!(v["method"]["sampled"], false);
     for (k, class) in classes.iter().enumerate() {
+        assert_eq!(class["simulated"], true);
+        for e in class["estimators"].as_array().unwrap() {
+            assert_eq!(e["bootstrap"]["replicates"].as_array().unwrap().len(), 50);
+        }
         assert_eq!(class["class"], k);
         assert_eq!(class["name"], format!("p{k}"));
         let ovr = dir.path().join(format!("class{k}.csv"));
@@ -512,9 +545,13 @@ fn classwise_is_every_class_one_vs_rest_and_their_lp_mean() {
         }
         std::fs::write(&ovr, text).unwrap();
         let ovr = ovr.display().to_string();
-        // A classwise report does not refit its classes.
+        // A classwise report does not refit its classes, and simulates each from its own
+        // seed.
+        let seed = class["simulation_seed"].as_u64().unwrap().to_string();
         let mut args = vec!["report", ovr.as_str(), "--refits", "0"];
         args.extend(options);
+        let at = args.iter().position(|a| *a == "4").unwrap();
+        args[at] = &seed;
         let alone: Value = serde_json::from_str(&ok(&tce(&args))).unwrap();
         assert_eq!(body(class.clone()), body(alone), "class {k}");
     }
@@ -558,6 +595,55 @@ fn classwise_is_every_class_one_vs_rest_and_their_lp_mean() {
         v["marginal"][0]["bootstrap"]["replicates"]
     );
     assert_eq!(w["marginal"][0]["value"], v["marginal"][0]["value"]);
+
+    // Two of the three classes fitted and simulated: the third says so and takes the
+    // marginal's estimator; its estimates and intervals are the same.
+    let mut sampled = args.clone();
+    sampled.extend(["--simulated-classes", "2"]);
+    let w: Value = serde_json::from_str(&ok(&tce(&sampled))).unwrap();
+    assert_eq!(w["method"]["sampled"], true);
+    let picked = w["method"]["simulated_classes"].as_array().unwrap();
+    assert_eq!(picked.len(), 2);
+    for (k, class) in w["classes"].as_array().unwrap().iter().enumerate() {
+        let simulated = picked.contains(&Value::from(k));
+        assert_eq!(class["simulated"], simulated);
+        // (A class outside the sample has no bias rows of its own.)
+        let without_bias = |c: &Value| {
+            let mut e = c["estimators"].clone();
+            for x in e.as_array_mut().unwrap() {
+                x.as_object_mut().unwrap().remove("bias");
+            }
+            e
+        };
+        assert_eq!(
+            without_bias(class),
+            without_bias(&v["classes"][k]),
+            "class {k}"
+        );
+        if !simulated {
+            assert!(class["fit"].is_null());
+            assert!(class["fit_error"]
+                .as_str()
+                .unwrap()
+                .starts_with("not simulated"));
+            assert_eq!(class["recommendation"]["basis"], "marginal");
+            assert_eq!(
+                class["recommendation"]["estimator"],
+                w["recommendation"]["estimator"]
+            );
+        }
+    }
+    assert!(w["marginal"][0]["bias"]["se"].as_f64().unwrap() > 0.0);
+    assert!(w["tce_se"].as_f64().unwrap() > 0.0);
+    let summary = ok(&tce(&sampled[..sampled.len() - 3]
+        .iter()
+        .chain(&["--simulated-classes", "2"])
+        .copied()
+        .collect::<Vec<_>>()));
+    assert!(
+        summary.contains("Bias figures: 2 of the 3 classes") && summary.contains("not simulated"),
+        "{summary}"
+    );
 
     // At p = 1 the marginal is the plain mean of the classes' values (smooth ECE joins).
     let p1 = [

@@ -272,4 +272,7 @@ int_arguments! {
     simulations_arg -> Option<usize> = optional(|v| count(v, "simulations", "InvalidOption"));
     /// `refits` of a report, or None.
     refits_arg -> Option<usize> = optional(|v| count(v, "refits", "InvalidOption"));
+    /// `simulated_classes` of a classwise report, or None.
+    simulated_classes_arg -> Option<usize> =
+        optional(|v| count(v, "simulated_classes", "InvalidOption"));
 }

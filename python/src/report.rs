@@ -9,7 +9,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde::Serialize;
 use tce::fit::EndpointRule;
-use tce::report::classwise::{classwise_report, ClassColumn, ClasswiseReport};
+use tce::report::classwise::{
+    classwise_report_with, ClassColumn, ClasswiseOptions, ClasswiseReport,
+};
 use tce::report::json::Source;
 use tce::report::{report as core_report, Report as CoreReport, ReportError, ReportSettings};
 use tce::sim::estimator::EvaluateError;
@@ -287,7 +289,10 @@ impl Report {
 /// check, each estimator's bias at this n on data simulated from the fit
 /// (``simulations``; None: 1000, fewer above n = 50 000), the error of the fitted
 /// model's own TCE from ``refits`` refits of simulated data sets (None: 10 up to
-/// n = 50 000, else 0), and the estimator to trust.
+/// n = 50 000, else 0), and the estimator to trust. Classwise, ``simulated_classes``
+/// classes are fitted and simulated (None: every class up to 10, else a seeded random
+/// sample of 10; 0: none), ``simulations`` of each (None: 1000, fewer above n = 5000),
+/// and every class's intervals come from the same joint resamples of the rows.
 ///
 /// ``scores``: confidences with 0/1 labels, or an N×K table of class probabilities
 /// (``logits=True``: logits) with class ids as labels, reduced to the top label or,
@@ -299,7 +304,7 @@ impl Report {
     scores, labels, *, logits=false, classwise=false, bins=15, norm=2.0, closure="left",
     ties="split", max_bins=None, paper_limit=false, resamples=1000, simulations=None,
     level=0.95, seed=0, kde=false, epsilon=tce::fit::endpoint::DEFAULT_EPSILON,
-    model="flexible", refits=None, source="arrays"
+    model="flexible", refits=None, simulated_classes=None, source="arrays"
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn report(
@@ -322,6 +327,7 @@ pub fn report(
     epsilon: f64,
     model: &str,
     #[pyo3(from_py_with = options::refits_arg)] refits: Option<usize>,
+    #[pyo3(from_py_with = options::simulated_classes_arg)] simulated_classes: Option<usize>,
     source: &str,
 ) -> PyResult<Report> {
     let source = source.to_owned();
@@ -354,6 +360,11 @@ pub fn report(
         if let Some(m) = refits.filter(|&m| m > 0 && classwise) {
             return Err(failure(ReportError::RefitsNotClasswise(m)));
         }
+        if simulated_classes.is_some() && !classwise {
+            return Err(Failure::option(
+                "simulated_classes is an option of classwise=True reports".to_owned(),
+            ));
+        }
         Ok(settings)
     })()
     .map_err(raise(py))?;
@@ -381,7 +392,8 @@ pub fn report(
                 })
                 .collect();
             let rows = columns.first().map_or(0, |c| c.scores.len());
-            classwise_report(&views, &settings, &progress)
+            let options = ClasswiseOptions { simulated_classes };
+            classwise_report_with(&views, &settings, &options, &progress)
                 .map(|r| (r, rows, columns.len()))
                 .map_err(failure)
         })?;

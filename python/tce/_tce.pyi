@@ -343,4 +343,5 @@ def report(scores: ArrayLike, labels: ArrayLike, *, logits: bool = False,
            seed: int = 0, kde: bool = False, epsilon: float = 1e-16,
            model: Literal["flexible", "paper"] = "flexible",
            refits: Optional[int] = None,
+           simulated_classes: Optional[int] = None,
            source: str = "arrays") -> Report: ...

@@ -109,12 +109,23 @@ def test_classwise_is_the_clis_and_each_class_one_vs_rest(cli, tmp_path):
             del c["name"]  # the CLI names the columns, Python "class k"
     assert without_input(got) == without_input(expected)
     # Each class is the top-label report of its one-vs-rest samples (a classwise report
-    # does not refit its classes).
+    # does not refit its classes, and simulates each from its own seed), but for its
+    # intervals: those are read off the joint resamples of the rows, 80 as asked.
+    method = r.to_dict()["method"]
+    assert method["intervals"] == "joint_resamples" and not method["sampled"]
     for k, c in enumerate(r.classes):
+        assert c["simulated"]
         alone = tce.report(probs[:, k], (truth == k).astype(np.uint8), refits=0,
-                           **OPTIONS).to_dict()
-        for key in ("n", "hits", "recommendation", "estimators", "reliability", "fit"):
+                           **{**OPTIONS, "seed": c["simulation_seed"]}).to_dict()
+        for key in ("n", "hits", "reliability", "fit"):
             assert c[key] == alone[key], (k, key)
+        for mine, theirs in zip(c["estimators"], alone["estimators"]):
+            assert len(mine.pop("bootstrap")["replicates"]) == 80
+            theirs.pop("bootstrap")
+            assert mine == theirs, k
+        for key in ("estimator", "value", "basis"):
+            assert c["recommendation"][key] == alone["recommendation"][key], (k, key)
+        assert c["recommendation"]["words"][1:] == alone["recommendation"]["words"][1:]
     # The marginal is the l_p mean (p = 2) of the classes' values; MCE their maximum.
     for i, m in enumerate(r.estimators):
         values = np.array([c["estimators"][i]["value"] for c in r.classes])

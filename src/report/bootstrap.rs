@@ -24,15 +24,18 @@ use rand_distr::{Binomial, Distribution};
 use rayon::prelude::*;
 
 use super::normal;
-use super::weighted::{Packed, Prefix, WeightedSamples};
+use super::weighted::{Packed, Prefix, Weight, WeightedSamples};
 use super::ReportError;
+use crate::binning::Binning;
 use crate::buffer::SortedSamples;
+use crate::estimate;
 use crate::kde::kde_calibration_error;
 use crate::norm::Norm;
 use crate::sim::estimator::{EstimatorKind, EvaluateError, Evaluation, EvaluationSettings};
 use crate::sim::runner::Summary;
 use crate::sim::{repetition_rng, EstimatorSpec};
 use crate::smece::{smooth_ece, SCRATCH_LEN};
+use crate::stats::BinStats;
 
 /// Domain separation of the bootstrap's generators from the simulations' (same seed).
 const BOOTSTRAP_DOMAIN: u64 = 0xB007_5743_5EED_0001;
@@ -88,11 +91,12 @@ pub struct Bootstrap {
 
 /// The evaluation of one estimator on a weighted view. The binned estimators read the
 /// view; smooth ECE and KDE read the expanded samples (sorted order), `raw`.
-fn evaluate(
+fn evaluate<W: Weight>(
     target: &Target,
-    view: &WeightedSamples<'_>,
+    view: &WeightedSamples<'_, W>,
     raw: &mut (Vec<f64>, Vec<u8>),
     settings: &EvaluationSettings,
+    binned: &mut Vec<((Binning, usize), Vec<BinStats>)>,
 ) -> Result<Evaluation, EvaluateError> {
     let norm = settings.norm;
     let fixed = |value: f64| Evaluation {
@@ -126,10 +130,20 @@ fn evaluate(
         }
         kind => {
             let bins = target.bins.ok_or(EvaluateError::BinsRequired)?;
+            view.checked_bins(bins).map_err(EvaluateError::Estimate)?;
+            // ECE_bin, ECE_debias and MCE of one binning read the same bins: made once.
+            let at = match binned.iter().position(|(key, _)| *key == (binning, bins)) {
+                Some(at) => at,
+                None => {
+                    binned.push(((binning, bins), view.bins(binning, bins).collect()));
+                    binned.len() - 1
+                }
+            };
+            let stats = binned[at].1.iter().copied();
             match kind {
-                EstimatorKind::EceBin => view.ece_bin(binning, bins, norm),
-                EstimatorKind::EceDebias => view.ece_debias(binning, bins, norm),
-                _ => view.mce(binning, bins),
+                EstimatorKind::EceBin => estimate::ece_bin(stats, norm),
+                EstimatorKind::EceDebias => estimate::ece_debias(stats, norm),
+                _ => estimate::mce(stats),
             }
         }
     };
@@ -139,15 +153,16 @@ fn evaluate(
 }
 
 /// Every target on a weighted view.
-pub(crate) fn evaluate_all(
+pub(crate) fn evaluate_all<W: Weight>(
     targets: &[Target],
-    view: &WeightedSamples<'_>,
+    view: &WeightedSamples<'_, W>,
     raw: &mut (Vec<f64>, Vec<u8>),
     settings: &EvaluationSettings,
 ) -> Vec<Result<Evaluation, EvaluateError>> {
+    let mut binned = Vec::new();
     targets
         .iter()
-        .map(|t| evaluate(t, view, raw, settings))
+        .map(|t| evaluate(t, view, raw, settings, &mut binned))
         .collect()
 }
 

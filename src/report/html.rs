@@ -520,6 +520,10 @@ pub fn classwise_page(file: &str, report: &ClasswiseReport) -> String {
         let class = if i == 0 { " class=\"lead\"" } else { "" };
         let _ = write!(out, "<p{class}>{}</p>", escape(w));
     }
+    out.push_str("</section>\n<section id=\"method\"><h2>How it was made</h2>");
+    for w in super::text::classwise_method_words(report) {
+        let _ = write!(out, "<p>{}</p>", escape(&w));
+    }
     out.push_str("</section>\n<h2>Figures</h2>\n");
     figure(
         &mut out,
@@ -552,7 +556,20 @@ pub fn classwise_page(file: &str, report: &ClasswiseReport) -> String {
         );
     }
     unavailable_rows(&mut out, &report.unavailable, 6);
-    out.push_str("</table><p>The l_p mean of the per-class values (MCE: the maximum); intervals from rows resampled jointly; bias, sd and RMSE in percentage points on the per-class fitted models, simulated independently and combined.</p>");
+    let _ = write!(
+        out,
+        "</table><p>The l_p mean of the per-class values (MCE: the maximum); intervals from rows resampled jointly; bias, sd and RMSE in percentage points on the {} fitted models, simulated independently and combined{}.</p>",
+        if report.sampled() {
+            format!("{} sampled classes'", report.simulated.len())
+        } else {
+            "per-class".to_owned()
+        },
+        if report.sampled() {
+            " (scaled to all the classes; see above)"
+        } else {
+            ""
+        }
+    );
     out.push_str("<h2>Per class</h2><table><tr><th>class</th><th>frequency</th><th>recommended</th><th>value</th><th>interval</th><th>fit check</th></tr>");
     for c in &report.classes {
         let r = &c.report;
@@ -569,11 +586,12 @@ pub fn classwise_page(file: &str, report: &ClasswiseReport) -> String {
             match &r.parametric {
                 Ok(p) if p.reproduces => "reproduced".to_owned(),
                 Ok(_) => "not reproduced".to_owned(),
+                Err(super::ParametricError::NotSimulated { .. }) => "not simulated".to_owned(),
                 Err(e) => escape(&format!("no fit: {e}")),
             }
         );
     }
-    out.push_str("</table><p>Each class's full report (every estimator, its fit and bias table) is in the JSON (`--json`, `classes`).</p>");
+    out.push_str("</table><p>Each class's full report (every estimator with its intervals; for a simulated class its fit and bias table) is in the JSON (`--json`, `classes`).</p>");
     if report.classes.len() <= PER_CLASS_FIGURES {
         out.push_str("<h2>Per-class reliability diagrams</h2>\n");
         for c in &report.classes {

@@ -515,6 +515,7 @@ fn basis_name(basis: Basis) -> &'static str {
         Basis::LowestRmse => "lowest_rmse",
         Basis::LowestRmsePoorFit => "lowest_rmse_poor_fit",
         Basis::NoFit => "no_fit",
+        Basis::Marginal => "marginal",
     }
 }
 
@@ -634,8 +635,32 @@ struct MarginalJson {
 struct ClassJson {
     class: usize,
     name: String,
+    /// Whether this class was fitted and simulated (its `fit` and bias rows).
+    simulated: bool,
+    /// The seed of its simulations (`tce report --seed` with it on the class alone makes
+    /// the same ones).
+    simulation_seed: u64,
     #[serde(flatten)]
     body: BodyJson,
+}
+
+/// How a classwise report was made, and what it reduced.
+#[derive(Serialize)]
+struct MethodJson {
+    /// `joint_resamples`: every class's intervals and the marginal's from the same
+    /// resamples of the rows.
+    intervals: &'static str,
+    resamples: usize,
+    jackknife_groups: usize,
+    /// The classes fitted and simulated (class ids), all or a seeded random sample.
+    simulated_classes: Vec<usize>,
+    /// Whether they are a sample (fewer than the classes): the marginal's bias, sd and
+    /// RMSE and `tce` are then estimated from them, and each bias `se` includes the
+    /// sampling of classes.
+    sampled: bool,
+    /// Simulated data sets of each simulated class.
+    simulations_per_class: usize,
+    words: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -647,8 +672,12 @@ struct ClasswiseJson<'a, I> {
     n: usize,
     classes_count: usize,
     recommendation: RecommendationJson,
-    /// The l_p mean of the classes' fitted TCEs (`null` unless every class has a fit).
+    /// The l_p mean of the classes' fitted TCEs (`null` unless every simulated class has
+    /// a fit); of the simulated classes when they are a sample.
     tce: Option<f64>,
+    /// Its standard error from the sampling of classes (0 when every class is simulated).
+    tce_se: Option<f64>,
+    method: MethodJson,
     flagged: usize,
     unfitted: usize,
     marginal: Vec<MarginalJson>,
@@ -715,6 +744,16 @@ pub fn classwise_json<I: Serialize>(source: &Source<I>, r: &ClasswiseReport) -> 
             words: super::text::classwise_words(r),
         },
         tce: r.tce,
+        tce_se: r.tce_se.and_then(finite),
+        method: MethodJson {
+            intervals: "joint_resamples",
+            resamples: r.settings.resamples,
+            jackknife_groups: JACKKNIFE_GROUPS.min(r.n),
+            simulated_classes: r.simulated.iter().map(|&i| r.classes[i].class).collect(),
+            sampled: r.sampled(),
+            simulations_per_class: r.settings.simulations.unwrap_or(0),
+            words: super::text::classwise_method_words(r),
+        },
         flagged: r.flagged,
         unfitted: r.unfitted,
         marginal: r.marginal.iter().map(marginal_json).collect(),
@@ -722,9 +761,12 @@ pub fn classwise_json<I: Serialize>(source: &Source<I>, r: &ClasswiseReport) -> 
         classes: r
             .classes
             .iter()
-            .map(|c| ClassJson {
+            .enumerate()
+            .map(|(i, c)| ClassJson {
                 class: c.class,
                 name: c.name.clone(),
+                simulated: r.simulated.binary_search(&i).is_ok(),
+                simulation_seed: c.seed,
                 body: body(&c.report),
             })
             .collect(),

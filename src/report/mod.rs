@@ -464,6 +464,14 @@ pub enum ParametricError {
     FlexibleFit(FlexibleFitError),
     /// The simulation failed.
     Simulation(SimulationError),
+    /// A class of a classwise report outside the sample of classes that are fitted and
+    /// simulated ([`classwise`]).
+    NotSimulated {
+        /// The classes fitted and simulated.
+        simulated: usize,
+        /// All the classes.
+        classes: usize,
+    },
 }
 
 impl fmt::Display for ParametricError {
@@ -472,6 +480,10 @@ impl fmt::Display for ParametricError {
             Self::Fit(e) => write!(f, "the parametric fit failed: {e}"),
             Self::FlexibleFit(e) => write!(f, "the fit of the model failed: {e}"),
             Self::Simulation(e) => write!(f, "the simulation from the fit failed: {e}"),
+            Self::NotSimulated { simulated, classes } => write!(
+                f,
+                "not simulated: a seeded sample of {simulated} of the {classes} classes is fitted and simulated"
+            ),
         }
     }
 }
@@ -485,6 +497,9 @@ pub enum Basis {
     LowestRmsePoorFit,
     /// No fit: the paper's default, equal-mass ECE_sweep.
     NoFit,
+    /// A class of a classwise report that was not fitted and simulated
+    /// ([`ParametricError::NotSimulated`]): the estimator recommended for the marginal.
+    Marginal,
 }
 
 /// The estimator to report, and its value.

@@ -108,6 +108,9 @@ pub fn recommendation_words(r: &Report) -> Vec<String> {
                 ));
             }
         }
+        (Err(super::ParametricError::NotSimulated { simulated, classes }), _) => lines.push(format!(
+            "This class is not among the {simulated} of {classes} classes (a seeded sample) whose fitted models were simulated: this is the estimator recommended for the marginal over the classes, without a bias check of this class's own."
+        )),
         (Err(e), _) => lines.push(format!(
             "No parametric model could be fitted ({e}); this is the paper's default estimator, without a bias check at your n."
         )),
@@ -424,21 +427,32 @@ pub fn classwise_words(r: &ClasswiseReport) -> Vec<String> {
         interval_words(chosen.interval(), r.settings.level),
         display_name(&chosen.target)
     )];
+    let s = r.simulated.len();
     match (rec.basis, chosen.bias) {
+        _ if s == 0 => lines.push(
+            "No class was fitted or simulated (--simulated-classes 0); this is the paper's default estimator, without a bias check at your n.".to_owned(),
+        ),
         (Basis::NoFit, _) | (_, None) => lines.push(format!(
-            "No parametric model could be fitted for {} of the {k} classes; this is the paper's default estimator, without a bias check at your n.",
+            "No parametric model could be fitted for {} of the {s} simulated classes; this is the paper's default estimator, without a bias check at your n.",
             r.unfitted
         )),
         (basis, Some(b)) => {
-            let sims = r.classes[0]
-                .report
-                .parametric
-                .as_ref()
-                .map_or(0, |p| p.simulations);
+            let sims = r.settings.simulations.unwrap_or(0);
+            let which = if r.sampled() {
+                format!("the fitted models of {s} of the {k} classes (a seeded random sample)")
+            } else {
+                "each class's fitted model".to_owned()
+            };
             lines.push(format!(
-                "Why this estimator: {sims} data sets of your size were simulated from each class's fitted model and combined over the classes; it was off by {:.2} points on average (RMSE), the least of all estimators; its bias there was {:+.2} points. (The classes were simulated independently.)",
+                "Why this estimator: {sims} data sets of your size were simulated from {which} and combined over the classes; it was off by {:.2} points on average (RMSE), the least of all estimators; its bias there was {:+.2} points (Monte-Carlo se {:.2}{}). (The classes were simulated independently.)",
                 100.0 * b.rmse,
-                100.0 * b.bias
+                100.0 * b.bias,
+                100.0 * b.se,
+                if r.sampled() {
+                    ", with the sampling of classes"
+                } else {
+                    ""
+                }
             ));
             if let Some(u) = rec.usual.and_then(|u| r.marginal.get(u)) {
                 if let Some(ub) = u.bias {
@@ -453,11 +467,71 @@ pub fn classwise_words(r: &ClasswiseReport) -> Vec<String> {
             }
             if basis == Basis::LowestRmsePoorFit {
                 lines.push(format!(
-                    "Caveat: the fitted model of {} of the {k} classes does not reproduce that class's data (see the per-class fit checks), so the bias figures, and the choice they make, are less certain.",
+                    "Caveat: the fitted model of {} of the {s} simulated classes does not reproduce that class's data (see the per-class fit checks), so the bias figures, and the choice they make, are less certain.",
                     r.flagged
                 ));
             }
         }
+    }
+    lines
+}
+
+/// How the classwise report was made, and what it reduced, in plain words: the summary
+/// and the page print them, the JSON has them (`method.words`).
+pub fn classwise_method_words(r: &ClasswiseReport) -> Vec<String> {
+    let k = r.classes.len();
+    let mut lines = Vec::new();
+    if r.settings.resamples > 0 {
+        lines.push(format!(
+            "Intervals: every class's and the marginal's come from the same {} resamples of the {} rows (one count per row, each class weighing its own samples by it); for one class that is a bootstrap of its samples alone, the same distribution from other draws. BCa's jackknife leaves out the same {} groups of rows.",
+            r.settings.resamples,
+            r.n,
+            super::JACKKNIFE_GROUPS.min(r.n)
+        ));
+    }
+    let s = r.simulated.len();
+    let m = r.settings.simulations.unwrap_or(0);
+    let se = r
+        .marginal
+        .get(r.recommendation.estimator)
+        .and_then(|c| c.bias)
+        .map(|b| {
+            format!(
+                " ({:.2} points for the recommended estimator)",
+                100.0 * b.se
+            )
+        });
+    if s == 0 {
+        lines.push(
+            "Bias figures: none; no class was fitted or simulated (--simulated-classes 0)."
+                .to_owned(),
+        );
+    } else if r.sampled() {
+        let ids: Vec<String> = r
+            .simulated
+            .iter()
+            .map(|&i| r.classes[i].class.to_string())
+            .collect();
+        lines.push(format!(
+            "Bias figures: {s} of the {k} classes, a seeded random sample (classes {}), were fitted and simulated, {m} data sets each from the class's own seed; the other {} were not, and their recommended estimator is the marginal's. The marginal's bias, sd and RMSE are estimated from the sample: the Monte-Carlo se of its bias{} includes the sampling of classes.{} (--simulated-classes {k} simulates every class, at about a second a class at n = 10^4.)",
+            ids.join(", "),
+            k - s,
+            se.unwrap_or_default(),
+            match (r.tce, r.tce_se) {
+                (Some(t), Some(e)) => format!(
+                    " The l_p mean of the classes' fitted TCEs, {}, is the sample's (se {:.2} points).",
+                    pct(t),
+                    100.0 * e
+                ),
+                _ => String::new(),
+            }
+        ));
+    } else {
+        lines.push(format!(
+            "Bias figures: every class was fitted and simulated, {m} data sets each from the class's own seed{}.",
+            se.map(|se| format!("; the Monte-Carlo se of the marginal's bias{se}"))
+                .unwrap_or_default()
+        ));
     }
     lines
 }
@@ -524,13 +598,18 @@ pub fn classwise_summary(file: &str, r: &ClasswiseReport) -> String {
     if let Some(tce) = r.tce {
         let _ = writeln!(
             out,
-            "bias, sd, RMSE: percentage points against the l_p mean of the classes' fitted TCEs, {}.",
+            "bias, sd, RMSE: percentage points against the l_p mean of the {}classes' fitted TCEs, {}.",
+            if r.sampled() { "simulated " } else { "" },
             pct(tce)
         );
     }
+    out.push('\n');
+    for line in classwise_method_words(r) {
+        let _ = writeln!(out, "{line}");
+    }
     let _ = writeln!(
         out,
-        "\nper class (one-vs-rest; each as `tce report` on that class alone):"
+        "\nper class (one-vs-rest; intervals from the joint resamples; the fit check of the simulated classes):"
     );
     let _ = writeln!(
         out,
@@ -554,6 +633,7 @@ pub fn classwise_summary(file: &str, r: &ClasswiseReport) -> String {
             match &rep.parametric {
                 Ok(p) if p.reproduces => "reproduced".to_owned(),
                 Ok(_) => "NOT reproduced".to_owned(),
+                Err(super::ParametricError::NotSimulated { .. }) => "not simulated".to_owned(),
                 Err(e) => format!("no fit: {e}"),
             }
         );

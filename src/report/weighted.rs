@@ -17,8 +17,6 @@
 //! so a binning costs O(B log n) and the sweep at most O(Σ_{b ≤ b*} min(b, d) log n) for d
 //! distinct scores (see [`crate::sweep`]): no estimator reads the n samples again.
 
-use core::ops::Range;
-
 use crate::binning::{Binning, Closure, EqualMassStarts, Ties};
 use crate::buffer::{Slot, SortedSamples};
 use crate::error::EstimateError;
@@ -28,39 +26,165 @@ use crate::stats::{quantize, BinStats, QUANTUM_BITS};
 use crate::sweep::{self, SweepOptions};
 
 /// Positions per block of the prefix sums: a lookup scans at most this many weights.
-const BLOCK: usize = 64;
+pub(crate) const BLOCK: usize = 64;
+
+/// A resample count: `u32`, or `u8` where the counts of a set of resamples all fit one
+/// (the classwise report's joint resamples, a quarter of the memory and bandwidth).
+pub(crate) trait Weight: Copy + Default + Send + Sync + 'static {
+    /// The count.
+    fn get(self) -> u32;
+    /// `w` as this type, if it fits.
+    fn of(w: u32) -> Option<Self>;
+}
+
+impl Weight for u32 {
+    #[inline(always)]
+    fn get(self) -> u32 {
+        self
+    }
+    fn of(w: u32) -> Option<u32> {
+        Some(w)
+    }
+}
+
+impl Weight for u8 {
+    #[inline(always)]
+    fn get(self) -> u32 {
+        u32::from(self)
+    }
+    fn of(w: u32) -> Option<u8> {
+        u8::try_from(w).ok()
+    }
+}
+
+/// The packed words of sorted samples split for [`Lanes`]: each quanta's low 31 bits and
+/// the rest (at most 2^31), and the label as a mask of 32 ones.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Halves {
+    low: Vec<u32>,
+    high: Vec<u32>,
+    label: Vec<u32>,
+}
+
+impl Halves {
+    /// The halves of `packed`, in this allocation.
+    pub(crate) fn set(&mut self, packed: &Packed) {
+        self.low.clear();
+        self.high.clear();
+        self.label.clear();
+        for &word in &packed.words {
+            self.low.push((word & LOW_QUANTA) as u32);
+            self.high.push(((word & !LABEL_BIT) >> 31) as u32);
+            self.label.push(0u32.wrapping_sub((word >> 63) as u32));
+        }
+    }
+}
+
+/// The hits of a weighted view listed one by one, for data with few of them (a class's
+/// one-vs-rest samples): the expanded position of the first copy of each hit of nonzero
+/// weight, in order, and the weighted hits before it (one more entry: the total). Then
+/// the hits before any position cost a binary search over the hits alone.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Hits<'a> {
+    starts: &'a [u32],
+    before: &'a [u32],
+}
+
+impl Hits<'_> {
+    /// Weighted hits at the expanded positions before `p`.
+    fn before(&self, p: usize) -> u64 {
+        let k = self.starts.partition_point(|&s| (s as usize) < p);
+        let Some(last) = k.checked_sub(1) else {
+            return 0;
+        };
+        // The copies of hit `last` are at starts[last] .. starts[last] + w, w its weight.
+        let (h, next) = (self.before[last], self.before[last + 1]);
+        let inside = (p - self.starts[last] as usize).min((next - h) as usize);
+        u64::from(h) + inside as u64
+    }
+}
 
 /// Sorted samples with a weight each: the expanded sample of a resample.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct WeightedSamples<'a> {
+pub(crate) struct WeightedSamples<'a, W: Weight = u32> {
     slots: &'a [Slot],
     /// Per sorted position: the score's quanta ([`quantize`]) with the label in bit 63.
     packed: &'a [u64],
     /// The weights, per sorted position.
-    weights: &'a [u32],
+    weights: &'a [W],
     /// Per block of [`BLOCK`] positions, the sums before it: weights, weighted hits and
     /// weighted quanta; one more entry than blocks, the totals.
     block_cum: &'a [u32],
     block_hits: &'a [u32],
     block_quanta: &'a [u128],
+    /// The hits one by one, when the caller listed them.
+    hits: Option<Hits<'a>>,
+    /// The equal-width bin starts, when the caller found them.
+    width: Option<&'a WidthStarts>,
+}
+
+/// The equal-width bin starts of sorted samples for every bin count up to a bound, found
+/// once per data set (they depend on the scores alone, not on a resample's weights).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct WidthStarts {
+    closure: Option<Closure>,
+    max_bins: usize,
+    /// For b = 1..=max_bins, from offset (b − 1)(b + 2)/2: the sorted index where each
+    /// of the b bins starts, then n.
+    starts: Vec<u32>,
+}
+
+impl WidthStarts {
+    /// The starts of `slots` (sorted) by `closure`, for 1..=`max_bins` bins.
+    pub(crate) fn set(&mut self, slots: &[Slot], closure: Closure, max_bins: usize) {
+        self.closure = Some(closure);
+        self.max_bins = max_bins;
+        self.starts.clear();
+        for b in 1..=max_bins {
+            self.starts.push(0);
+            let mut from = 0;
+            for k in 1..b {
+                // Bins never decrease along sorted scores: search after the last start.
+                from += slots[from..].partition_point(|s| closure.bin_index(s.score, b) < k);
+                self.starts.push(from as u32);
+            }
+            self.starts.push(slots.len() as u32);
+        }
+    }
+
+    /// The b + 1 starts for `bins` bins by `closure`, if found.
+    fn of(&self, closure: Closure, bins: usize) -> Option<&[u32]> {
+        if self.closure != Some(closure) || bins == 0 || bins > self.max_bins {
+            return None;
+        }
+        let offset = (bins - 1) * (bins + 2) / 2;
+        self.starts.get(offset..offset + bins + 1)
+    }
 }
 
 /// The scores and labels of sorted samples packed in one word each, computed once per
 /// data set and shared by every resample.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Packed {
     words: Vec<u64>,
 }
 
 impl Packed {
     pub(crate) fn new(sorted: &SortedSamples<'_>) -> Packed {
-        Packed {
-            words: sorted
+        let mut packed = Packed { words: Vec::new() };
+        packed.set(sorted);
+        packed
+    }
+
+    /// The words of `sorted`, in this allocation.
+    pub(crate) fn set(&mut self, sorted: &SortedSamples<'_>) {
+        self.words.clear();
+        self.words.extend(
+            sorted
                 .slots()
                 .iter()
-                .map(|s| quantize(s.score) | u64::from(s.label()) << 63)
-                .collect(),
-        }
+                .map(|s| quantize(s.score) | u64::from(s.label()) << 63),
+        );
     }
 }
 
@@ -84,12 +208,12 @@ impl Prefix {
     /// The view of `sorted` weighted by `weights` (one per sorted position; `packed` from
     /// the same samples). The total weight must stay below 2^32 (a resample of a buffer's
     /// n < 2^31 samples does). One pass over the weights, no per-position output.
-    pub(crate) fn weigh<'a>(
+    pub(crate) fn weigh<'a, W: Weight>(
         &'a mut self,
         sorted: &SortedSamples<'a>,
         packed: &'a Packed,
-        weights: &'a [u32],
-    ) -> WeightedSamples<'a> {
+        weights: &'a [W],
+    ) -> WeightedSamples<'a, W> {
         self.begin();
         self.extend(packed, 0, weights);
         self.view(sorted, packed, weights)
@@ -107,7 +231,7 @@ impl Prefix {
     /// Adds the sums of `weights`, the weights of sorted positions `start..`, where
     /// `start` is a multiple of [`BLOCK`] and the end of the positions given so far (the
     /// bootstrap hands each leaf of its multinomial draw over while it is in the cache).
-    pub(crate) fn extend(&mut self, packed: &Packed, start: usize, weights: &[u32]) {
+    pub(crate) fn extend<W: Weight>(&mut self, packed: &Packed, start: usize, weights: &[W]) {
         debug_assert_eq!(start % BLOCK, 0);
         debug_assert_eq!(start, self.cum.len() * BLOCK);
         let words = packed.words.get(start..).unwrap_or_default();
@@ -122,6 +246,7 @@ impl Prefix {
             // together they are the exact sum, below total · 2^62 < 2^94.
             let (mut t, mut h, mut low, mut high) = (0u32, 0u32, 0u64, 0u64);
             for (&w, &word) in ws.iter().zip(words) {
+                let w = w.get();
                 t = t.wrapping_add(w);
                 h = h.wrapping_add(w * (word >> 63) as u32);
                 low = low.wrapping_add(u64::from(w) * (word & LOW_QUANTA));
@@ -135,12 +260,12 @@ impl Prefix {
     }
 
     /// The view of `sorted` weighted by `weights`, whose sums were all given.
-    pub(crate) fn view<'a>(
+    pub(crate) fn view<'a, W: Weight>(
         &'a mut self,
         sorted: &SortedSamples<'a>,
         packed: &'a Packed,
-        weights: &'a [u32],
-    ) -> WeightedSamples<'a> {
+        weights: &'a [W],
+    ) -> WeightedSamples<'a, W> {
         let slots = sorted.slots();
         debug_assert_eq!(slots.len(), weights.len());
         debug_assert_eq!(slots.len(), packed.words.len());
@@ -156,11 +281,152 @@ impl Prefix {
             block_cum: &self.cum,
             block_hits: &self.hits,
             block_quanta: &self.quanta,
+            hits: None,
+            width: None,
         }
     }
 }
 
-impl WeightedSamples<'_> {
+/// One resample's sums over one sorted data set, from counts given per *row* (arrival
+/// index): the classwise report's joint resamples, whose counts are shared by every
+/// class, each class reading them in its own sorted order (`rows`). [`Lanes::fill`]
+/// gathers the counts into sorted order and makes the block sums exactly as
+/// [`Prefix::weigh`] makes them for those weights, and (when asked) the hits one by one.
+#[derive(Debug, Default)]
+pub(crate) struct Lanes<W: Weight> {
+    /// The weights per sorted position.
+    weights: Vec<W>,
+    /// [`BLOCK`] sums as [`Prefix`] keeps them (blocks + 1 entries).
+    cum: Vec<u32>,
+    hits: Vec<u32>,
+    quanta: Vec<u128>,
+    /// [`Hits`]: the starts, and the hits before each (with the total).
+    starts: Vec<u32>,
+    before: Vec<u32>,
+    listed: bool,
+}
+
+impl<W: Weight> Lanes<W> {
+    /// The sums of the resample whose count of row i is `counts[i]`, over the sorted data
+    /// `halves`, whose sorted position j holds row `rows[j]`; with `hits` (the sorted
+    /// positions of the hits, in order) the hits one by one as well. The counts must sum
+    /// to less than 2^31.
+    pub(crate) fn fill(
+        &mut self,
+        halves: &Halves,
+        rows: &[u32],
+        counts: &[W],
+        hits: Option<&[u32]>,
+    ) {
+        let n = rows.len();
+        assert!(halves.low.len() == n && counts.len() == n);
+        let blocks = n.div_ceil(BLOCK);
+        self.weights.clear();
+        self.weights.resize(n, W::default());
+        for sums in [&mut self.cum, &mut self.hits] {
+            sums.clear();
+            sums.resize(blocks + 1, 0);
+        }
+        self.quanta.clear();
+        self.quanta.resize(blocks + 1, 0);
+        #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, the one requirement of `fill_avx2`.
+            unsafe { self.fill_avx2(halves, rows, counts) };
+        } else {
+            self.fill_body(halves, rows, counts);
+        }
+        #[cfg(not(all(target_arch = "x86_64", not(target_feature = "avx2"))))]
+        self.fill_body(halves, rows, counts);
+        self.listed = hits.is_some();
+        self.starts.clear();
+        self.before.clear();
+        if let Some(hits) = hits {
+            let mut running = 0u32;
+            for &j in hits {
+                let j = j as usize;
+                let w = self.weights[j].get();
+                if w > 0 {
+                    let block = j / BLOCK;
+                    let inside: u32 = self.weights[block * BLOCK..j].iter().map(|w| w.get()).sum();
+                    self.starts.push(self.cum[block] + inside);
+                    self.before.push(running);
+                    running += w;
+                }
+            }
+            self.before.push(running);
+        }
+    }
+
+    /// [`Lanes::fill_body`] compiled for AVX2.
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    #[target_feature(enable = "avx2")]
+    unsafe fn fill_avx2(&mut self, halves: &Halves, rows: &[u32], counts: &[W]) {
+        self.fill_body(halves, rows, counts);
+    }
+
+    /// The counts gathered into sorted order, then the block sums over the gathered
+    /// weights and the quanta's halves (a loop the compiler vectorizes).
+    #[inline(always)]
+    fn fill_body(&mut self, halves: &Halves, rows: &[u32], counts: &[W]) {
+        for (w, &row) in self.weights.iter_mut().zip(rows) {
+            *w = counts[row as usize];
+        }
+        let (mut total, mut hits, mut quanta) = (0u32, 0u32, 0u128);
+        let blocks = self.cum.len() - 1;
+        for block in 0..blocks {
+            self.cum[block] = total;
+            self.hits[block] = hits;
+            self.quanta[block] = quanta;
+            let range = block * BLOCK..(block * BLOCK + BLOCK).min(rows.len());
+            // The weights sum to below 2^31 (the caller's bound): the halves of a block
+            // stay below 2^31 · 2^31 in u64, as in `Prefix::extend`.
+            let (mut t, mut h, mut low, mut high) = (0u32, 0u32, 0u64, 0u64);
+            for (((&w, &label), &ql), &qh) in self.weights[range.clone()]
+                .iter()
+                .zip(&halves.label[range.clone()])
+                .zip(&halves.low[range.clone()])
+                .zip(&halves.high[range])
+            {
+                let w = w.get();
+                t = t.wrapping_add(w);
+                h = h.wrapping_add(w & label);
+                low = low.wrapping_add(u64::from(w) * u64::from(ql));
+                high = high.wrapping_add(u64::from(w) * u64::from(qh));
+            }
+            total = total.wrapping_add(t);
+            hits = hits.wrapping_add(h);
+            quanta = quanta.wrapping_add((u128::from(high) << 31) + u128::from(low));
+        }
+        self.cum[blocks] = total;
+        self.hits[blocks] = hits;
+        self.quanta[blocks] = quanta;
+    }
+
+    /// The view of the resample over `sorted` (the data `fill` was given).
+    pub(crate) fn view<'a>(
+        &'a self,
+        sorted: &SortedSamples<'a>,
+        packed: &'a Packed,
+        width: Option<&'a WidthStarts>,
+    ) -> WeightedSamples<'a, W> {
+        WeightedSamples {
+            slots: sorted.slots(),
+            packed: &packed.words,
+            weights: &self.weights,
+            block_cum: &self.cum,
+            block_hits: &self.hits,
+            block_quanta: &self.quanta,
+            hits: self.listed.then(|| Hits {
+                starts: &self.starts,
+                before: &self.before,
+            }),
+            width,
+        }
+    }
+}
+
+impl<W: Weight> WeightedSamples<'_, W> {
     /// The size of the expanded sample, Σ w_i.
     pub(crate) fn total(&self) -> usize {
         self.block_cum.last().map_or(0, |&c| c as usize)
@@ -176,27 +442,61 @@ impl WeightedSamples<'_> {
     /// The sorted index i holding expanded position `p` < total, with the sums of
     /// weights, weighted hits and weighted quanta before i.
     fn locate(&self, p: usize) -> (usize, usize, u64, u128) {
+        let (i, c) = self.locate_index(p);
+        let (h, q) = self.sums_before(i);
+        (i, c, h, q)
+    }
+
+    /// The sorted index i holding expanded position `p` < total, with the weights before
+    /// it.
+    fn locate_index(&self, p: usize) -> (usize, usize) {
         let block = self
             .block_cum
             .partition_point(|&c| c as usize <= p)
             .saturating_sub(1);
         let mut c = self.block_cum[block] as usize;
-        let mut h = u64::from(self.block_hits[block]);
-        let mut q = self.block_quanta[block];
         let mut i = block * BLOCK;
         // p < total: the block holds p (its sums pass p before the block ends).
         while i < self.weights.len() {
-            let w = self.weights[i] as usize;
+            let w = self.weights[i].get() as usize;
             if c + w > p {
                 break;
             }
-            let word = self.packed[i];
             c += w;
-            h += w as u64 * (word >> 63);
-            q += w as u128 * u128::from(word & !LABEL_BIT);
             i += 1;
         }
-        (i, c, h, q)
+        (i, c)
+    }
+
+    /// The weighted hits and weighted quanta before sorted index `i` (0..=n): its
+    /// block's sums and a pass over the block before i (in 31-bit halves, as the block
+    /// sums are made).
+    fn sums_before(&self, i: usize) -> (u64, u128) {
+        let block = i / BLOCK;
+        let start = block * BLOCK;
+        let (mut h, mut low, mut high) = (0u64, 0u64, 0u64);
+        for (&w, &word) in self.weights[start..i].iter().zip(&self.packed[start..i]) {
+            let w = u64::from(w.get());
+            h += w * (word >> 63);
+            low += w * (word & LOW_QUANTA);
+            high += w * ((word & !LABEL_BIT) >> 31);
+        }
+        (
+            u64::from(self.block_hits[block]) + h,
+            self.block_quanta[block] + (u128::from(high) << 31) + u128::from(low),
+        )
+    }
+
+    /// The weighted hits before sorted index `i` (0..=n).
+    fn hits_at(&self, i: usize) -> u64 {
+        let block = i / BLOCK;
+        let start = block * BLOCK;
+        u64::from(self.block_hits[block])
+            + self.weights[start..i]
+                .iter()
+                .zip(&self.packed[start..i])
+                .map(|(&w, &word)| u64::from(w.get()) * (word >> 63))
+                .sum::<u64>()
     }
 
     /// Σ_{j<i} w_j, for a sorted index i in 0..=n.
@@ -207,7 +507,7 @@ impl WeightedSamples<'_> {
             c as usize
                 + self.weights[start..i.min(self.weights.len())]
                     .iter()
-                    .map(|&w| w as usize)
+                    .map(|&w| w.get() as usize)
                     .sum::<usize>()
         })
     }
@@ -228,11 +528,19 @@ impl WeightedSamples<'_> {
     }
 
     fn hits_before(&self, p: usize) -> u64 {
-        self.before(p).0
+        if let Some(hits) = &self.hits {
+            return hits.before(p.min(self.total()));
+        }
+        if p >= self.total() {
+            return self.totals().0;
+        }
+        let (i, c) = self.locate_index(p);
+        let word = self.packed[i];
+        self.hits_at(i) + (p - c) as u64 * (word >> 63)
     }
 
     fn index_of(&self, p: usize) -> usize {
-        self.locate(p).0
+        self.locate_index(p).0
     }
 
     /// The expanded position after the group of scores equal to the one at `p`, if the
@@ -241,14 +549,20 @@ impl WeightedSamples<'_> {
         if p == 0 || p >= self.total() {
             return p;
         }
-        let score = self.slots[self.index_of(p)].score;
+        let (i, c) = self.locate_index(p);
+        let score = self.slots[i].score;
+        // The first copy of a score unlike the one before it in the slots: no group
+        // started before p (the common case of distinct scores, without a search).
+        if p == c && (i == 0 || self.slots[i - 1].score != score) {
+            return p;
+        }
         // The run of equal scores in the sorted slots is [run_start, run_end); an expanded
         // copy of it lies before p exactly when p is past the run's first position.
-        let run_start = self.slots.partition_point(|s| s.score < score);
+        let run_start = self.slots[..i].partition_point(|s| s.score < score);
         if p <= self.cum_at(run_start) {
             return p;
         }
-        let run_end = self.slots.partition_point(|s| s.score <= score);
+        let run_end = i + self.slots[i..].partition_point(|s| s.score <= score);
         self.cum_at(run_end)
     }
 
@@ -263,22 +577,15 @@ impl WeightedSamples<'_> {
                 0 => 0,
                 k if k == bins => n,
                 k => {
-                    let j = self
-                        .slots
-                        .partition_point(|s| closure.bin_index(s.score, bins) < k);
+                    let j = match self.width.and_then(|w| w.of(closure, bins)) {
+                        Some(starts) => starts[k] as usize,
+                        None => self
+                            .slots
+                            .partition_point(|s| closure.bin_index(s.score, bins) < k),
+                    };
                     self.cum_at(j)
                 }
             },
-        })
-    }
-
-    fn bin_ranges(&self, binning: Binning, bins: usize) -> impl Iterator<Item = Range<usize>> + '_ {
-        let mut starts = self.bin_starts(binning, bins);
-        let mut start = starts.next().unwrap_or(0);
-        starts.map(move |end| {
-            let range = start..end;
-            start = end;
-            range
         })
     }
 
@@ -289,16 +596,29 @@ impl WeightedSamples<'_> {
         binning: Binning,
         bins: usize,
     ) -> impl Iterator<Item = BinStats> + '_ {
-        self.bin_ranges(binning, bins).map(move |range| {
-            let ((h0, q0), (h1, q1)) = (self.before(range.start), self.before(range.end));
-            let stats = BinStats::from_parts(range.len() as u64, h1 - h0, q1 - q0);
+        let mut starts = self.bin_starts(binning, bins);
+        let mut start = starts.next().unwrap_or(0);
+        let mut at_start = self.before(start);
+        starts.map(move |end| {
+            // Each bin's end is the next one's start: one lookup a boundary.
+            let at_end = if end == start {
+                at_start
+            } else {
+                self.before(end)
+            };
+            let stats = BinStats::from_parts(
+                (end - start) as u64,
+                at_end.0 - at_start.0,
+                at_end.1 - at_start.1,
+            );
+            (start, at_start) = (end, at_end);
             // Hits ≤ count and each score ≤ 1 by construction: always Some.
             debug_assert!(stats.is_some());
             stats.unwrap_or(BinStats::EMPTY)
         })
     }
 
-    fn checked_bins(&self, bins: usize) -> Result<(), EstimateError> {
+    pub(crate) fn checked_bins(&self, bins: usize) -> Result<(), EstimateError> {
         estimate::check_bins(bins)?;
         if self.total() == 0 {
             return Err(EstimateError::NoSamples);
@@ -307,6 +627,7 @@ impl WeightedSamples<'_> {
     }
 
     /// ECE_bin with `bins` bins.
+    #[cfg(test)]
     pub(crate) fn ece_bin(
         &self,
         binning: Binning,
@@ -318,12 +639,14 @@ impl WeightedSamples<'_> {
     }
 
     /// The maximum calibration error with `bins` bins.
+    #[cfg(test)]
     pub(crate) fn mce(&self, binning: Binning, bins: usize) -> Result<Estimate, EstimateError> {
         self.checked_bins(bins)?;
         estimate::mce(self.bins(binning, bins))
     }
 
     /// ECE_debias with `bins` bins.
+    #[cfg(test)]
     pub(crate) fn ece_debias(
         &self,
         binning: Binning,
@@ -360,14 +683,14 @@ impl WeightedSamples<'_> {
         scores.clear();
         labels.clear();
         for (slot, &w) in self.slots.iter().zip(self.weights) {
-            let w = w as usize;
+            let w = w.get() as usize;
             scores.extend(core::iter::repeat(slot.score).take(w));
             labels.extend(core::iter::repeat(slot.label()).take(w));
         }
     }
 }
 
-impl sweep::SortedPositions for WeightedSamples<'_> {
+impl<W: Weight> sweep::SortedPositions for WeightedSamples<'_, W> {
     fn positions(&self) -> usize {
         self.total()
     }
@@ -385,9 +708,13 @@ impl sweep::SortedPositions for WeightedSamples<'_> {
             return p;
         }
         let bin = closure.bin_index(self.slots[self.index_of(p)].score, bins);
-        let end = self
-            .slots
-            .partition_point(|s| closure.bin_index(s.score, bins) <= bin);
+        let end = match self.width.and_then(|w| w.of(closure, bins)) {
+            // The next bin's start (n after the last).
+            Some(starts) => starts[bin + 1] as usize,
+            None => self
+                .slots
+                .partition_point(|s| closure.bin_index(s.score, bins) <= bin),
+        };
         self.cum_at(end)
     }
 }
@@ -423,7 +750,9 @@ mod tests {
         ]
     }
 
-    /// Every estimator on the weighted view against the expanded data, bit for bit.
+    /// Every estimator on the weighted view against the expanded data, bit for bit: the
+    /// view of [`Prefix::weigh`], and the classwise report's [`Lanes`] views (counts per
+    /// row, u8 and u32, with the hits listed or not, the equal-width starts found or not).
     fn check(scores: &[f64], labels: &[u8], counts: &[u32], bins: usize) {
         let mut storage = vec![Slot::EMPTY; scores.len()];
         let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
@@ -451,6 +780,37 @@ mod tests {
         let mut naive = SortedBuffer::with_storage(&mut storage2).unwrap();
         naive.push_batch(&es, &el).unwrap();
         let naive = naive.sorted();
+        compare(&view, &naive, bins);
+
+        let rows: Vec<u32> = sorted.slots().iter().map(|s| s.order >> 1).collect();
+        let positives: Vec<u32> = (0u32..)
+            .zip(sorted.slots())
+            .filter(|(_, s)| s.label() == 1)
+            .map(|(j, _)| j)
+            .collect();
+        let mut halves = Halves::default();
+        halves.set(&packed);
+        let mut lanes = Lanes::<u32>::default();
+        let mut small = Lanes::<u8>::default();
+        let bytes: Option<Vec<u8>> = counts.iter().map(|&c| u8::of(c)).collect();
+        for closure in [Closure::Left, Closure::Right] {
+            let mut width = WidthStarts::default();
+            width.set(sorted.slots(), closure, bins.max(9));
+            for listed in [None, Some(&positives[..])] {
+                lanes.fill(&halves, &rows, counts, listed);
+                assert_eq!(lanes.weights, weights);
+                for starts in [None, Some(&width)] {
+                    compare(&lanes.view(&sorted, &packed, starts), &naive, bins);
+                }
+                if let Some(bytes) = &bytes {
+                    small.fill(&halves, &rows, bytes, listed);
+                    compare(&small.view(&sorted, &packed, Some(&width)), &naive, bins);
+                }
+            }
+        }
+    }
+
+    fn compare<W: Weight>(view: &WeightedSamples<'_, W>, naive: &SortedSamples<'_>, bins: usize) {
         for binning in binnings() {
             for norm in [Norm::L1, Norm::L2, Norm::new(3.0).unwrap()] {
                 assert_eq!(
@@ -572,6 +932,19 @@ mod tests {
             // Scores on a coarse grid (many ties, 0 and 1 included).
             let scores: Vec<f64> = data.iter().map(|d| f64::from(d.0) / 11.0).collect();
             let labels: Vec<u8> = data.iter().map(|d| d.1).collect();
+            let counts: Vec<u32> = data.iter().map(|d| d.2).collect();
+            check(&scores, &labels, &counts, bins);
+        }
+
+        /// One-vs-rest samples of a class: distinct scores, few hits, most of them high
+        /// (long runs of misses before the first hit, which the sweep skips).
+        #[test]
+        fn weighted_estimates_equal_the_expanded_resample_with_few_hits(
+            data in proptest::collection::vec((0.0..1.0f64, 0.0..1.0f64, 0u32..4), 1..400),
+            bins in 1usize..20,
+        ) {
+            let scores: Vec<f64> = data.iter().map(|d| d.0 * d.0 * d.0).collect();
+            let labels: Vec<u8> = data.iter().map(|d| u8::from(d.1 < 0.3 * d.0 * d.0)).collect();
             let counts: Vec<u32> = data.iter().map(|d| d.2).collect();
             check(&scores, &labels, &counts, bins);
         }

@@ -872,6 +872,7 @@ struct Scratch<W: Weight> {
     storage: Box<[Slot]>,
     packed: Packed,
     rows: Vec<u32>,
+    order: Vec<u32>,
     positives: Vec<u32>,
     halves: Halves,
     width: WidthStarts,
@@ -991,6 +992,7 @@ fn run<W: Weight>(
                         })?,
                         packed: Packed::default(),
                         rows: Vec::new(),
+                        order: Vec::new(),
                         positives: Vec::new(),
                         halves: Halves::default(),
                         width: WidthStarts::default(),
@@ -1002,6 +1004,7 @@ fn run<W: Weight>(
                     storage,
                     packed,
                     rows,
+                    order,
                     positives,
                     halves,
                     width,
@@ -1028,6 +1031,11 @@ fn run<W: Weight>(
                 halves.set(packed);
                 rows.clear();
                 rows.extend(sorted.slots().iter().map(|s| s.order >> 1));
+                order.clear();
+                order.resize(n, 0);
+                for (j, &r) in rows.iter().enumerate() {
+                    order[r as usize] = j as u32;
+                }
                 // Hits one by one where they are few (most classes of many).
                 positives.clear();
                 let list_hits = hits.saturating_mul(16) <= n as u64;
@@ -1047,7 +1055,13 @@ fn run<W: Weight>(
                     settings.bins.max(WIDTH_STARTS).min(n),
                 );
                 for (lane, counts) in range.clone().zip(tile.chunks(n)) {
-                    lanes.fill(halves, rows, counts, list_hits.then_some(&positives[..]));
+                    lanes.fill(
+                        halves,
+                        rows,
+                        order,
+                        counts,
+                        list_hits.then_some(&positives[..]),
+                    );
                     let view = lanes.view(&sorted, packed, Some(width));
                     let evaluations = evaluate_all(&d.targets, &view, raw, evaluation);
                     let mut sweep = 0;

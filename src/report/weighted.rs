@@ -290,7 +290,7 @@ impl Prefix {
 /// One resample's sums over one sorted data set, from counts given per *row* (arrival
 /// index): the classwise report's joint resamples, whose counts are shared by every
 /// class, each class reading them in its own sorted order (`rows`). [`Lanes::fill`]
-/// gathers the counts into sorted order and makes the block sums exactly as
+/// puts the counts into sorted order and makes the block sums exactly as
 /// [`Prefix::weigh`] makes them for those weights, and (when asked) the hits one by one.
 #[derive(Debug, Default)]
 pub(crate) struct Lanes<W: Weight> {
@@ -308,18 +308,19 @@ pub(crate) struct Lanes<W: Weight> {
 
 impl<W: Weight> Lanes<W> {
     /// The sums of the resample whose count of row i is `counts[i]`, over the sorted data
-    /// `halves`, whose sorted position j holds row `rows[j]`; with `hits` (the sorted
-    /// positions of the hits, in order) the hits one by one as well. The counts must sum
-    /// to less than 2^31.
+    /// `halves`, whose sorted position j holds row `rows[j]` (and row i sorted position
+    /// `positions[i]`); with `hits` (the sorted positions of the hits, in order) the hits
+    /// one by one as well. The counts must sum to less than 2^31.
     pub(crate) fn fill(
         &mut self,
         halves: &Halves,
         rows: &[u32],
+        positions: &[u32],
         counts: &[W],
         hits: Option<&[u32]>,
     ) {
         let n = rows.len();
-        assert!(halves.low.len() == n && counts.len() == n);
+        assert!(halves.low.len() == n && counts.len() == n && positions.len() == n);
         let blocks = n.div_ceil(BLOCK);
         self.weights.clear();
         self.weights.resize(n, W::default());
@@ -332,12 +333,12 @@ impl<W: Weight> Lanes<W> {
         #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2, the one requirement of `fill_avx2`.
-            unsafe { self.fill_avx2(halves, rows, counts) };
+            unsafe { self.fill_avx2(halves, rows, positions, counts) };
         } else {
-            self.fill_body(halves, rows, counts);
+            self.fill_body(halves, rows, positions, counts);
         }
         #[cfg(not(all(target_arch = "x86_64", not(target_feature = "avx2"))))]
-        self.fill_body(halves, rows, counts);
+        self.fill_body(halves, rows, positions, counts);
         self.listed = hits.is_some();
         self.starts.clear();
         self.before.clear();
@@ -361,16 +362,19 @@ impl<W: Weight> Lanes<W> {
     /// [`Lanes::fill_body`] compiled for AVX2.
     #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
     #[target_feature(enable = "avx2")]
-    unsafe fn fill_avx2(&mut self, halves: &Halves, rows: &[u32], counts: &[W]) {
-        self.fill_body(halves, rows, counts);
+    unsafe fn fill_avx2(&mut self, halves: &Halves, rows: &[u32], positions: &[u32], counts: &[W]) {
+        self.fill_body(halves, rows, positions, counts);
     }
 
-    /// The counts gathered into sorted order, then the block sums over the gathered
-    /// weights and the quanta's halves (a loop the compiler vectorizes).
+    /// The counts put into sorted order, then the block sums over the weights and the
+    /// quanta's halves (a loop the compiler vectorizes).
     #[inline(always)]
-    fn fill_body(&mut self, halves: &Halves, rows: &[u32], counts: &[W]) {
-        for (w, &row) in self.weights.iter_mut().zip(rows) {
-            *w = counts[row as usize];
+    fn fill_body(&mut self, halves: &Halves, rows: &[u32], positions: &[u32], counts: &[W]) {
+        // Scattered in row order (rows[j] = i ⇔ positions[i] = j): the counts read in
+        // order, the weights written where they go; random writes do not stall as random
+        // reads do.
+        for (&w, &position) in counts.iter().zip(positions) {
+            self.weights[position as usize] = w;
         }
         let (mut total, mut hits, mut quanta) = (0u32, 0u32, 0u128);
         let blocks = self.cum.len() - 1;
@@ -783,6 +787,10 @@ mod tests {
         compare(&view, &naive, bins);
 
         let rows: Vec<u32> = sorted.slots().iter().map(|s| s.order >> 1).collect();
+        let mut positions = vec![0u32; rows.len()];
+        for (j, &r) in rows.iter().enumerate() {
+            positions[r as usize] = j as u32;
+        }
         let positives: Vec<u32> = (0u32..)
             .zip(sorted.slots())
             .filter(|(_, s)| s.label() == 1)
@@ -797,13 +805,13 @@ mod tests {
             let mut width = WidthStarts::default();
             width.set(sorted.slots(), closure, bins.max(9));
             for listed in [None, Some(&positives[..])] {
-                lanes.fill(&halves, &rows, counts, listed);
+                lanes.fill(&halves, &rows, &positions, counts, listed);
                 assert_eq!(lanes.weights, weights);
                 for starts in [None, Some(&width)] {
                     compare(&lanes.view(&sorted, &packed, starts), &naive, bins);
                 }
                 if let Some(bytes) = &bytes {
-                    small.fill(&halves, &rows, bytes, listed);
+                    small.fill(&halves, &rows, &positions, bytes, listed);
                     compare(&small.view(&sorted, &packed, Some(&width)), &naive, bins);
                 }
             }

@@ -1098,6 +1098,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_count_past_a_byte_makes_the_tile_wide() {
+        // Lanes 2..5 of 3 rows; lane 3 counts 300 on row 1 (a byte holds 255).
+        let counts = |lane: usize, out: &mut [u32]| {
+            for (row, c) in out.iter_mut().enumerate() {
+                *c = if lane == 3 && row == 1 {
+                    300
+                } else {
+                    (lane * 10 + row) as u32
+                };
+            }
+        };
+        assert_eq!(tile::<u8>(3, 2..4, &counts).unwrap(), None);
+        assert_eq!(
+            tile::<u8>(3, 4..5, &counts).unwrap(),
+            Some(vec![40, 41, 42])
+        );
+        assert_eq!(
+            tile::<u32>(3, 2..4, &counts).unwrap(),
+            Some(vec![20, 21, 22, 30, 300, 32])
+        );
+    }
+
+    #[test]
     fn combine_is_the_lp_mean() {
         let v = [0.1, 0.3];
         assert!((combine(EstimatorKind::EceBin, &v, Norm::L1) - 0.2).abs() < 1e-15);

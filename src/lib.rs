@@ -35,6 +35,8 @@ pub mod buffer;
 #[cfg(target_has_atomic = "64")]
 pub mod concurrent;
 pub mod decay;
+#[cfg(feature = "std")]
+pub mod decision;
 pub mod error;
 pub mod estimate;
 #[cfg(feature = "ffi")]

@@ -3,6 +3,7 @@
 //! Exit codes (also in `tce --help`, [`EXIT_CODES`]): 0 on success, 2 for bad input or
 //! options (clap's usage errors included), 1 for I/O and internal errors.
 
+mod calibration_test;
 mod estimate;
 mod fit;
 mod fit_svg;
@@ -40,7 +41,7 @@ Input files are CSV with a header. Columns are found by name (--score-col, --lab
 default `confidence` and `correct`): an exact match first, else a match without regard to
 case, which is reported on stderr. `tce estimate` also reads class probabilities or
 logits (CSV with --prob-cols, or .npy arrays with --labels; see docs/cli.md), and so
-does `tce report`. JSON
+do `tce report` and `tce test`. JSON
 outputs carry `tce_version` and every setting that produced them.";
 
 #[derive(Parser)]
@@ -75,6 +76,11 @@ enum Command {
     /// parametric model fitted to the data, each estimator's bias at your n on it, and
     /// the estimator to trust; as a summary, JSON (--json) or an HTML page (--html).
     Report(report::ReportArgs),
+    /// Is it calibrated? A test of H0: E[Y | f(X)] = f(X): every statistic's p-value
+    /// (estimators by consistency resampling, Spiegelhalter's Z, Hosmer-Lemeshow), the
+    /// deciding statistic chosen by its power at your n on the model fitted to your data,
+    /// and the decision at --alpha.
+    Test(calibration_test::TestArgs),
     /// Fit a recalibration map on one CSV and apply it to another's confidences.
     Recalibrate(recalibrate::RecalibrateArgs),
     /// The Table 1 experiment: how often each estimator picks the recalibration method
@@ -348,6 +354,7 @@ fn main() -> ExitCode {
         Command::Paper(args) => paper::run(&args),
         Command::Fit(args) => fit::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::Test(args) => calibration_test::run(&args),
         Command::FitCheck(args) => fit::run_check(&args),
         Command::Recalibrate(args) => recalibrate::run_recalibrate(&args),
         Command::Table1(args) => recalibrate::run_table1(&args),

@@ -8,8 +8,10 @@
 //! - `simulation`: the BBC simulator, the fits, recalibration and the exact TCE;
 //! - `report`: the calibration report (`tce.report`, a `Report`), rendered by the
 //!   library as the CLI renders it;
+//! - `decision`: the calibration test (`tce.calibration_test`, a `CalibrationTest`);
 //! - `errors`: the exception of each cause, and the panic boundary.
 
+mod decision;
 mod errors;
 mod estimates;
 mod functions;
@@ -45,6 +47,7 @@ fn _tce(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<states::ConcurrentHistogram>()?;
     simulation::register(m)?;
     report::register(m)?;
+    decision::register(m)?;
     // Not `add_function`: that would list it in `__all__`, and so in `tce`'s namespace.
     m.setattr(
         "_panic_for_test",

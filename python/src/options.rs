@@ -262,7 +262,7 @@ int_arguments! {
     grid_bins_arg -> Vec<usize> = list("bins", |v, what| count(v, what, "SimulationError"));
     /// `repetitions` of a simulation.
     repetitions_arg -> usize = one(|v| count(v, "repetitions", "SimulationError"));
-    /// `resamples` of a report.
+    /// `resamples` of a report or a calibration test.
     resamples_arg -> usize = one(|v| count(v, "resamples", "InvalidOption"));
     /// `samples` of an `Estimate`.
     estimate_samples_arg -> u64 = one(|v| word(v, "samples"));
@@ -275,4 +275,8 @@ int_arguments! {
     /// `simulated_classes` of a classwise report, or None.
     simulated_classes_arg -> Option<usize> =
         optional(|v| count(v, "simulated_classes", "InvalidOption"));
+    /// `groups` of a Hosmer-Lemeshow test.
+    groups_arg -> usize = one(|v| count(v, "groups", "InvalidOption"));
+    /// `power_simulations` of a calibration test.
+    power_simulations_arg -> usize = one(|v| count(v, "power_simulations", "InvalidOption"));
 }

@@ -11,7 +11,8 @@ Functions over arrays: :func:`ece_bin`, :func:`ece_sweep`, :func:`ece_debias`,
 :class:`Histogram`, :class:`SortedBuffer`, :class:`SlidingWindow`, :class:`Reservoir`,
 :class:`DecayingHistogram`, :class:`ConcurrentHistogram`. The simulator and fits:
 :class:`Model`, :func:`simulate`, :func:`fit`, :func:`fit_recalibration`. The calibration
-report (``tce report``): :func:`report`, a :class:`Report`. Errors: every
+report (``tce report``): :func:`report`, a :class:`Report`. Is it calibrated?
+:func:`calibration_test`, a :class:`CalibrationTest` (``tce test``). Errors: every
 one is a :class:`tce.Error` (a ValueError). Documentation: docs/python.md.
 """
 

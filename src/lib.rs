@@ -108,3 +108,7 @@ struct ReadmeDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../docs/monitoring.md")]
 struct MonitoringDoctests;
+
+#[cfg(doctest)]
+#[doc = include_str!("../docs/decisions.md")]
+struct DecisionsDoctests;

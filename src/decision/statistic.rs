@@ -48,8 +48,8 @@ const EQUAL_WIDTH: Binning = Binning::EqualWidth(Closure::Left);
 impl Statistic {
     /// The statistic a test falls back on when the power of the candidates cannot guide
     /// the choice (no fit, or a fitted model that is calibrated at the data's scores):
-    /// equal-mass ECE_sweep, the paper's recommended estimator, and the most powerful
-    /// candidate against small miscalibration in the by-construction power table of
+    /// equal-mass ECE_sweep, the paper's recommended estimator, within Monte-Carlo error
+    /// of the most powerful candidate in every row of the by-construction power table of
     /// docs/decisions.md.
     pub fn fallback() -> Statistic {
         binned(EstimatorKind::EceSweep, EQUAL_MASS)

@@ -13,7 +13,7 @@
 //!   class alone (other replicates, the same distribution). The BCa jackknife leaves out
 //!   groups of rows, for every class and the marginal alike. The counts of a batch of
 //!   resamples sit in one table shared by the classes, and each class is sorted once per
-//!   batch and reads them in its sorted order ([`Lanes`]): no class is bootstrapped on
+//!   batch and reads them in its sorted order (`Lanes`): no class is bootstrapped on
 //!   its own.
 //! - **Fits and simulations for a sample of classes.** A fit of the flexible model costs
 //!   about a second per class at n = 10^4, so by default a seeded simple random sample of

@@ -76,17 +76,19 @@ pub fn decision_words(t: &CalibrationTest) -> String {
             let chosen = t.chosen().statistic;
             let power = match t.choice.powers.iter().find(|p| p.statistic == chosen) {
                 Some(p) => format!(
-                    "against the model fitted to the data this test rejects with probability                      {:.2} at this n",
+                    "against the model fitted to the data this test rejects with probability \
+                     {:.2} at this n",
                     p.power
                 ),
                 None => "only no evidence against it".to_owned(),
             };
             format!(
-                "Calibration not rejected at alpha = {alpha}: p = {} > {alpha}. This is not                  evidence of calibration: {power}.",
+                "Calibration not rejected at alpha = {alpha}: p = {} > {alpha}. This is not \
+                 evidence of calibration: {power}.",
                 p_text(d.p_value)
             )
         }
-        (None, Err(reason)) => format!("No decision: {} is {reason}.", t.chosen().statistic),
+        (None, Err(reason)) => format!("No decision: {}: {reason}.", t.chosen().statistic),
         (None, Ok(_)) => unreachable!("a defined statistic decides"),
     }
 }
@@ -102,11 +104,11 @@ fn row(r: &StatisticResult, chosen: bool, power: Option<(f64, f64)>) -> [String;
             reference_text(&o.reference),
             power,
         ],
-        Err(reason) => [
+        Err(_) => [
             name,
-            format!("undefined: {reason}"),
-            String::new(),
-            String::new(),
+            "undefined".to_owned(),
+            "-".to_owned(),
+            "-".to_owned(),
             power,
         ],
     }
@@ -202,6 +204,11 @@ pub fn notes(t: &CalibrationTest) -> Vec<String> {
          (taking the smallest of several is not a test at alpha = {}).",
         t.settings.alpha
     )];
+    for r in &t.results {
+        if let Err(reason) = &r.outcome {
+            notes.push(format!("{}: {reason}.", r.statistic));
+        }
+    }
     let c = &t.contradictions;
     if c.total() > 0 {
         notes.push(format!(
@@ -213,4 +220,57 @@ pub fn notes(t: &CalibrationTest) -> Vec<String> {
         ));
     }
     notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decision::{calibration_test, StatisticChoice, TestSettings};
+
+    #[test]
+    fn undefined_statistics_are_short_cells_with_their_reasons_in_notes() {
+        // Certain scores only: Z and C are undefined, no model can be fitted.
+        let t = calibration_test(
+            &[1.0, 1.0, 0.0],
+            &[1, 1, 0],
+            &TestSettings {
+                resamples: 19,
+                ..TestSettings::default()
+            },
+        )
+        .unwrap();
+        let text = summary("certain.csv", &t);
+        assert!(text.lines().all(|l| l.chars().count() < 200), "{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                    == ["spiegelhalter", "undefined", "-", "-", "-"]),
+            "{text}"
+        );
+        assert!(
+            text.contains("note: spiegelhalter: Spiegelhalter's Z is 0/0"),
+            "{text}"
+        );
+        assert!(
+            text.contains("p = 1.0000 > 0.05. This is not evidence of calibration: only no evidence against it."),
+            "{text}"
+        );
+        // Deciding by an undefined statistic: no decision, and why.
+        let t = calibration_test(
+            &[1.0, 1.0, 0.0],
+            &[1, 1, 0],
+            &TestSettings {
+                resamples: 19,
+                statistic: StatisticChoice::Given(crate::decision::Statistic::HosmerLemeshow),
+                ..TestSettings::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(t.decision(), None);
+        assert_eq!(
+            decision_words(&t),
+            "No decision: hosmer_lemeshow: Hosmer-Lemeshow is undefined: no group has a mean \
+             score strictly between 0 and 1."
+        );
+    }
 }

@@ -41,7 +41,7 @@ use rand::RngCore;
 use rayon::prelude::*;
 
 use super::bootstrap::{evaluate_all, jackknife_groups, multinomial_counts};
-use super::weighted::{Halves, Lanes, Packed, Weight, WidthStarts};
+use super::weighted::{Halves, Lanes, Packed, Weight, WidthStarts, GROUP};
 use super::{
     estimates_tce, parametric, recommend, reliability, targets, ties, Basis, Bootstrap,
     BootstrapError, EstimatorResult, ParametricError, Phase, Recommendation, Report, ReportError,
@@ -1054,38 +1054,36 @@ fn run<W: Weight>(
                     settings.closure,
                     settings.bins.max(WIDTH_STARTS).min(n),
                 );
-                for (lane, counts) in range.clone().zip(tile.chunks(n)) {
-                    lanes.fill(
-                        halves,
-                        rows,
-                        order,
-                        counts,
-                        list_hits.then_some(&positives[..]),
-                    );
-                    let view = lanes.view(&sorted, packed, Some(width));
-                    let evaluations = evaluate_all(&d.targets, &view, raw, evaluation);
-                    let mut sweep = 0;
-                    for (t, e) in evaluations.into_iter().enumerate() {
-                        let is_sweep = is_sweep(&d.targets[t]);
-                        match e {
-                            Ok(e) if lane < resamples => {
-                                d.replicates[t][lane] = e.value;
-                                if let (true, Some(b)) = (is_sweep, e.sweep_bins) {
-                                    d.resample_bins[sweep][lane] = b;
+                for (g, group) in tile.chunks(GROUP * n).enumerate() {
+                    let counts: Vec<&[W]> = group.chunks(n).collect();
+                    lanes.fill(halves, order, &counts, list_hits.then_some(&positives[..]));
+                    for member in 0..counts.len() {
+                        let lane = range.start + g * GROUP + member;
+                        let view = lanes.view(&sorted, packed, member, Some(width));
+                        let evaluations = evaluate_all(&d.targets, &view, raw, evaluation);
+                        let mut sweep = 0;
+                        for (t, e) in evaluations.into_iter().enumerate() {
+                            let is_sweep = is_sweep(&d.targets[t]);
+                            match e {
+                                Ok(e) if lane < resamples => {
+                                    d.replicates[t][lane] = e.value;
+                                    if let (true, Some(b)) = (is_sweep, e.sweep_bins) {
+                                        d.resample_bins[sweep][lane] = b;
+                                    }
+                                }
+                                Ok(e) => d.jackknife[t * groups + lane - resamples] = e.value,
+                                Err(cause) => {
+                                    d.failed[t].get_or_insert(BootstrapError {
+                                        resample: (lane < resamples).then_some(lane),
+                                        cause,
+                                    });
                                 }
                             }
-                            Ok(e) => d.jackknife[t * groups + lane - resamples] = e.value,
-                            Err(cause) => {
-                                d.failed[t].get_or_insert(BootstrapError {
-                                    resample: (lane < resamples).then_some(lane),
-                                    cause,
-                                });
-                            }
+                            sweep += usize::from(is_sweep);
                         }
-                        sweep += usize::from(is_sweep);
-                    }
-                    if lane < resamples {
-                        progress();
+                        if lane < resamples {
+                            progress();
+                        }
                     }
                 }
                 Ok(())

@@ -287,145 +287,188 @@ impl Prefix {
     }
 }
 
-/// One resample's sums over one sorted data set, from counts given per *row* (arrival
-/// index): the classwise report's joint resamples, whose counts are shared by every
-/// class, each class reading them in its own sorted order (`rows`). [`Lanes::fill`]
-/// puts the counts into sorted order and makes the block sums exactly as
-/// [`Prefix::weigh`] makes them for those weights, and (when asked) the hits one by one.
+/// The sums of up to [`GROUP`] resamples over one sorted data set, from counts given per
+/// *row* (arrival index): the classwise report's joint resamples, whose counts are shared
+/// by every class, each class reading them in its own sorted order. [`Lanes::fill`] puts
+/// each resample's (lane's) counts into sorted order and makes its block sums exactly as
+/// [`Prefix::weigh`] makes them for those weights, and (when asked) its hits one by one.
+/// The lanes of a group share the reads of the class's sorted data.
 #[derive(Debug, Default)]
 pub(crate) struct Lanes<W: Weight> {
-    /// The weights per sorted position.
+    n: usize,
+    lanes: usize,
+    /// Per lane, the weights per sorted position (lane-major).
     weights: Vec<W>,
-    /// [`BLOCK`] sums as [`Prefix`] keeps them (blocks + 1 entries).
+    /// Per lane, [`BLOCK`] sums as [`Prefix`] keeps them (blocks + 1 entries a lane).
     cum: Vec<u32>,
     hits: Vec<u32>,
     quanta: Vec<u128>,
-    /// [`Hits`]: the starts, and the hits before each (with the total).
-    starts: Vec<u32>,
-    before: Vec<u32>,
+    /// Per lane, [`Hits`]: the starts, and the hits before each (with the total).
+    starts: Vec<Vec<u32>>,
+    before: Vec<Vec<u32>>,
     listed: bool,
 }
 
+/// The most resamples a [`Lanes`] pass sums at once.
+pub(crate) const GROUP: usize = 4;
+
 impl<W: Weight> Lanes<W> {
-    /// The sums of the resample whose count of row i is `counts[i]`, over the sorted data
-    /// `halves`, whose sorted position j holds row `rows[j]` (and row i sorted position
-    /// `positions[i]`); with `hits` (the sorted positions of the hits, in order) the hits
-    /// one by one as well. The counts must sum to less than 2^31.
+    /// The sums of the resamples whose counts of row i are `counts[l][i]` (1 to [`GROUP`]
+    /// lanes l), over the sorted data `halves`, whose row i sits at sorted position
+    /// `positions[i]`; with `hits` (the sorted positions of the hits, in order) their hits
+    /// one by one as well. Each lane's counts must sum to less than 2^31.
     pub(crate) fn fill(
         &mut self,
         halves: &Halves,
-        rows: &[u32],
         positions: &[u32],
-        counts: &[W],
+        counts: &[&[W]],
         hits: Option<&[u32]>,
     ) {
-        let n = rows.len();
-        assert!(halves.low.len() == n && counts.len() == n && positions.len() == n);
-        let blocks = n.div_ceil(BLOCK);
+        let n = positions.len();
+        let lanes = counts.len();
+        assert!((1..=GROUP).contains(&lanes) && halves.low.len() == n);
+        assert!(counts.iter().all(|c| c.len() == n));
+        let width = n.div_ceil(BLOCK) + 1;
+        (self.n, self.lanes) = (n, lanes);
         self.weights.clear();
-        self.weights.resize(n, W::default());
+        self.weights.resize(lanes * n, W::default());
         for sums in [&mut self.cum, &mut self.hits] {
             sums.clear();
-            sums.resize(blocks + 1, 0);
+            sums.resize(lanes * width, 0);
         }
         self.quanta.clear();
-        self.quanta.resize(blocks + 1, 0);
+        self.quanta.resize(lanes * width, 0);
         #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2, the one requirement of `fill_avx2`.
-            unsafe { self.fill_avx2(halves, rows, positions, counts) };
+            unsafe { self.fill_avx2(halves, positions, counts) };
         } else {
-            self.fill_body(halves, rows, positions, counts);
+            self.fill_body(halves, positions, counts);
         }
         #[cfg(not(all(target_arch = "x86_64", not(target_feature = "avx2"))))]
-        self.fill_body(halves, rows, positions, counts);
+        self.fill_body(halves, positions, counts);
         self.listed = hits.is_some();
-        self.starts.clear();
-        self.before.clear();
-        if let Some(hits) = hits {
+        self.starts.resize_with(GROUP, Vec::new);
+        self.before.resize_with(GROUP, Vec::new);
+        for lane in 0..lanes {
+            let (starts, before) = (&mut self.starts[lane], &mut self.before[lane]);
+            starts.clear();
+            before.clear();
+            let Some(hits) = hits else {
+                continue;
+            };
+            let weights = &self.weights[lane * n..(lane + 1) * n];
+            let cum = &self.cum[lane * width..(lane + 1) * width];
             let mut running = 0u32;
             for &j in hits {
                 let j = j as usize;
-                let w = self.weights[j].get();
+                let w = weights[j].get();
                 if w > 0 {
                     let block = j / BLOCK;
-                    let inside: u32 = self.weights[block * BLOCK..j].iter().map(|w| w.get()).sum();
-                    self.starts.push(self.cum[block] + inside);
-                    self.before.push(running);
+                    let inside: u32 = weights[block * BLOCK..j].iter().map(|w| w.get()).sum();
+                    starts.push(cum[block] + inside);
+                    before.push(running);
                     running += w;
                 }
             }
-            self.before.push(running);
+            before.push(running);
         }
     }
 
     /// [`Lanes::fill_body`] compiled for AVX2.
     #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
     #[target_feature(enable = "avx2")]
-    unsafe fn fill_avx2(&mut self, halves: &Halves, rows: &[u32], positions: &[u32], counts: &[W]) {
-        self.fill_body(halves, rows, positions, counts);
+    unsafe fn fill_avx2(&mut self, halves: &Halves, positions: &[u32], counts: &[&[W]]) {
+        self.fill_body(halves, positions, counts);
     }
 
     /// The counts put into sorted order, then the block sums over the weights and the
-    /// quanta's halves (a loop the compiler vectorizes).
+    /// quanta's halves (a loop the compiler vectorizes), a block of every lane at a time.
     #[inline(always)]
-    fn fill_body(&mut self, halves: &Halves, rows: &[u32], positions: &[u32], counts: &[W]) {
-        // Scattered in row order (rows[j] = i ⇔ positions[i] = j): the counts read in
-        // order, the weights written where they go; random writes do not stall as random
-        // reads do.
-        for (&w, &position) in counts.iter().zip(positions) {
-            self.weights[position as usize] = w;
+    fn fill_body(&mut self, halves: &Halves, positions: &[u32], counts: &[&[W]]) {
+        let n = self.n;
+        // Scattered in row order (row i goes to positions[i]): each lane's counts read in
+        // order, the weights written where they go (random writes do not stall as random
+        // reads do), the positions read once for the group.
+        match *counts {
+            [a] => scatter(&mut self.weights, positions, [a]),
+            [a, b] => scatter(&mut self.weights, positions, [a, b]),
+            [a, b, c] => scatter(&mut self.weights, positions, [a, b, c]),
+            [a, b, c, d] => scatter(&mut self.weights, positions, [a, b, c, d]),
+            _ => unreachable!("1 to GROUP lanes"),
         }
-        let (mut total, mut hits, mut quanta) = (0u32, 0u32, 0u128);
-        let blocks = self.cum.len() - 1;
-        for block in 0..blocks {
-            self.cum[block] = total;
-            self.hits[block] = hits;
-            self.quanta[block] = quanta;
-            let range = block * BLOCK..(block * BLOCK + BLOCK).min(rows.len());
-            // The weights sum to below 2^31 (the caller's bound): the halves of a block
-            // stay below 2^31 · 2^31 in u64, as in `Prefix::extend`.
-            let (mut t, mut h, mut low, mut high) = (0u32, 0u32, 0u64, 0u64);
-            for (((&w, &label), &ql), &qh) in self.weights[range.clone()]
-                .iter()
-                .zip(&halves.label[range.clone()])
-                .zip(&halves.low[range.clone()])
-                .zip(&halves.high[range])
-            {
-                let w = w.get();
-                t = t.wrapping_add(w);
-                h = h.wrapping_add(w & label);
-                low = low.wrapping_add(u64::from(w) * u64::from(ql));
-                high = high.wrapping_add(u64::from(w) * u64::from(qh));
+        let width = n.div_ceil(BLOCK) + 1;
+        let (mut total, mut hits) = ([0u32; GROUP], [0u32; GROUP]);
+        let mut quanta = [0u128; GROUP];
+        for block in 0..width - 1 {
+            let range = block * BLOCK..(block * BLOCK + BLOCK).min(n);
+            let (labels, lows, highs) = (
+                &halves.label[range.clone()],
+                &halves.low[range.clone()],
+                &halves.high[range.clone()],
+            );
+            for lane in 0..self.lanes {
+                self.cum[lane * width + block] = total[lane];
+                self.hits[lane * width + block] = hits[lane];
+                self.quanta[lane * width + block] = quanta[lane];
+                // Each lane's counts sum to below 2^31 (the caller's bound): the halves
+                // of a block stay below 2^31 · 2^31 in u64, as in `Prefix::extend`.
+                let (mut t, mut h, mut low, mut high) = (0u32, 0u32, 0u64, 0u64);
+                let weights = &self.weights[lane * n + range.start..lane * n + range.end];
+                for (((&w, &label), &ql), &qh) in weights.iter().zip(labels).zip(lows).zip(highs) {
+                    let w = w.get();
+                    t = t.wrapping_add(w);
+                    h = h.wrapping_add(w & label);
+                    low = low.wrapping_add(u64::from(w) * u64::from(ql));
+                    high = high.wrapping_add(u64::from(w) * u64::from(qh));
+                }
+                total[lane] = total[lane].wrapping_add(t);
+                hits[lane] = hits[lane].wrapping_add(h);
+                quanta[lane] =
+                    quanta[lane].wrapping_add((u128::from(high) << 31) + u128::from(low));
             }
-            total = total.wrapping_add(t);
-            hits = hits.wrapping_add(h);
-            quanta = quanta.wrapping_add((u128::from(high) << 31) + u128::from(low));
         }
-        self.cum[blocks] = total;
-        self.hits[blocks] = hits;
-        self.quanta[blocks] = quanta;
+        for lane in 0..self.lanes {
+            self.cum[lane * width + width - 1] = total[lane];
+            self.hits[lane * width + width - 1] = hits[lane];
+            self.quanta[lane * width + width - 1] = quanta[lane];
+        }
     }
 
-    /// The view of the resample over `sorted` (the data `fill` was given).
+    /// The view of lane `lane` over `sorted` (the data `fill` was given).
     pub(crate) fn view<'a>(
         &'a self,
         sorted: &SortedSamples<'a>,
         packed: &'a Packed,
+        lane: usize,
         width: Option<&'a WidthStarts>,
     ) -> WeightedSamples<'a, W> {
+        let n = self.n;
+        let sums = n.div_ceil(BLOCK) + 1;
+        let sums = lane * sums..(lane + 1) * sums;
         WeightedSamples {
             slots: sorted.slots(),
             packed: &packed.words,
-            weights: &self.weights,
-            block_cum: &self.cum,
-            block_hits: &self.hits,
-            block_quanta: &self.quanta,
+            weights: &self.weights[lane * n..(lane + 1) * n],
+            block_cum: &self.cum[sums.clone()],
+            block_hits: &self.hits[sums.clone()],
+            block_quanta: &self.quanta[sums],
             hits: self.listed.then(|| Hits {
-                starts: &self.starts,
-                before: &self.before,
+                starts: &self.starts[lane],
+                before: &self.before[lane],
             }),
             width,
+        }
+    }
+}
+
+/// `weights[l * n + positions[i]] = counts[l][i]` for every lane l and row i.
+#[inline(always)]
+fn scatter<W: Weight, const L: usize>(weights: &mut [W], positions: &[u32], counts: [&[W]; L]) {
+    let n = positions.len();
+    for (i, &position) in positions.iter().enumerate() {
+        for (l, c) in counts.iter().enumerate() {
+            weights[l * n + position as usize] = c[i];
         }
     }
 }
@@ -805,14 +848,19 @@ mod tests {
             let mut width = WidthStarts::default();
             width.set(sorted.slots(), closure, bins.max(9));
             for listed in [None, Some(&positives[..])] {
-                lanes.fill(&halves, &rows, &positions, counts, listed);
-                assert_eq!(lanes.weights, weights);
-                for starts in [None, Some(&width)] {
-                    compare(&lanes.view(&sorted, &packed, starts), &naive, bins);
+                // One lane, and the same counts as the last of a full group beside others.
+                let zeros = vec![0u32; counts.len()];
+                for group in [vec![counts], vec![&zeros[..], counts, &zeros[..], counts]] {
+                    let last = group.len() - 1;
+                    lanes.fill(&halves, &positions, &group, listed);
+                    assert_eq!(lanes.weights[last * counts.len()..], weights[..]);
+                    for starts in [None, Some(&width)] {
+                        compare(&lanes.view(&sorted, &packed, last, starts), &naive, bins);
+                    }
                 }
                 if let Some(bytes) = &bytes {
-                    small.fill(&halves, &rows, &positions, bytes, listed);
-                    compare(&small.view(&sorted, &packed, Some(&width)), &naive, bins);
+                    small.fill(&halves, &positions, &[&bytes[..], &bytes[..]], listed);
+                    compare(&small.view(&sorted, &packed, 1, Some(&width)), &naive, bins);
                 }
             }
         }

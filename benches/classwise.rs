@@ -1,10 +1,13 @@
-//! Timings of the classwise report (docs/performance.md, "classwise"): `classwise_report`
+//! Timings of the classwise report (docs/performance.md, "Report"): `classwise_report`
 //! with the default settings on synthetic softmax outputs written by
 //! `benches/classwise_data.py` (numpy, seed 0).
 //!
 //!   python benches/classwise_data.py 10000 100 /tmp/k100
-//!   cargo bench --bench classwise -- /tmp/k100            (the report)
-//!   cargo bench --bench classwise -- /tmp/k100 phases     (its parts, for one class)
+//!   cargo bench --bench classwise -- /tmp/k100              (the report)
+//!   cargo bench --bench classwise -- /tmp/k100 intervals    (no class fitted or simulated)
+//!   cargo bench --bench classwise -- /tmp/k100 classes=20   (the first 20 classes only)
+//!   cargo bench --bench classwise -- /tmp/k100 resamples=R  (R joint resamples)
+//!   cargo bench --bench classwise -- /tmp/k100 phases       (the flexible fit of 3 classes)
 
 use std::path::Path;
 use std::time::Instant;

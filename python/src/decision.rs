@@ -15,7 +15,7 @@ use tce::report::json::Source;
 
 use crate::errors::Failure;
 use crate::functions::raise;
-use crate::input::with_samples;
+use crate::input::{array_form, with_samples, ArrayForm};
 use crate::options;
 
 /// What the JSON's `settings.input` says of arrays (the CLI says the same of files).
@@ -234,22 +234,7 @@ pub fn calibration_test(
         Ok(settings)
     })()
     .map_err(raise(py))?;
-    let numpy = py.import("numpy")?;
-    let table = numpy.call_method1("ndim", (scores,))?.extract::<usize>()? == 2;
-    let values = match (logits, table) {
-        (true, _) => "logits",
-        (false, true) => "probabilities",
-        (false, false) => "confidences",
-    };
-    let classes = if table {
-        numpy
-            .call_method1("shape", (scores,))?
-            .get_item(1)?
-            .extract::<usize>()
-            .ok()
-    } else {
-        None
-    };
+    let ArrayForm { values, classes } = array_form(py, scores, logits)?;
     let test = with_samples(scores, labels, logits, |scores, labels| {
         core_test(scores, labels, &settings).map_err(failure)
     })?;

@@ -278,6 +278,38 @@ fn reduce(
     Ok((scores, labels))
 }
 
+/// How a scores argument reads, for the outputs' `settings.input`: its values
+/// (`logits`, `probabilities` or `confidences`) and, for a table of class outputs (two
+/// dimensions: an array or a list of rows), its number of classes.
+pub(crate) struct ArrayForm {
+    pub values: &'static str,
+    pub classes: Option<usize>,
+}
+
+pub(crate) fn array_form(
+    py: Python<'_>,
+    scores: &Bound<'_, PyAny>,
+    logits: bool,
+) -> PyResult<ArrayForm> {
+    let numpy = py.import("numpy")?;
+    let table = numpy.call_method1("ndim", (scores,))?.extract::<usize>()? == 2;
+    let values = match (logits, table) {
+        (true, _) => "logits",
+        (false, true) => "probabilities",
+        (false, false) => "confidences",
+    };
+    let classes = if table {
+        numpy
+            .call_method1("shape", (scores,))?
+            .get_item(1)?
+            .extract::<usize>()
+            .ok()
+    } else {
+        None
+    };
+    Ok(ArrayForm { values, classes })
+}
+
 /// Reads (scores, labels) and runs `f` on the binary samples without the GIL; a failure
 /// becomes the exception naming its cause (quoting the bad element), a panic
 /// `tce.InternalError`.

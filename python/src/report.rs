@@ -18,7 +18,7 @@ use tce::sim::estimator::EvaluateError;
 
 use crate::errors::Failure;
 use crate::functions::raise;
-use crate::input::{with_classes, with_samples};
+use crate::input::{array_form, with_classes, with_samples, ArrayForm};
 use crate::options;
 
 /// What the JSON's `settings.input` says of arrays (the CLI says the same of files).
@@ -368,14 +368,7 @@ pub fn report(
         Ok(settings)
     })()
     .map_err(raise(py))?;
-    let numpy = py.import("numpy")?;
-    // A table (an array or a list of rows) holds class outputs.
-    let table = numpy.call_method1("ndim", (scores,))?.extract::<usize>()? == 2;
-    let values = match (logits, table) {
-        (true, _) => "logits",
-        (false, true) => "probabilities",
-        (false, false) => "confidences",
-    };
+    let ArrayForm { values, classes } = array_form(py, scores, logits)?;
     let progress = |_| {};
     if classwise {
         let (r, rows, classes) = with_classes(scores, labels, logits, |columns| {
@@ -416,15 +409,6 @@ pub fn report(
             json,
         });
     }
-    let classes = if table {
-        numpy
-            .call_method1("shape", (scores,))?
-            .get_item(1)?
-            .extract::<usize>()
-            .ok()
-    } else {
-        None
-    };
     let (r, owned) = with_samples(scores, labels, logits, |scores, labels| {
         let r = core_report(scores, labels, &settings, &progress).map_err(failure)?;
         Ok((r, scores.to_vec()))

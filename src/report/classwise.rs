@@ -43,9 +43,9 @@ use rayon::prelude::*;
 use super::bootstrap::{evaluate_all, jackknife_groups, multinomial_counts};
 use super::weighted::{Halves, Lanes, Packed, Weight, WidthStarts, GROUP};
 use super::{
-    estimates_tce, parametric, recommend, reliability, targets, ties, Basis, Bootstrap,
-    BootstrapError, EstimatorResult, ParametricError, Phase, Recommendation, Report, ReportError,
-    ReportSettings, Target, Unavailable,
+    diagrams, estimates_tce, evaluate_on_data, parametric, recommend, targets, ties, Basis,
+    Bootstrap, BootstrapError, EstimatorResult, ParametricError, Phase, Recommendation, Report,
+    ReportError, ReportSettings, Target, Unavailable,
 };
 use crate::buffer::{Slot, SortedBuffer};
 use crate::norm::Norm;
@@ -796,38 +796,14 @@ fn class_data(
         scores: column.scores,
         labels: column.labels,
     };
-    let mut available = Vec::new();
-    let mut on_data = Vec::new();
-    let mut sweep_bins = Vec::new();
-    let mut unavailable = Vec::new();
-    for t in targets(settings) {
-        match t.spec.evaluate(&data, t.bins, evaluation) {
-            Ok(e) => {
-                available.push(t);
-                on_data.push(e.value);
-                sweep_bins.push(e.sweep_bins);
-            }
-            Err(cause) if t.spec.binning().is_none() => unavailable.push(Unavailable {
-                target: t,
-                class: None,
-                cause,
-            }),
-            Err(cause) => {
-                return Err(ReportError::Estimate {
-                    estimator: t.spec,
-                    cause,
-                })
-            }
-        }
-    }
-    let ew = Binning::EqualWidth(settings.closure);
-    let em = Binning::EqualMass(settings.ties);
-    let em_sweep = available
-        .iter()
-        .zip(&sweep_bins)
-        .find(|(t, _)| is_sweep(t) && t.spec.binning() == Some(em))
-        .and_then(|(_, b)| *b)
-        .unwrap_or(1);
+    let (available, evaluations, unavailable) = evaluate_on_data(&data, settings, evaluation)?;
+    let on_data: Vec<f64> = evaluations.iter().map(|e| e.value).collect();
+    let sweep_bins: Vec<Option<usize>> = evaluations.iter().map(|e| e.sweep_bins).collect();
+    let reliability = diagrams(
+        &sorted,
+        settings,
+        available.iter().zip(sweep_bins.iter().copied()),
+    );
     let resamples = settings.resamples;
     let width = available.len();
     let sweeps = available.iter().filter(|t| is_sweep(t)).count();
@@ -852,10 +828,7 @@ fn class_data(
     Ok(ClassData {
         hits,
         ties: ties::TieSummary::of(&sorted),
-        reliability: vec![
-            reliability(sorted.bins(ew, settings.bins), ew, settings.level),
-            reliability(sorted.bins(em, em_sweep), em, settings.level),
-        ],
+        reliability,
         replicates,
         resample_bins,
         jackknife: vec![0.0; groups * width],

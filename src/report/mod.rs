@@ -681,30 +681,7 @@ pub fn report(
         labels,
     };
 
-    // The estimators on the data; one that takes no bins and is undefined here (KDE
-    // without a hit) is left out of the rest of the report, with its reason.
-    let mut available = Vec::new();
-    let mut on_data = Vec::new();
-    let mut unavailable = Vec::new();
-    for t in targets(&settings) {
-        match t.spec.evaluate(&data, t.bins, &evaluation) {
-            Ok(e) => {
-                available.push(t);
-                on_data.push(e);
-            }
-            Err(cause) if t.spec.binning().is_none() => unavailable.push(Unavailable {
-                target: t,
-                class: None,
-                cause,
-            }),
-            Err(cause) => {
-                return Err(ReportError::Estimate {
-                    estimator: t.spec,
-                    cause,
-                })
-            }
-        }
-    }
+    let (available, on_data, unavailable) = evaluate_on_data(&data, &settings, &evaluation)?;
     let targets = available;
     let values: Vec<f64> = on_data.iter().map(|e| e.value).collect();
     let boots = if settings.resamples > 0 {
@@ -735,19 +712,11 @@ pub fn report(
         })
         .collect();
 
-    let ew = Binning::EqualWidth(settings.closure);
-    let em = Binning::EqualMass(settings.ties);
-    let em_sweep = estimators
-        .iter()
-        .find(|e| {
-            e.target.spec.kind() == EstimatorKind::EceSweep && e.target.spec.binning() == Some(em)
-        })
-        .and_then(|e| e.sweep_bins)
-        .unwrap_or(1);
-    let reliability = vec![
-        reliability(sorted.bins(ew, settings.bins), ew, settings.level),
-        reliability(sorted.bins(em, em_sweep), em, settings.level),
-    ];
+    let reliability = diagrams(
+        &sorted,
+        &settings,
+        estimators.iter().map(|e| (&e.target, e.sweep_bins)),
+    );
 
     let parametric = parametric(scores, labels, &settings, &targets, &estimators, progress);
     let recommendation = recommend(&estimators, &parametric, &settings);
@@ -762,6 +731,68 @@ pub fn report(
         recommendation,
         ties: tie_summary,
     })
+}
+
+/// The report's estimators on the data: those defined there, with their evaluations, and
+/// those left out of the rest of the report with the reason (an estimator that takes no
+/// bins and is undefined here, KDE without a hit); a binned estimator that fails is an
+/// error.
+pub(crate) fn evaluate_on_data(
+    data: &DataView<'_>,
+    settings: &ReportSettings,
+    evaluation: &EvaluationSettings,
+) -> Result<
+    (
+        Vec<Target>,
+        Vec<crate::sim::estimator::Evaluation>,
+        Vec<Unavailable>,
+    ),
+    ReportError,
+> {
+    let mut available = Vec::new();
+    let mut on_data = Vec::new();
+    let mut unavailable = Vec::new();
+    for t in targets(settings) {
+        match t.spec.evaluate(data, t.bins, evaluation) {
+            Ok(e) => {
+                available.push(t);
+                on_data.push(e);
+            }
+            Err(cause) if t.spec.binning().is_none() => unavailable.push(Unavailable {
+                target: t,
+                class: None,
+                cause,
+            }),
+            Err(cause) => {
+                return Err(ReportError::Estimate {
+                    estimator: t.spec,
+                    cause,
+                })
+            }
+        }
+    }
+    Ok((available, on_data, unavailable))
+}
+
+/// The two reliability diagrams: equal-width bins (the settings' count) and equal-mass
+/// bins at the equal-mass sweep's b* on the data (1 without it), from each estimator's
+/// target and b*.
+pub(crate) fn diagrams<'a>(
+    sorted: &crate::buffer::SortedSamples<'_>,
+    settings: &ReportSettings,
+    sweeps: impl IntoIterator<Item = (&'a Target, Option<usize>)>,
+) -> Vec<Reliability> {
+    let ew = Binning::EqualWidth(settings.closure);
+    let em = Binning::EqualMass(settings.ties);
+    let em_sweep = sweeps
+        .into_iter()
+        .find(|(t, _)| t.spec.kind() == EstimatorKind::EceSweep && t.spec.binning() == Some(em))
+        .and_then(|(_, b)| b)
+        .unwrap_or(1);
+    vec![
+        reliability(sorted.bins(ew, settings.bins), ew, settings.level),
+        reliability(sorted.bins(em, em_sweep), em, settings.level),
+    ]
 }
 
 /// The report's parametric model of (scores, labels): with scores of exactly 0 or 1

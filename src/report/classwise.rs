@@ -796,7 +796,11 @@ fn class_data(
         scores: column.scores,
         labels: column.labels,
     };
-    let (available, evaluations, unavailable) = evaluate_on_data(&data, settings, evaluation)?;
+    let super::OnData {
+        available,
+        evaluations,
+        unavailable,
+    } = evaluate_on_data(&data, settings, evaluation)?;
     let on_data: Vec<f64> = evaluations.iter().map(|e| e.value).collect();
     let sweep_bins: Vec<Option<usize>> = evaluations.iter().map(|e| e.sweep_bins).collect();
     let reliability = diagrams(

@@ -681,7 +681,11 @@ pub fn report(
         labels,
     };
 
-    let (available, on_data, unavailable) = evaluate_on_data(&data, &settings, &evaluation)?;
+    let OnData {
+        available,
+        evaluations: on_data,
+        unavailable,
+    } = evaluate_on_data(&data, &settings, &evaluation)?;
     let targets = available;
     let values: Vec<f64> = on_data.iter().map(|e| e.value).collect();
     let boots = if settings.resamples > 0 {
@@ -733,22 +737,23 @@ pub fn report(
     })
 }
 
-/// The report's estimators on the data: those defined there, with their evaluations, and
-/// those left out of the rest of the report with the reason (an estimator that takes no
-/// bins and is undefined here, KDE without a hit); a binned estimator that fails is an
-/// error.
+/// The report's estimators on the data: those defined there (`available`, with their
+/// `evaluations` in the same order) and those left out of the rest of the report with the
+/// reason (`unavailable`).
+pub(crate) struct OnData {
+    pub(crate) available: Vec<Target>,
+    pub(crate) evaluations: Vec<crate::sim::estimator::Evaluation>,
+    pub(crate) unavailable: Vec<Unavailable>,
+}
+
+/// Evaluates the report's estimators on the data. An estimator that takes no bins and is
+/// undefined here (KDE without a hit) is left out with its reason; a binned estimator that
+/// fails is an error.
 pub(crate) fn evaluate_on_data(
     data: &DataView<'_>,
     settings: &ReportSettings,
     evaluation: &EvaluationSettings,
-) -> Result<
-    (
-        Vec<Target>,
-        Vec<crate::sim::estimator::Evaluation>,
-        Vec<Unavailable>,
-    ),
-    ReportError,
-> {
+) -> Result<OnData, ReportError> {
     let mut available = Vec::new();
     let mut on_data = Vec::new();
     let mut unavailable = Vec::new();
@@ -771,7 +776,11 @@ pub(crate) fn evaluate_on_data(
             }
         }
     }
-    Ok((available, on_data, unavailable))
+    Ok(OnData {
+        available,
+        evaluations: on_data,
+        unavailable,
+    })
 }
 
 /// The two reliability diagrams: equal-width bins (the settings' count) and equal-mass

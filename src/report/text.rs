@@ -42,25 +42,15 @@ pub fn interval_text(i: &Interval) -> String {
 pub fn recommendation_words(r: &Report) -> Vec<String> {
     let rec = &r.recommendation;
     let chosen = &r.estimators[rec.estimator];
-    let level = format!("{:.0}%", 100.0 * r.settings.level);
     let mut lines = Vec::new();
-    let interval = match chosen.interval() {
-        Some((i, kind)) => format!(
-            " ({level} {} interval {})",
-            match kind {
-                IntervalKind::Bca => "BCa",
-                IntervalKind::Percentile => "percentile",
-            },
-            interval_text(&i)
-        ),
-        None => String::new(),
-    };
     lines.push(format!(
-        "Calibration error (TCE_{}): {}{interval}, by {}.",
+        "Calibration error (TCE_{}): {}{}, by {}.",
         r.settings.norm.p(),
         pct(chosen.estimate),
+        interval_words(chosen.interval(), r.settings.level),
         display_name(&chosen.target)
     ));
+    lines.extend(interval_caveat(chosen.estimate, chosen.interval()));
     match (&r.parametric, rec.basis) {
         (Ok(p), basis) => {
             let row = &p.bias[rec.bias_row.unwrap_or(0)];
@@ -400,6 +390,34 @@ pub fn distribution(bins: &[usize]) -> BinsDistribution {
     }
 }
 
+/// When the quoted interval does not contain the estimate, why, in words: the resamples
+/// read on one side of the data's value (the estimator is biased that way under
+/// resampling by more than its spread; with many classes each class's small upward bias
+/// adds up in the marginal). The interval is still what the bootstrap says; the estimate's
+/// own bias at n is in the bias table.
+fn interval_caveat(estimate: f64, interval: Option<(Interval, IntervalKind)>) -> Option<String> {
+    let (i, kind) = interval?;
+    let side = if estimate < i.lower {
+        "above"
+    } else if estimate > i.upper {
+        "below"
+    } else {
+        return None;
+    };
+    let why = match kind {
+        IntervalKind::Percentile => format!(
+            "so many resamples read {side} the data's value that BCa is undefined and the percentile interval lies {side} the estimate"
+        ),
+        IntervalKind::Bca => format!(
+            "nearly all resamples read {} the data's value and BCa moves the interval past the estimate",
+            if side == "above" { "below" } else { "above" }
+        ),
+    };
+    Some(format!(
+        "The interval does not contain the estimate: {why} (the estimator is biased under resampling by more than its spread). It brackets what the estimator would read on more data like yours, not the TCE; the bias at your n is the figure for that (docs/report.md, \"The intervals\")."
+    ))
+}
+
 fn interval_words(interval: Option<(Interval, IntervalKind)>, level: f64) -> String {
     match interval {
         Some((i, kind)) => format!(
@@ -427,6 +445,7 @@ pub fn classwise_words(r: &ClasswiseReport) -> Vec<String> {
         interval_words(chosen.interval(), r.settings.level),
         display_name(&chosen.target)
     )];
+    lines.extend(interval_caveat(chosen.value, chosen.interval()));
     let s = r.simulated.len();
     match (rec.basis, chosen.bias) {
         _ if s == 0 => lines.push(
@@ -639,4 +658,37 @@ pub fn classwise_summary(file: &str, r: &ClasswiseReport) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interval_past_the_estimate_is_explained() {
+        let i = |lower, upper| Interval { lower, upper };
+        // The 5e4 x 1000 marginal: every resample above, BCa undefined, percentile quoted.
+        let above =
+            interval_caveat(0.0072, Some((i(0.0076, 0.0079), IntervalKind::Percentile))).unwrap();
+        assert!(
+            above.contains("read above the data's value that BCa is undefined"),
+            "{above}"
+        );
+        assert!(
+            above.contains("percentile interval lies above the estimate"),
+            "{above}"
+        );
+        let bca = interval_caveat(0.05, Some((i(0.01, 0.04), IntervalKind::Bca))).unwrap();
+        assert!(bca.contains("nearly all resamples read above"), "{bca}");
+        // An interval that contains the estimate, even at an end, needs no words.
+        assert_eq!(
+            interval_caveat(0.02, Some((i(0.01, 0.04), IntervalKind::Bca))),
+            None
+        );
+        assert_eq!(
+            interval_caveat(0.01, Some((i(0.01, 0.04), IntervalKind::Percentile))),
+            None
+        );
+        assert_eq!(interval_caveat(0.01, None), None);
+    }
 }

@@ -525,7 +525,8 @@ fn ratios() {
         "EW push_batch 1e6 vs vectorised sum (16 accumulators)",
         base,
         cand,
-        Some(4.0),
+        // No target: issue 37 withdrew it (counting alone costs 3.1-3.9x this sum).
+        None,
     );
     #[cfg(feature = "ffi")]
     {

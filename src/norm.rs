@@ -134,7 +134,8 @@ impl ScaledPowers {
     }
 
     /// `mean` (in units of scale^p) as a plain number: scale^p · mean, which may
-    /// underflow (for the forms that report the sum without its root).
+    /// underflow (for the forms that report the sum without its root; KDE is behind `std`).
+    #[cfg(any(feature = "std", test))]
     pub(crate) fn unscaled(&self, mean: f64) -> f64 {
         if self.norm.rescales() {
             libm::pow(self.scale, self.norm.0) * mean

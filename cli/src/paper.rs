@@ -8,12 +8,17 @@
 //! 2. Figure 2b: bias heat maps of EW and EM ECE_bin over n × bins, Beta(1.1, 0.1), T = c².
 //! 3. Figure 3: bias and RMSE against n of six estimators, d = 1 and d = 2, Beta(1.1, 0.1).
 //! 4. Figure 4: mean estimate against TCE for T = c^d, d = 1..10, two densities, two n.
+//! 5. Figure 5: the calibration tests' detection rate at α = 0.05 against TCE along
+//!    T = c^d from d = 1 (calibrated) to 2.5, Beta(1.1, 0.1), at Figure 4's two n
+//!    (`tce::decision::construction::power_curve`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
+use tce::decision::construction::{power_curve, PowerPoint};
+use tce::decision::{Statistic, StatisticChoice, TestSettings};
 use tce::sim::estimator::EvaluationSettings;
 use tce::sim::runner::MAX_REPETITIONS;
 use tce::sim::{Beta, Curve, EstimatorSpec, Grid, Model, Simulation, SimulationError};
@@ -45,6 +50,17 @@ pub struct PaperArgs {
     /// that both copies of the table are one run.
     #[arg(long, default_value_t = 1000)]
     table1_reps: usize,
+    /// Data sets per (model, n) of Figure 5, the calibration tests' detection rates
+    /// (0 skips it; at most 100000, tce::sim::runner::MAX_REPETITIONS). Smooth ECE's
+    /// resamples are most of its time.
+    #[arg(long, default_value_t = 200)]
+    figure5_datasets: usize,
+    /// Consistency resamples of each test of Figure 5 (1 to 100000,
+    /// tce::decision::MAX_RESAMPLES). With 19, (B + 1)·α = 1 at α = 0.05, so every
+    /// resampling test's size is exactly α; more resamples raise every test's power a
+    /// little, at a proportional cost.
+    #[arg(long, default_value_t = 19)]
+    figure5_resamples: usize,
     /// Directory of the real outputs (`*.csv`) whose fits are Table 1 settings.
     #[arg(long, value_name = "DIR", default_value = "data")]
     data: PathBuf,
@@ -77,6 +93,9 @@ struct Context {
     out: PathBuf,
     reps: usize,
     seed: u64,
+    /// Figure 5's data sets per cell (0: no Figure 5) and the resamples of each test.
+    figure5_datasets: usize,
+    figure5_resamples: usize,
 }
 
 impl Context {
@@ -170,6 +189,15 @@ pub fn run(args: &PaperArgs) -> Result<(), Failure> {
         };
         return Err(Failure::input(format!("--reps: {error}")));
     }
+    if args.figure5_datasets > MAX_REPETITIONS {
+        let error = SimulationError::TooManyRepetitions {
+            repetitions: args.figure5_datasets,
+        };
+        return Err(Failure::input(format!("--figure5-datasets: {error}")));
+    }
+    figure5_settings(args.figure5_resamples, args.seed)
+        .check()
+        .map_err(|e| Failure::input(format!("--figure5-resamples: {e}")))?;
     if args.table1_reps > 0 {
         check_table1(&table1_args(args, Vec::new()), "--table1-reps")?;
     }
@@ -186,14 +214,17 @@ pub fn run(args: &PaperArgs) -> Result<(), Failure> {
         out: args.out.clone(),
         reps: args.reps,
         seed: args.seed,
+        figure5_datasets: args.figure5_datasets,
+        figure5_resamples: args.figure5_resamples,
     };
     let start = Instant::now();
     let mut findings = Findings::default();
-    let steps: [(&str, Figure); 4] = [
+    let steps: [(&str, Figure); 5] = [
         ("figure 1", figure1),
         ("figure 2b", figure2b),
         ("figure 3", figure3),
         ("figure 4", figure4),
+        ("figure 5", figure5),
     ];
     for (name, step) in steps {
         let started = Instant::now();
@@ -482,6 +513,120 @@ fn figure4(context: &Context, findings: &mut Findings) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The curve family of Figure 5: T(c) = c^d on the paper's Beta(1.1, 0.1) scores, from
+/// calibrated (d = 1) to clearly miscalibrated (d = 3, TCE 13.6 %).
+const FIGURE5_EXPONENTS: [f64; 9] = [1.0, 1.1, 1.2, 1.35, 1.5, 1.75, 2.0, 2.5, 3.0];
+/// The score density of Figure 5, (α, β).
+const FIGURE5_DENSITY: (f64, f64) = (1.1, 0.1);
+/// Figure 5's sample sizes: Figure 4's.
+const FIGURE5_SIZES: [usize; 2] = [200, 5000];
+
+/// The tests of Figure 5: every default statistic at α = 0.05 with `resamples`
+/// consistency resamples; the deciding statistic is given (no fit), since only the
+/// statistics' own rates are drawn.
+fn figure5_settings(resamples: usize, seed: u64) -> TestSettings {
+    TestSettings {
+        statistic: StatisticChoice::Given(Statistic::fallback()),
+        resamples,
+        seed,
+        ..TestSettings::default()
+    }
+}
+
+fn figure5(context: &Context, findings: &mut Findings) -> Result<(), Failure> {
+    if context.figure5_datasets == 0 {
+        return Ok(());
+    }
+    let (alpha, beta) = FIGURE5_DENSITY;
+    let family: Vec<(f64, Model)> = FIGURE5_EXPONENTS
+        .iter()
+        .map(|&d| (d, polynomial_model(alpha, beta, d)))
+        .collect();
+    let settings = figure5_settings(context.figure5_resamples, context.seed);
+    let points = power_curve(
+        &family,
+        2.0,
+        &FIGURE5_SIZES,
+        context.figure5_datasets,
+        context.seed,
+        &settings,
+        &Statistic::defaults(),
+    )
+    .map_err(|e| Failure::internal(format!("figure 5: {e}")))?;
+    let panels: Vec<LinePanel> = FIGURE5_SIZES
+        .iter()
+        .map(|&n| {
+            let at_n: Vec<&PowerPoint> = points.iter().filter(|p| p.rates.n == n).collect();
+            let series = Statistic::defaults()
+                .iter()
+                .enumerate()
+                .map(|(i, statistic)| Series {
+                    name: statistic.to_string(),
+                    points: at_n
+                        .iter()
+                        .map(|p| (100.0 * p.tce, p.rates.rate(i).0))
+                        .collect(),
+                })
+                .collect();
+            LinePanel {
+                title: format!("n = {n}"),
+                x_desc: "TCE (%) of T(c) = c^d".to_owned(),
+                y_desc: format!("rejection rate at α = {}", settings.alpha),
+                x_scale: XScale::Linear,
+                guide: Guide::Level(settings.alpha),
+                series,
+            }
+        })
+        .collect();
+    let title = format!(
+        "Figure 5: detection rate against TCE, Beta({alpha}, {beta}), T(c) = c^d, \
+         {} data sets, {} resamples",
+        context.figure5_datasets, context.figure5_resamples
+    );
+    plot::line_charts(&context.path("figure5.svg"), &title, &panels, 2).map_err(draw_failure)?;
+    let rows: Vec<Vec<String>> = points
+        .iter()
+        .flat_map(|p| {
+            p.rates.statistics.iter().enumerate().map(move |(i, s)| {
+                let (rate, se) = p.rates.rate(i);
+                vec![
+                    alpha.to_string(),
+                    beta.to_string(),
+                    p.parameter.to_string(),
+                    significant(100.0 * p.tce),
+                    p.rates.n.to_string(),
+                    s.to_string(),
+                    p.rates.datasets.to_string(),
+                    context.figure5_resamples.to_string(),
+                    p.rates.rejections[i].to_string(),
+                    p.rates.undefined[i].to_string(),
+                    significant(rate),
+                    significant(se),
+                ]
+            })
+        })
+        .collect();
+    write_csv(&context.path("figure5.csv"), &FIGURE5_COLUMNS, &rows)?;
+    findings.figure5 = points;
+    Ok(())
+}
+
+/// The columns of figure5.csv: one row per (n, d, statistic).
+const FIGURE5_COLUMNS: [&str; 12] = [
+    "alpha",
+    "beta",
+    "d",
+    "tce_percent",
+    "n",
+    "statistic",
+    "datasets",
+    "resamples",
+    "rejections",
+    "undefined",
+    "rate",
+    "se",
+];
+
 /// The runs the findings are computed from.
 #[derive(Default)]
 struct Findings {
@@ -489,6 +634,7 @@ struct Findings {
     figure2b: Option<(Grid, Simulation)>,
     figure3: Vec<(f64, Simulation)>,
     figure4: Vec<((f64, f64, u32), Simulation)>,
+    figure5: Vec<PowerPoint>,
 }
 
 fn verdict(holds: bool) -> &'static str {
@@ -511,13 +657,16 @@ impl Findings {
         let _ = writeln!(
             out,
             "# Findings of Roelofs et al. (AISTATS 2022), checked against this run\n\n\
-             Generated by `tce paper --out {} --reps {} --seed {}` from the numbers in the \
-             CSV files beside this one. All values in percent; p = 2; 15 bins where the bin \
-             count is fixed; every cell of a figure sees the same {} data sets. \
+             Generated by `tce paper --out {} --reps {} --seed {} --figure5-datasets {} \
+             --figure5-resamples {}` from the numbers in the \
+             CSV files beside this one. All values in percent (Figure 5's rates are \
+             fractions); p = 2; 15 bins where the bin count is fixed; every cell of a figure sees the same {} data sets. \
              A bias is significant if it exceeds 2 Monte-Carlo standard errors (se = sd/√m).\n",
             context.out.display(),
             context.reps,
             context.seed,
+            context.figure5_datasets,
+            context.figure5_resamples,
             context.reps
         );
         self.figure1_summary(&mut out);
@@ -525,6 +674,7 @@ impl Findings {
         self.finding_b(&mut out);
         self.finding_c(&mut out);
         self.finding_d(&mut out);
+        self.finding_e(&mut out, context);
         out
     }
 
@@ -800,6 +950,88 @@ impl Findings {
             "{} (We count the claim as holding for a model if the expected estimator is best \
              in |bias| or in RMSE at a majority of sizes.)",
             verdict(!self.figure3.is_empty() && holds)
+        );
+    }
+
+    /// (e) EM ECE_sweep detects miscalibration more often than EW ECE_bin (Figure 5).
+    fn finding_e(&self, out: &mut String, context: &Context) {
+        if self.figure5.is_empty() {
+            return;
+        }
+        let index = |points: &PowerPoint, name: &str| {
+            points
+                .rates
+                .statistics
+                .iter()
+                .position(|s| s.to_string() == name)
+        };
+        let _ = writeln!(
+            out,
+            "\n## (e) EM ECE_sweep detects miscalibration more often than EW ECE_bin (Figure 5)\n\n\
+             Figure 5 (Beta(1.1, 0.1), T(c) = c^d; {} data sets a cell, consistency resampling \
+             with {} resamples, α = 0.05): each statistic's rejection rate ± its Monte-Carlo \
+             standard error, and the paired difference EM ECE_sweep − EW ECE_bin on the same \
+             data sets ± its standard error. The sweep is ahead (behind) where the difference \
+             exceeds 2 standard errors.\n",
+            context.figure5_datasets, context.figure5_resamples
+        );
+        let (mut ahead, mut behind, mut level, mut miscalibrated) = (0, 0, 0, 0);
+        for point in &self.figure5 {
+            let (Some(sweep), Some(ew)) = (
+                index(point, "ece_sweep:equal_mass"),
+                index(point, "ece_bin:equal_width"),
+            ) else {
+                continue;
+            };
+            let rates = &point.rates;
+            let (rs, ss) = rates.rate(sweep);
+            let (re, se) = rates.rate(ew);
+            let (diff, diff_se) = rates.difference(sweep, ew);
+            let verdict = if diff > 2.0 * diff_se && diff_se > 0.0 {
+                "sweep ahead"
+            } else if -diff > 2.0 * diff_se && diff_se > 0.0 {
+                "EW ECE_bin ahead"
+            } else {
+                "no measurable difference"
+            };
+            // The first of the highest, in the statistics' order, and how many share it.
+            let highest = (0..rates.statistics.len())
+                .map(|i| rates.rejections[i])
+                .max()
+                .unwrap_or(0);
+            let first = rates.rejections.iter().position(|&r| r == highest);
+            let sharing = rates.rejections.iter().filter(|&&r| r == highest).count();
+            let best = first.map_or_else(String::new, |i| {
+                let others = match sharing {
+                    1 => String::new(),
+                    2 => " and 1 other".to_owned(),
+                    k => format!(" and {} others", k - 1),
+                };
+                format!("{}{others} {:.3}", rates.statistics[i], rates.rate(i).0)
+            });
+            if point.tce > 0.0 {
+                miscalibrated += 1;
+                match verdict {
+                    "sweep ahead" => ahead += 1,
+                    "EW ECE_bin ahead" => behind += 1,
+                    _ => level += 1,
+                }
+            }
+            let _ = writeln!(
+                out,
+                "- n = {}, d = {} (TCE {:.2} %): EM ECE_sweep {rs:.3} ± {ss:.3}, EW ECE_bin \
+                 {re:.3} ± {se:.3}; difference {diff:+.3} ± {diff_se:.3}: {verdict}. Highest \
+                 rate: {best}.",
+                rates.n,
+                point.parameter,
+                100.0 * point.tce
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\n{} Of the {miscalibrated} miscalibrated (n, d), the sweep is ahead in {ahead}, \
+             behind in {behind}, and within 2 standard errors in {level}.",
+            verdict(ahead > 0 && behind == 0)
         );
     }
 }

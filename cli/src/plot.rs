@@ -191,6 +191,8 @@ pub enum Guide {
     Zero,
     /// y = x (estimate equals truth).
     Diagonal,
+    /// y = α, a test's level (what a calibrated model's rejection rate should be).
+    Level(f64),
     /// None.
     None,
 }
@@ -243,6 +245,7 @@ fn guide_label(guide: Guide) -> Option<&'static str> {
     match guide {
         Guide::Zero => Some("no bias"),
         Guide::Diagonal => Some("estimate = TCE"),
+        Guide::Level(_) => Some("level α"),
         Guide::None => None,
     }
 }
@@ -308,6 +311,7 @@ pub fn line_charts(
             match panel.guide {
                 Guide::Zero | Guide::None => y_values.push(0.0),
                 Guide::Diagonal => y_values.extend(points().map(|p| p.0)),
+                Guide::Level(level) => y_values.extend([0.0, level]),
             }
             let y_range = padded(y_values.into_iter());
             let mut chart = ChartBuilder::on(&area)
@@ -346,6 +350,7 @@ pub fn line_charts(
                 Guide::Diagonal => {
                     Some([(x_range.start, x_range.start), (x_range.end, x_range.end)])
                 }
+                Guide::Level(level) => Some([(x_range.start, level), (x_range.end, level)]),
                 Guide::None => None,
             };
             let grey = RGBColor(150, 150, 150);

@@ -122,6 +122,18 @@ fn bad_input_exits_2_in_every_subcommand() {
             vec!["paper", "--out", paper_out.to_str().unwrap(), "--reps", "0"],
         ),
         (
+            "paper --figure5-resamples 0",
+            vec![
+                "paper",
+                "--out",
+                paper_out.to_str().unwrap(),
+                "--reps",
+                "1",
+                "--figure5-resamples",
+                "0",
+            ],
+        ),
+        (
             "paper --data missing",
             vec![
                 "paper",

@@ -229,6 +229,8 @@ fn paper_writes_every_figure_and_the_findings() {
         "3",
         "--table1-reps",
         "2",
+        "--figure5-datasets",
+        "0",
     ]);
     assert!(
         out.status.success(),
@@ -257,6 +259,9 @@ fn paper_writes_every_figure_and_the_findings() {
     for heading in ["## (a)", "## (b)", "## (c)", "## (d)"] {
         assert!(findings.contains(heading), "{findings}");
     }
+    // --figure5-datasets 0 skips Figure 5.
+    assert!(!dir.join("figure5.csv").exists() && !dir.join("figure5.svg").exists());
+    assert!(!findings.contains("## (e)"), "{findings}");
     let table1 = std::fs::read_to_string(dir.join("table1.md")).unwrap();
     for row in [
         "Beta(1.1, 0.1), T = c^2",
@@ -265,4 +270,88 @@ fn paper_writes_every_figure_and_the_findings() {
     ] {
         assert!(table1.contains(row), "{table1}");
     }
+}
+
+#[test]
+fn paper_draws_figure5_the_tests_detection_rates() {
+    let dir = scratch("paper_figure5");
+    let out = tce(&[
+        "paper",
+        "--out",
+        dir.to_str().unwrap(),
+        "--reps",
+        "1",
+        "--table1-reps",
+        "0",
+        "--figure5-datasets",
+        "1",
+        "--figure5-resamples",
+        "1",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = std::fs::read_to_string(dir.join("figure5.svg")).unwrap();
+    for text in [
+        "Figure 5",
+        "n = 200",
+        "n = 5000",
+        "ece_sweep:equal_mass",
+        "level α",
+    ] {
+        assert!(svg.contains(text), "{text}");
+    }
+    let findings = std::fs::read_to_string(dir.join("findings.md")).unwrap();
+    assert!(
+        findings.contains("--figure5-datasets 1 --figure5-resamples 1"),
+        "{findings}"
+    );
+    assert!(findings.contains("## (e)"), "{findings}");
+    assert!(
+        findings.contains("- n = 5000, d = 3 (TCE 13.61 %): EM ECE_sweep 0.000 ± 0.000"),
+        "{findings}"
+    );
+    // A row per (n, d, statistic): 2 sizes × 9 curves × 7 statistics.
+    let figure5 = std::fs::read_to_string(dir.join("figure5.csv")).unwrap();
+    let mut lines = figure5.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "alpha,beta,d,tce_percent,n,statistic,datasets,resamples,rejections,undefined,rate,se"
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2 * 9 * 7);
+    assert_eq!(
+        rows[0],
+        [
+            "1.1",
+            "0.1",
+            "1",
+            "0",
+            "200",
+            "ece_sweep:equal_mass",
+            "1",
+            "1",
+            "0",
+            "0",
+            "0",
+            "0"
+        ]
+    );
+    // With one resample a resampled test's p-value is at least 1/2: none of the five
+    // rejects at α = 0.05 (Spiegelhalter's and Hosmer-Lemeshow's p-values are analytic).
+    for row in rows
+        .iter()
+        .filter(|r| !r[5].contains("spiegelhalter") && !r[5].contains("hosmer"))
+    {
+        assert_eq!(row[8], "0", "{row:?}");
+    }
+    let last = rows.last().unwrap();
+    assert_eq!(
+        (last[2], last[3], last[4], last[5]),
+        ("3", "13.6101", "5000", "hosmer_lemeshow")
+    );
+    // Clear miscalibration at n = 5000: Hosmer-Lemeshow rejects its one data set.
+    assert_eq!((last[8], last[10]), ("1", "1"));
 }

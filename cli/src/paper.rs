@@ -987,9 +987,12 @@ impl Findings {
             let (rs, ss) = rates.rate(sweep);
             let (re, se) = rates.rate(ew);
             let (diff, diff_se) = rates.difference(sweep, ew);
-            let verdict = if diff > 2.0 * diff_se && diff_se > 0.0 {
+            // A difference with no spread (every data set the same ±1) is ahead too.
+            let sweep_ahead = diff > 2.0 * diff_se;
+            let sweep_behind = -diff > 2.0 * diff_se;
+            let verdict = if sweep_ahead {
                 "sweep ahead"
-            } else if -diff > 2.0 * diff_se && diff_se > 0.0 {
+            } else if sweep_behind {
                 "EW ECE_bin ahead"
             } else {
                 "no measurable difference"
@@ -1011,11 +1014,9 @@ impl Findings {
             });
             if point.tce > 0.0 {
                 miscalibrated += 1;
-                match verdict {
-                    "sweep ahead" => ahead += 1,
-                    "EW ECE_bin ahead" => behind += 1,
-                    _ => level += 1,
-                }
+                ahead += usize::from(sweep_ahead);
+                behind += usize::from(sweep_behind);
+                level += usize::from(!sweep_ahead && !sweep_behind);
             }
             let _ = writeln!(
                 out,

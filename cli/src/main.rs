@@ -4,6 +4,7 @@
 //! options (clap's usage errors included), 1 for I/O and internal errors.
 
 mod calibration_test;
+mod compare;
 mod estimate;
 mod fit;
 mod fit_svg;
@@ -81,6 +82,12 @@ enum Command {
     /// deciding statistic chosen by its power at your n on the model fitted to your data,
     /// and the decision at --alpha.
     Test(calibration_test::TestArgs),
+    /// Is A better calibrated than B? Two models' outputs on the same examples (rows in
+    /// the same order, or joined by --id): Delta = CE_A - CE_B for one estimator, its
+    /// paired bootstrap interval (BCa), the p-value of Delta = 0 and the decision at
+    /// --alpha. One model before and after recalibration is A = original, B =
+    /// recalibrated.
+    Compare(compare::CompareArgs),
     /// Fit a recalibration map on one CSV and apply it to another's confidences.
     Recalibrate(recalibrate::RecalibrateArgs),
     /// The Table 1 experiment: how often each estimator picks the recalibration method
@@ -355,6 +362,7 @@ fn main() -> ExitCode {
         Command::Fit(args) => fit::run(&args),
         Command::Report(args) => report::run(&args),
         Command::Test(args) => calibration_test::run(&args),
+        Command::Compare(args) => compare::run(&args),
         Command::FitCheck(args) => fit::run_check(&args),
         Command::Recalibrate(args) => recalibrate::run_recalibrate(&args),
         Command::Table1(args) => recalibrate::run_table1(&args),

@@ -17,10 +17,12 @@
 //!
 //! [`text`] and [`json`] (feature `render`) render a [`CalibrationTest`] for the CLI
 //! (`tce test`) and the Python package (`tce.calibration_test`), which only call these.
-//! Later decisions (a paired comparison of two models, the choice of a recalibration)
-//! belong beside them in this module.
+//! The second decision, **is model A better calibrated than model B?**, is [`compare`]
+//! (`tce compare`, `tce.compare`). Later decisions (the choice of a recalibration) belong
+//! beside them in this module.
 
 pub mod chi_square;
+pub mod compare;
 pub mod construction;
 pub mod hosmer_lemeshow;
 #[cfg(feature = "render")]

@@ -67,21 +67,34 @@ impl Evaluation {
         spec: &EstimatorSpec,
         view: &DataView<'_>,
     ) -> Result<(f64, Option<usize>), EvaluateError> {
-        let settings = EvaluationSettings {
+        let bins = spec.uses_bins().then_some(self.bins);
+        spec.evaluate(view, bins, &self.settings(spec))
+            .map(|e| (e.value, e.sweep_bins))
+    }
+}
+
+impl Evaluation {
+    /// The estimator settings of `spec`: the norm (L1 for smooth ECE, the only p it
+    /// has) and the sweep's options.
+    pub(crate) fn settings(&self, spec: &EstimatorSpec) -> EvaluationSettings {
+        EvaluationSettings {
             norm: if spec.kind().needs_l1() {
                 Norm::L1
             } else {
                 self.norm
             },
             sweep: self.sweep,
-        };
-        let bins = spec.uses_bins().then_some(self.bins);
-        spec.evaluate(view, bins, &settings)
-            .map(|e| (e.value, e.sweep_bins))
+        }
     }
 }
 
 impl SortedData {
+    /// The row (input index) at each sorted position.
+    pub(crate) fn rows(&self) -> Vec<u32> {
+        self.slots.iter().map(|s| s.order >> 1).collect()
+    }
+
+
     /// Checks (scores, labels) as every state does (a bad element refuses the whole
     /// input), then sorts them once.
     pub(crate) fn new(scores: &[f64], labels: &[u8]) -> Result<SortedData, TestError> {

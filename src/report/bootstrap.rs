@@ -315,6 +315,83 @@ pub fn intervals(
     (percentile, bca, z0, acceleration)
 }
 
+/// The level t at which the interpolated quantile of sorted values crosses `x`: from
+/// below (`from_below`: sup{t : Q(t) ≤ x}) or from above (inf{t : Q(t) ≥ x}), with
+/// Q as [`quantile_sorted`] interpolates.
+fn crossing_level(sorted: &[f64], x: f64, from_below: bool) -> f64 {
+    let m = sorted.len();
+    if m < 2 {
+        // A constant Q(t) = v: at or below x at every level, or at none.
+        let v = sorted.first().copied().unwrap_or(f64::NAN);
+        let at_every_level = if from_below { v <= x } else { v >= x };
+        return if at_every_level == from_below { 1.0 } else { 0.0 };
+    }
+    let last = (m - 1) as f64;
+    if from_below {
+        // The last order statistic at or below x.
+        match sorted.partition_point(|&v| v <= x) {
+            0 => 0.0,
+            k if k == m => 1.0,
+            k => {
+                let (lo, hi) = (sorted[k - 1], sorted[k]);
+                ((k - 1) as f64 + (x - lo) / (hi - lo)) / last
+            }
+        }
+    } else {
+        // The first order statistic at or above x.
+        match sorted.partition_point(|&v| v < x) {
+            0 => 0.0,
+            k if k == m => 1.0,
+            k => {
+                let (lo, hi) = (sorted[k - 1], sorted[k]);
+                ((k - 1) as f64 + (x - lo) / (hi - lo)) / last
+            }
+        }
+    }
+}
+
+/// The two-sided p-value of `x` by inverting a bootstrap interval: the smallest α at
+/// which the interval of level 1 − α from these replicates excludes `x`, with the
+/// interval's own interpolation ([`quantile_sorted`]). With `bca = Some((z0, a))` the
+/// interval is BCa's ([`intervals`]: the level t of an end is Φ(z0 + (z0 + z)/(1 − a(z0
+/// + z))) at z = Φ⁻¹(α/2) or Φ⁻¹(1 − α/2), solved here for z at the level where the
+/// quantile crosses `x`); with `None` the percentile interval's (t = α/2, 1 − α/2).
+/// Not below 1/(B + 1): B replicates resolve no smaller p-value.
+pub fn inverted_p_value(replicates: &[f64], x: f64, bca: Option<(f64, f64)>) -> f64 {
+    let mut sorted = replicates.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let below = crossing_level(&sorted, x, true);
+    let above = crossing_level(&sorted, x, false);
+    // z with level(z) = t; ±∞ where no z in BCa's domain (1 − a(z0 + z) > 0) reaches t.
+    let z_at = |t: f64| -> f64 {
+        let w = normal::quantile(t);
+        match bca {
+            None => w,
+            Some((z0, a)) => {
+                let d = w - z0;
+                if a * d <= -1.0 || d.is_infinite() {
+                    // t beyond every level BCa reaches on that side (a ≠ 0), or at 0 or 1.
+                    if d < 0.0 {
+                        f64::NEG_INFINITY
+                    } else {
+                        f64::INFINITY
+                    }
+                } else {
+                    d / (1.0 + a * d) - z0
+                }
+            }
+        }
+    };
+    // The lower end exceeds x once Φ(z_lo) = α/2 passes Φ(z_at(below)); the upper end
+    // falls below x once 1 − α/2 falls below Φ(z_at(above)).
+    let lower = 2.0 * normal::cdf(z_at(below));
+    let upper = 2.0 * (1.0 - normal::cdf(z_at(above)));
+    lower
+        .min(upper)
+        .min(1.0)
+        .max(1.0 / (replicates.len() as f64 + 1.0))
+}
+
 /// How many resamples, from which seed, and the level of the intervals.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Resampling {

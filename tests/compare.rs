@@ -1,0 +1,621 @@
+#![cfg(feature = "std")]
+//! Issue 38, part 2: the paired comparison of two models' calibration
+//! (`tce::decision::compare`). Δ, its interval and the p-value of Δ = 0 against a naive
+//! paired bootstrap written here (resample written out row by row, the estimator from
+//! tests/common); bad input; reproducibility; the paired simulator's TCEs against Monte
+//! Carlo; and the size by construction at a reduced scale: when TCE_A = TCE_B the
+//! comparison rejects at α = 0.05 at most 0.05 + 2 Monte-Carlo standard errors.
+//!
+//! The full size and power tables of docs/decisions.md are made by the ignored tests:
+//!
+//!     cargo test --release --all-features --test compare -- --ignored --nocapture
+
+mod common;
+
+use tce::decision::compare::paired::{rejection_rates, PairedModel};
+use tce::decision::compare::{
+    compare, draw_rows, jackknife_rows, CompareError, CompareSettings, Method, Model, Paired,
+    Verdict,
+};
+use tce::decision::{Statistic, MAX_RESAMPLES};
+use tce::report::normal;
+use tce::sim::{Beta, Curve};
+use tce::PushError;
+
+/// A naive estimator on (scores, labels) in any order (tests/common, as in
+/// tests/decision.rs): 15-bin ECE_bin (p = 2), the literal jackknife ECE_debias, or the
+/// paper's sweep rebinning for every b.
+fn naive_statistic(name: &str, scores: &[f64], labels: &[u8]) -> f64 {
+    let table = |assignment: &[usize], bins| common::bin_table(scores, labels, assignment, bins);
+    match name {
+        "ece_bin:equal_width" => common::ece(
+            &table(&common::equal_width_bins(scores, 15, false), 15),
+            2.0,
+        ),
+        "ece_debias:equal_mass" => common::debias(
+            scores,
+            labels,
+            &common::equal_mass_bins(scores, 15, false),
+            15,
+            2.0,
+        ),
+        "ece_sweep:equal_mass" => {
+            let bins = |b| common::equal_mass_bins(scores, b, false);
+            let b = common::sweep_bins(scores, labels, scores.len(), &bins);
+            common::ece(&table(&bins(b), b), 2.0)
+        }
+        other => panic!("no naive {other}"),
+    }
+}
+
+/// The rows weighted by `counts`, written out in row order (each row `count` times).
+fn written_out(scores: &[f64], labels: &[u8], counts: &[u32]) -> (Vec<f64>, Vec<u8>) {
+    let mut out = (Vec::new(), Vec::new());
+    for ((&s, &y), &c) in scores.iter().zip(labels).zip(counts) {
+        for _ in 0..c {
+            out.0.push(s);
+            out.1.push(y);
+        }
+    }
+    out
+}
+
+fn naive_delta(name: &str, a: &[f64], b: &[f64], y: &[u8], counts: &[u32]) -> f64 {
+    let (sa, ya) = written_out(a, y, counts);
+    let (sb, yb) = written_out(b, y, counts);
+    naive_statistic(name, &sa, &ya) - naive_statistic(name, &sb, &yb)
+}
+
+/// R's type-7 quantile of sorted values.
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let h = (sorted.len() - 1) as f64 * q;
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(sorted.len() - 1);
+    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+}
+
+struct Naive {
+    delta: f64,
+    replicates: Vec<f64>,
+    /// The jackknife's standard error √((g − 1)/g Σ(Δ_(k) − mean)²).
+    jackknife_se: f64,
+    /// (z0, a) when BCa is defined.
+    bca: Option<(f64, f64)>,
+}
+
+impl Naive {
+    /// The interval of level 1 − alpha: BCa when defined, else percentile.
+    fn interval(&self, alpha: f64) -> (f64, f64) {
+        let mut sorted = self.replicates.clone();
+        sorted.sort_by(f64::total_cmp);
+        let level = |z: f64| match self.bca {
+            Some((z0, a)) => normal::cdf(z0 + (z0 + z) / (1.0 - a * (z0 + z))),
+            None => normal::cdf(z),
+        };
+        (
+            quantile(&sorted, level(normal::quantile(alpha / 2.0))),
+            quantile(&sorted, level(normal::quantile(1.0 - alpha / 2.0))),
+        )
+    }
+
+    /// The larger of the interval's p-value and the jackknife's normal one.
+    fn p_value(&self) -> f64 {
+        let z = self.delta / self.jackknife_se;
+        let jackknife = if self.delta == 0.0 {
+            1.0
+        } else {
+            2.0 * (1.0 - normal::cdf(z.abs()))
+        };
+        self.p_interval().max(jackknife)
+    }
+
+    /// The smallest α whose interval excludes 0, by bisection (at least 1/(B + 1)).
+    fn p_interval(&self) -> f64 {
+        let excludes = |alpha: f64| {
+            let (lo, hi) = self.interval(alpha);
+            lo > 0.0 || hi < 0.0
+        };
+        let floor = 1.0 / (self.replicates.len() as f64 + 1.0);
+        let (mut lo, mut hi) = (1e-12, 1.0 - 1e-12);
+        if !excludes(hi) {
+            return 1.0;
+        }
+        if excludes(lo) {
+            return floor;
+        }
+        for _ in 0..100 {
+            let mid = 0.5 * (lo + hi);
+            if excludes(mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        hi.max(floor)
+    }
+}
+
+/// The paired bootstrap as the module docs describe it, written out: Δ on the data, Δ*
+/// on each resample's rows (from `draw_rows`) written out for both models, the grouped
+/// jackknife (groups from `jackknife_rows`) left out of both, BCa's z0 and a by their
+/// textbook formulas.
+fn naive(name: &str, a: &[f64], b: &[f64], y: &[u8], resamples: usize, seed: u64) -> Naive {
+    let n = y.len();
+    let delta = naive_statistic(name, a, y) - naive_statistic(name, b, y);
+    let replicates: Vec<f64> = (0..resamples)
+        .map(|r| {
+            let mut counts = vec![0; n];
+            draw_rows(seed, r, &mut counts);
+            naive_delta(name, a, b, y, &counts)
+        })
+        .collect();
+    let (groups, assignment) = jackknife_rows(seed, n);
+    let jackknife: Vec<f64> = (0..groups)
+        .map(|g| {
+            let counts: Vec<u32> = assignment.iter().map(|&k| u32::from(k != g)).collect();
+            naive_delta(name, a, b, y, &counts)
+        })
+        .collect();
+    let below = replicates.iter().filter(|&&d| d < delta).count() as f64;
+    let ties = replicates.iter().filter(|&&d| d == delta).count() as f64;
+    let z0 = normal::quantile((below + ties / 2.0) / resamples as f64);
+    let mean = jackknife.iter().sum::<f64>() / groups as f64;
+    let s2: f64 = jackknife.iter().map(|t| (mean - t).powi(2)).sum();
+    let s3: f64 = jackknife.iter().map(|t| (mean - t).powi(3)).sum();
+    let acceleration = s3 / (6.0 * s2.powf(1.5));
+    let bca = (z0.is_finite() && s2 > 0.0).then_some((z0, acceleration));
+    let jackknife_se = ((groups as f64 - 1.0) / groups as f64 * s2).sqrt();
+    Naive {
+        delta,
+        jackknife_se,
+        replicates,
+        bca,
+    }
+}
+
+fn settings(statistic: &str, resamples: usize, seed: u64) -> CompareSettings {
+    CompareSettings {
+        statistic: statistic.parse().unwrap(),
+        resamples,
+        seed,
+        ..CompareSettings::default()
+    }
+}
+
+/// An overconfident A and a milder B of one latent Beta(2, 5).
+fn two_models() -> PairedModel {
+    PairedModel::new(
+        Beta::new(2.0, 5.0).unwrap(),
+        Curve::logistic_log_odds(0.0, 2.0).unwrap(),
+        Curve::logistic_log_odds(0.3, 1.2).unwrap(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn delta_interval_and_p_value_are_those_of_a_naive_paired_bootstrap() {
+    let data = two_models().dataset(7, 0, 60);
+    for name in [
+        "ece_sweep:equal_mass",
+        "ece_bin:equal_width",
+        "ece_debias:equal_mass",
+    ] {
+        let (resamples, seed) = (99, 5);
+        let c = compare(
+            &data.scores_a,
+            &data.scores_b,
+            &data.labels,
+            &settings(name, resamples, seed),
+        )
+        .unwrap();
+        let oracle = naive(
+            name,
+            &data.scores_a,
+            &data.scores_b,
+            &data.labels,
+            resamples,
+            seed,
+        );
+        let close = |x: f64, y: f64| (x - y).abs() <= 1e-12 * (1.0 + y.abs());
+        assert!(close(c.delta, oracle.delta), "{name}: Δ {} vs {}", c.delta, oracle.delta);
+        assert!(close(c.delta, c.a.value - c.b.value));
+        for (r, (x, y)) in c.replicates.iter().zip(&oracle.replicates).enumerate() {
+            assert!(close(*x, *y), "{name}: Δ*_{r} {x} vs naive {y}");
+        }
+        assert_eq!(c.method == Method::Bca, oracle.bca.is_some(), "{name}");
+        if let Some((z0, a)) = oracle.bca {
+            assert!((c.z0 - z0).abs() < 1e-12, "{name}: z0 {} vs {z0}", c.z0);
+            assert!((c.acceleration - a).abs() < 1e-9, "{name}: a {} vs {a}", c.acceleration);
+        }
+        let (lo, hi) = oracle.interval(0.05);
+        assert!(
+            (c.interval.lower - lo).abs() < 1e-9 && (c.interval.upper - hi).abs() < 1e-9,
+            "{name}: [{}, {}] vs naive [{lo}, {hi}]",
+            c.interval.lower,
+            c.interval.upper
+        );
+        let p = oracle.p_interval();
+        assert!((c.p_interval - p).abs() < 1e-6, "{name}: p {} vs naive {p}", c.p_interval);
+        assert!((c.jackknife_se - oracle.jackknife_se).abs() < 1e-12);
+        let p = oracle.p_value();
+        assert!((c.p_value - p).abs() < 1e-6, "{name}: p {} vs naive {p}", c.p_value);
+        assert_eq!(c.reject(), p <= 0.05);
+        // A rejection never contradicts the interval.
+        assert!(!c.reject() || !c.interval.contains(0.0), "{name}");
+        assert_eq!(c.p_interval <= 0.05, !c.interval.contains(0.0), "{name}");
+    }
+}
+
+#[test]
+fn a_clear_difference_is_found_in_the_right_direction() {
+    // A = the identity (TCE 0), B overconfident: A is better.
+    let model = PairedModel::new(
+        Beta::new(2.0, 2.0).unwrap(),
+        Curve::polynomial(1.0).unwrap(),
+        Curve::logistic_log_odds(0.0, 3.0).unwrap(),
+    )
+    .unwrap();
+    let data = model.dataset(1, 0, 2000);
+    let c = compare(
+        &data.scores_a,
+        &data.scores_b,
+        &data.labels,
+        &settings("ece_sweep:equal_mass", 199, 0),
+    )
+    .unwrap();
+    assert!(c.delta < 0.0 && c.p_value <= 0.01, "{c:?}");
+    assert_eq!(c.verdict(), Verdict::ABetter);
+    assert!(c.interval.upper < 0.0);
+    // Swapping the models negates Δ and its replicates and keeps p.
+    let swapped = compare(
+        &data.scores_b,
+        &data.scores_a,
+        &data.labels,
+        &settings("ece_sweep:equal_mass", 199, 0),
+    )
+    .unwrap();
+    assert_eq!(swapped.delta, -c.delta);
+    assert_eq!(swapped.verdict(), Verdict::BBetter);
+    for (x, y) in swapped.replicates.iter().zip(&c.replicates) {
+        assert_eq!(*x, -*y);
+    }
+}
+
+#[test]
+fn identical_models_never_differ() {
+    let data = two_models().dataset(3, 0, 300);
+    let c = compare(
+        &data.scores_a,
+        &data.scores_a,
+        &data.labels,
+        &CompareSettings {
+            resamples: 99,
+            ..CompareSettings::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(c.delta, 0.0);
+    assert!(c.replicates.iter().all(|&d| d == 0.0));
+    assert_eq!(c.method, Method::Percentile);
+    assert_eq!(c.p_value, 1.0);
+    assert_eq!((c.interval.lower, c.interval.upper), (0.0, 0.0));
+    assert_eq!(c.verdict(), Verdict::NoDifference);
+}
+
+#[test]
+fn the_same_seed_gives_the_same_comparison_on_any_thread_count() {
+    let data = two_models().dataset(4, 0, 400);
+    let run = |threads: usize, seed: u64| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| {
+                compare(
+                    &data.scores_a,
+                    &data.scores_b,
+                    &data.labels,
+                    &settings("ece_sweep:equal_mass", 64, seed),
+                )
+                .unwrap()
+            })
+    };
+    let one = run(1, 9);
+    assert_eq!(one, run(3, 9));
+    assert_ne!(one.replicates, run(1, 10).replicates);
+}
+
+#[test]
+fn bad_input_is_a_named_error() {
+    let s = CompareSettings::default();
+    let ok = [0.2, 0.7, 0.9];
+    let y = [0, 1, 1];
+    let err = |a: &[f64], b: &[f64], y: &[u8], s: &CompareSettings| {
+        compare(a, b, y, s).unwrap_err()
+    };
+    assert_eq!(
+        err(&ok, &ok[..2], &y, &s),
+        CompareError::LengthsDiffer { a: 3, b: 2, labels: 3 }
+    );
+    assert_eq!(err(&[], &[], &[], &s), CompareError::NoSamples);
+    assert_eq!(
+        err(&ok, &[0.2, f64::NAN, 0.9], &y, &s),
+        CompareError::Input {
+            model: Model::B,
+            error: PushError::NonFiniteScore { index: 1 }
+        }
+    );
+    assert_eq!(
+        err(&[1.5, 0.7, 0.9], &ok, &y, &s),
+        CompareError::Input {
+            model: Model::A,
+            error: PushError::ScoreOutOfRange { index: 0 }
+        }
+    );
+    assert_eq!(
+        err(&ok, &ok, &[0, 2, 1], &s),
+        CompareError::Input {
+            model: Model::A,
+            error: PushError::InvalidLabel { index: 1 }
+        }
+    );
+    let with = |f: &dyn Fn(&mut CompareSettings)| {
+        let mut s = CompareSettings::default();
+        f(&mut s);
+        err(&ok, &ok, &y, &s)
+    };
+    assert_eq!(with(&|s| s.resamples = 0), CompareError::ResamplesOutOfRange(0));
+    assert_eq!(
+        with(&|s| s.resamples = MAX_RESAMPLES + 1),
+        CompareError::ResamplesOutOfRange(MAX_RESAMPLES + 1)
+    );
+    assert_eq!(with(&|s| s.alpha = 1.0), CompareError::InvalidAlpha(1.0));
+    assert_eq!(with(&|s| s.bins = 0), CompareError::BinsOutOfRange(0));
+    assert_eq!(
+        with(&|s| s.statistic = Statistic::Spiegelhalter),
+        CompareError::NotAnEstimator(Statistic::Spiegelhalter)
+    );
+    let message = with(&|s| s.statistic = Statistic::HosmerLemeshow).to_string();
+    assert!(message.contains("not a calibration error"), "{message}");
+}
+
+#[test]
+fn inputs_pair_by_order_or_by_id_or_not_at_all() {
+    let a = (&[0.1, 0.5, 0.9][..], &[0u8, 1, 1][..]);
+    let b = (&[0.2, 0.4, 0.8][..], &[0u8, 1, 1][..]);
+    let by_order = Paired::by_order(a, b).unwrap();
+    assert_eq!(by_order.scores_b, [0.2, 0.4, 0.8]);
+    assert_eq!(
+        Paired::by_order(a, (b.0, &[0, 0, 1])).unwrap_err(),
+        CompareError::LabelsDiffer { row: 1, a: 1, b: 0 }
+    );
+    assert_eq!(
+        Paired::by_order(a, (&b.0[..2], &b.1[..2])).unwrap_err(),
+        CompareError::LengthsDiffer { a: 3, b: 2, labels: 3 }
+    );
+    // B's rows in another order, joined back into A's.
+    let ids_a = ["x", "y", "z"];
+    let ids_b = ["z", "x", "y"];
+    let joined = Paired::by_id(
+        (&ids_a[..], a.0, a.1),
+        (&ids_b[..], &[0.8, 0.2, 0.4], &[1, 0, 1]),
+    )
+    .unwrap();
+    assert_eq!(joined, by_order);
+    let join = |ids_b: &[&str], scores_b: &[f64], labels_b: &[u8]| {
+        Paired::by_id((&ids_a[..], a.0, a.1), (ids_b, scores_b, labels_b)).unwrap_err()
+    };
+    assert_eq!(
+        join(&["z", "x", "x"], &[0.8, 0.2, 0.4], &[1, 0, 1]),
+        CompareError::DuplicateId {
+            model: Model::B,
+            id: "x".into()
+        }
+    );
+    assert_eq!(
+        join(&["z", "x", "w"], &[0.8, 0.2, 0.4], &[1, 0, 1]),
+        CompareError::MissingId {
+            missing_from: Model::B,
+            id: "y".into()
+        }
+    );
+    assert_eq!(
+        join(&["z", "x", "y", "w"], &[0.8, 0.2, 0.4, 0.5], &[1, 0, 1, 0]),
+        CompareError::MissingId {
+            missing_from: Model::A,
+            id: "w".into()
+        }
+    );
+    assert_eq!(
+        join(&["z", "x"], &[0.8, 0.2, 0.4], &[1, 0, 1]),
+        CompareError::IdsLengthDiffer {
+            model: Model::B,
+            ids: 2,
+            rows: 3
+        }
+    );
+    assert_eq!(
+        join(&["z", "x", "y"], &[0.8, 0.2, 0.4], &[1, 1, 1]),
+        CompareError::LabelsDiffer { row: 0, a: 0, b: 1 }
+    );
+}
+
+#[test]
+fn the_paired_simulator_knows_both_tces() {
+    // Each TCE by quadrature against a Monte-Carlo mean of |g(u) − u|² over 4e5 draws of
+    // the latent (which does not need the labels); and the labels' mean given the
+    // score is the latent: the share of hits matches E[u].
+    let model = two_models();
+    let data = model.dataset(11, 0, 400_000);
+    let latent_mean = 2.0 / 7.0;
+    let hits = data.labels.iter().map(|&y| f64::from(y)).sum::<f64>() / 4e5;
+    assert!((hits - latent_mean).abs() < 4.0 * (latent_mean * (1.0 - latent_mean) / 4e5).sqrt());
+    let map_a = model.map(Model::A);
+    let inverse_of_a = |s: f64| {
+        // logistic_log_odds(0, 2): s = σ(2 logit u), so u = σ(logit s / 2).
+        1.0 / (1.0 + ((1.0 - s) / s).sqrt())
+    };
+    let mut sum = [0.0f64; 2];
+    let mut sq = [0.0f64; 2];
+    for (&a, &b) in data.scores_a.iter().zip(&data.scores_b) {
+        let u = inverse_of_a(a);
+        assert!((map_a.eval(u) - a).abs() < 1e-9);
+        for (k, s) in [a, b].into_iter().enumerate() {
+            let g = (s - u).powi(2);
+            sum[k] += g;
+            sq[k] += g * g;
+        }
+    }
+    for (k, m) in [Model::A, Model::B].into_iter().enumerate() {
+        let mean = sum[k] / 4e5;
+        let se = ((sq[k] / 4e5 - mean * mean) / 4e5).sqrt();
+        let exact = model.tce(m, 2.0).unwrap().powi(2);
+        assert!((mean - exact).abs() < 4.0 * se, "{m}: MC {mean} ± {se} vs {exact}");
+    }
+    // Mirror maps under a symmetric latent have equal TCE.
+    let mirror = PairedModel::new(
+        Beta::new(2.0, 2.0).unwrap(),
+        Curve::polynomial(2.0).unwrap(),
+        Curve::flip_polynomial(2.0).unwrap(),
+    )
+    .unwrap();
+    let (ta, tb) = (mirror.tce(Model::A, 2.0).unwrap(), mirror.tce(Model::B, 2.0).unwrap());
+    assert!(ta > 0.05 && (ta - tb).abs() < 1e-12, "{ta} {tb}");
+    // A decreasing map is refused.
+    assert!(PairedModel::new(
+        Beta::new(2.0, 2.0).unwrap(),
+        Curve::polynomial(1.0).unwrap(),
+        Curve::logistic_log_odds(0.0, -1.0).unwrap(),
+    )
+    .is_err());
+}
+
+/// Equal TCE by mirror maps under Beta(2, 2): polynomial(2) against flip_polynomial(2).
+fn mirror_pair(d: f64) -> PairedModel {
+    PairedModel::new(
+        Beta::new(2.0, 2.0).unwrap(),
+        Curve::polynomial(d).unwrap(),
+        Curve::flip_polynomial(d).unwrap(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn size_by_construction_at_a_reduced_scale() {
+    // TCE_A = TCE_B: rejections at α = 0.05 at most 0.05 + 2 Monte-Carlo se.
+    let rates = rejection_rates(
+        &mirror_pair(2.0),
+        300,
+        200,
+        21,
+        &settings("ece_sweep:equal_mass", 99, 0),
+    )
+    .unwrap();
+    let (rate, se) = rates.rate();
+    eprintln!("size: {rate} ± {se} ({} BCa)", rates.bca);
+    assert!(rate <= 0.05 + 2.0 * se.max((0.05f64 * 0.95 / 200.0).sqrt()), "{rates:?}");
+}
+
+fn row(label: &str, model: &PairedModel, n: usize, datasets: usize, statistic: &str) {
+    let s = settings(statistic, 999, 0);
+    let p = if statistic == "smece" { 1.0 } else { 2.0 };
+    let (ta, tb) = (model.tce(Model::A, p).unwrap(), model.tce(Model::B, p).unwrap());
+    let rates = rejection_rates(model, n, datasets, 2026, &s).unwrap();
+    let (rate, se) = rates.rate();
+    println!(
+        "| {label} | {statistic} | {n} | {:.2} | {:.2} | {:+.2} | {:.3} ± {:.3} | {} | {}/{} |",
+        100.0 * ta,
+        100.0 * tb,
+        100.0 * (ta - tb),
+        rate,
+        se,
+        rates.a_better,
+        rates.bca,
+        datasets
+    );
+}
+
+/// The size table of docs/decisions.md: TCE_A = TCE_B by mirror maps under Beta(2, 2).
+#[test]
+#[ignore]
+fn size_table() {
+    println!("| pair | statistic | n | TCE_A % | TCE_B % | difference | rejection rate ± se | A better | BCa |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let logistic = PairedModel::new(
+        Beta::new(2.0, 2.0).unwrap(),
+        Curve::logistic_log_odds(0.5, 1.5).unwrap(),
+        Curve::logistic_log_odds(-0.5, 1.5).unwrap(),
+    )
+    .unwrap();
+    for n in [300, 1000, 3000, 10_000] {
+        row("u², 1−(1−u)²", &mirror_pair(2.0), n, 400, "ece_sweep:equal_mass");
+        row("σ(±0.5 + 1.5 logit u)", &logistic, n, 400, "ece_sweep:equal_mass");
+    }
+    for statistic in ["ece_debias:equal_mass", "ece_bin:equal_width", "ece_bin:equal_mass", "smece"] {
+        row("u², 1−(1−u)²", &mirror_pair(2.0), 1000, 400, statistic);
+    }
+}
+
+/// The power table of docs/decisions.md: B = σ(1.5 logit u), A = σ(b logit u) for b from
+/// 1.5 (A = B) up, latent Beta(2, 2), equal-mass ECE_sweep.
+#[test]
+#[ignore]
+fn power_table() {
+    println!("| pair | statistic | n | TCE_A % | TCE_B % | difference | rejection rate ± se | A better | BCa |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for n in [1000, 3000] {
+        for b in [1.5, 1.6, 1.75, 2.0, 2.5] {
+            let model = PairedModel::new(
+                Beta::new(2.0, 2.0).unwrap(),
+                Curve::logistic_log_odds(0.0, b).unwrap(),
+                Curve::logistic_log_odds(0.0, 1.5).unwrap(),
+            )
+            .unwrap();
+            row(&format!("σ({b} logit u), σ(1.5 logit u)"), &model, n, 400, "ece_sweep:equal_mass");
+        }
+    }
+}
+
+#[test]
+#[ignore]
+fn diagnose_size() {
+    let logistic = PairedModel::new(
+        Beta::new(2.0, 2.0).unwrap(),
+        Curve::logistic_log_odds(0.5, 1.5).unwrap(),
+        Curve::logistic_log_odds(-0.5, 1.5).unwrap(),
+    )
+    .unwrap();
+    for (model, n, resamples) in [(mirror_pair(2.0), 300, 999), (logistic, 1000, 999)] {
+        let s = settings("ece_sweep:equal_mass", resamples, 0);
+        let mut deltas = Vec::new();
+        let mut ses = Vec::new();
+        let mut jses = Vec::new();
+        let (mut rej, mut rej_bca, mut rej_pct, mut rej_j, mut rej_bn) = (0, 0, 0, 0, 0);
+        let m = 300;
+        for r in 0..m {
+            let d = model.dataset(2026, r, n);
+            let c = compare(&d.scores_a, &d.scores_b, &d.labels, &s).unwrap();
+            deltas.push(c.delta);
+            ses.push(c.se);
+            jses.push(c.jackknife_se);
+            rej += usize::from(c.reject());
+            let p = tce::report::bootstrap::inverted_p_value(&c.replicates, 0.0, None);
+            rej_bca += usize::from(c.p_interval <= 0.05);
+            rej_pct += usize::from(p <= 0.05);
+            rej_j += usize::from(c.p_jackknife <= 0.05);
+            rej_bn += usize::from(2.0 * normal::cdf(-(c.delta / c.se).abs()) <= 0.05);
+        }
+        let mean = deltas.iter().sum::<f64>() / m as f64;
+        let sd = (deltas.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (m - 1) as f64).sqrt();
+        let mean_se = ses.iter().sum::<f64>() / m as f64;
+        let mean_jse = jses.iter().sum::<f64>() / m as f64;
+        eprintln!(
+            "n {n} B {resamples}: rate {} BCa {} pct {} jack-normal {} boot-normal {} | mean Δ {mean:.5} sd Δ {sd:.5} mean se {mean_se:.5} jack se {mean_jse:.5}",
+            rej as f64 / m as f64,
+            rej_bca as f64 / m as f64,
+            rej_pct as f64 / m as f64,
+            rej_j as f64 / m as f64,
+            rej_bn as f64 / m as f64,
+        );
+    }
+}

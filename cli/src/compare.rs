@@ -140,8 +140,8 @@ fn read_ids(path: &Path, column: &str, rows: usize) -> Result<Vec<String>, Failu
             "{name}: --id names a CSV column; a .npy array has none"
         )));
     }
-    let mut reader = csv::Reader::from_path(path)
-        .map_err(|e| Failure::internal(format!("{name}: {e}")))?;
+    let mut reader =
+        csv::Reader::from_path(path).map_err(|e| Failure::internal(format!("{name}: {e}")))?;
     let headers = reader
         .headers()
         .map_err(|e| Failure::input(format!("{name}: {e}")))?

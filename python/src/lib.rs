@@ -8,9 +8,11 @@
 //! - `simulation`: the BBC simulator, the fits, recalibration and the exact TCE;
 //! - `report`: the calibration report (`tce.report`, a `Report`), rendered by the
 //!   library as the CLI renders it;
+//! - `compare`: the paired comparison of two models (`tce.compare`, a `Comparison`);
 //! - `decision`: the calibration test (`tce.calibration_test`, a `CalibrationTest`);
 //! - `errors`: the exception of each cause, and the panic boundary.
 
+mod compare;
 mod decision;
 mod errors;
 mod estimates;
@@ -48,6 +50,7 @@ fn _tce(m: &Bound<'_, PyModule>) -> PyResult<()> {
     simulation::register(m)?;
     report::register(m)?;
     decision::register(m)?;
+    compare::register(m)?;
     // Not `add_function`: that would list it in `__all__`, and so in `tce`'s namespace.
     m.setattr(
         "_panic_for_test",

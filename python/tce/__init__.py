@@ -12,7 +12,8 @@ Functions over arrays: :func:`ece_bin`, :func:`ece_sweep`, :func:`ece_debias`,
 :class:`DecayingHistogram`, :class:`ConcurrentHistogram`. The simulator and fits:
 :class:`Model`, :func:`simulate`, :func:`fit`, :func:`fit_recalibration`. The calibration
 report (``tce report``): :func:`report`, a :class:`Report`. Is it calibrated?
-:func:`calibration_test`, a :class:`CalibrationTest` (``tce test``). Errors: every
+:func:`calibration_test`, a :class:`CalibrationTest` (``tce test``). Is A better calibrated
+than B? :func:`compare`, a :class:`Comparison` (``tce compare``). Errors: every
 one is a :class:`tce.Error` (a ValueError). Documentation: docs/python.md.
 """
 

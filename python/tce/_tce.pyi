@@ -378,3 +378,26 @@ def calibration_test(scores: ArrayLike, labels: ArrayLike, *, statistic: str = "
                      paper_limit: bool = False, groups: int = 10,
                      power_simulations: int = 200, logits: bool = False,
                      source: str = "arrays") -> CalibrationTest: ...
+
+class Comparison:
+    n: int
+    statistic: str
+    estimate_a: float
+    estimate_b: float
+    delta: float
+    interval: tuple[float, float]
+    method: str
+    p_value: float
+    reject: bool
+    better: Optional[str]
+    alpha: float
+    replicates: list[float]
+    def to_json(self) -> str: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def summary(self) -> str: ...
+
+def compare(scores_a: ArrayLike, scores_b: ArrayLike, y: ArrayLike, *,
+            statistic: str = "ece_sweep:equal_mass", resamples: int = 999,
+            alpha: float = 0.05, seed: int = 0, bins: int = 15, norm: float = 2.0,
+            max_bins: Optional[int] = None, paper_limit: bool = False,
+            sources: tuple[str, str] = ("A", "B")) -> Comparison: ...

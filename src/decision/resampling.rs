@@ -94,7 +94,6 @@ impl SortedData {
         self.slots.iter().map(|s| s.order >> 1).collect()
     }
 
-
     /// Checks (scores, labels) as every state does (a bad element refuses the whole
     /// input), then sorts them once.
     pub(crate) fn new(scores: &[f64], labels: &[u8]) -> Result<SortedData, TestError> {

@@ -324,7 +324,11 @@ fn crossing_level(sorted: &[f64], x: f64, from_below: bool) -> f64 {
         // A constant Q(t) = v: at or below x at every level, or at none.
         let v = sorted.first().copied().unwrap_or(f64::NAN);
         let at_every_level = if from_below { v <= x } else { v >= x };
-        return if at_every_level == from_below { 1.0 } else { 0.0 };
+        return if at_every_level == from_below {
+            1.0
+        } else {
+            0.0
+        };
     }
     let last = (m - 1) as f64;
     if from_below {

@@ -44,6 +44,9 @@ struct IntervalJson {
 struct DecisionJson {
     alpha: f64,
     p_value: f64,
+    p_interval: f64,
+    p_jackknife: Option<f64>,
+    jackknife_se: Option<f64>,
     reject: bool,
     better: Option<&'static str>,
     words: String,
@@ -115,6 +118,9 @@ pub fn json<I: Serialize>(a: &Source<I>, b: &Source<I>, c: &Comparison) -> Strin
         decision: DecisionJson {
             alpha: s.alpha,
             p_value: c.p_value,
+            p_interval: c.p_interval,
+            p_jackknife: finite(c.p_jackknife),
+            jackknife_se: finite(c.jackknife_se),
             reject: c.reject(),
             better: match c.verdict() {
                 Verdict::ABetter => Some("A"),

@@ -150,8 +150,7 @@ impl CompareSettings {
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
             return Err(CompareError::InvalidAlpha(self.alpha));
         }
-        crate::estimate::check_bins(self.bins)
-            .map_err(|_| CompareError::BinsOutOfRange(self.bins))
+        crate::estimate::check_bins(self.bins).map_err(|_| CompareError::BinsOutOfRange(self.bins))
     }
 
     fn evaluation(&self) -> Evaluation {
@@ -258,7 +257,10 @@ impl fmt::Display for CompareError {
                  (the two inputs must be the same rows)"
             ),
             Self::DuplicateId { model, id } => {
-                write!(f, "id {id:?} occurs more than once in model {model}'s input")
+                write!(
+                    f,
+                    "id {id:?} occurs more than once in model {model}'s input"
+                )
             }
             Self::MissingId { missing_from, id } => {
                 write!(f, "id {id:?} is missing from model {missing_from}'s input")
@@ -291,7 +293,10 @@ impl fmt::Display for CompareError {
                 model,
                 resample: None,
                 cause,
-            } => write!(f, "model {model}: the estimator is undefined on the data: {cause}"),
+            } => write!(
+                f,
+                "model {model}: the estimator is undefined on the data: {cause}"
+            ),
             Self::Undefined {
                 model,
                 resample: Some(r),
@@ -393,8 +398,7 @@ impl Paired {
         }
         if ids_b.len() != ids_a.len() {
             // Every id of A is in B and none repeats, so B has one A lacks.
-            let in_a: std::collections::HashSet<&str> =
-                ids_a.iter().map(AsRef::as_ref).collect();
+            let in_a: std::collections::HashSet<&str> = ids_a.iter().map(AsRef::as_ref).collect();
             let id = ids_b
                 .iter()
                 .find(|id| !in_a.contains(id.as_ref()))

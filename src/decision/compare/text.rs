@@ -82,8 +82,12 @@ pub fn summary(file_a: &str, file_b: &str, c: &Comparison) -> String {
     );
     let _ = writeln!(
         out,
-        "p-value          {} (H0: Delta = 0; the interval inverted)",
-        p_text(c.p_value)
+        "p-value          {} (H0: Delta = 0; the larger of the interval's {} and the \
+         jackknife's {}, se {})",
+        p_text(c.p_value),
+        p_text(c.p_interval),
+        p_text(c.p_jackknife),
+        percent(c.jackknife_se)
     );
     let _ = writeln!(out, "decision         {}", decision_words(c));
     out

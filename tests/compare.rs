@@ -663,7 +663,7 @@ fn power_table() {
 
 #[test]
 #[ignore]
-fn diagnose_size() {
+fn size_of_each_p_value() {
     let logistic = PairedModel::new(
         Beta::new(2.0, 2.0).unwrap(),
         Curve::logistic_log_odds(0.5, 1.5).unwrap(),

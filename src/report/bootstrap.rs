@@ -357,9 +357,9 @@ fn crossing_level(sorted: &[f64], x: f64, from_below: bool) -> f64 {
 /// The two-sided p-value of `x` by inverting a bootstrap interval: the smallest α at
 /// which the interval of level 1 − α from these replicates excludes `x`, with the
 /// interval's own interpolation ([`quantile_sorted`]). With `bca = Some((z0, a))` the
-/// interval is BCa's ([`intervals`]: the level t of an end is Φ(z0 + (z0 + z)/(1 − a(z0
-/// + z))) at z = Φ⁻¹(α/2) or Φ⁻¹(1 − α/2), solved here for z at the level where the
-/// quantile crosses `x`); with `None` the percentile interval's (t = α/2, 1 − α/2).
+/// interval is BCa's ([`intervals`]): an end's level is Φ(z0 + (z0 + z)/(1 − a·(z0 + z)))
+/// at z = Φ⁻¹(α/2) or Φ⁻¹(1 − α/2), solved here for z at the level where the quantile
+/// crosses `x`. With `None` it is the percentile interval's (levels α/2 and 1 − α/2).
 /// Not below 1/(B + 1): B replicates resolve no smaller p-value.
 pub fn inverted_p_value(replicates: &[f64], x: f64, bca: Option<(f64, f64)>) -> f64 {
     let mut sorted = replicates.to_vec();

@@ -106,7 +106,7 @@ impl PairedModel {
         crate::sim::tce::true_calibration_error(&self.latent, &self.map(model), p)
     }
 
-    /// n rows drawn with `rng`: per row u, then the uniform U of the label Y = [U < u].
+    /// n rows drawn with `rng`: per row u, then the uniform U of the label, Y = 1 when U < u.
     pub fn sample<R: Rng + ?Sized>(&self, n: usize, rng: &mut R) -> Paired {
         let mut paired = Paired {
             scores_a: Vec::with_capacity(n),

@@ -75,7 +75,8 @@ pub fn summary(file_a: &str, file_b: &str, c: &Comparison) -> String {
     );
     let _ = writeln!(
         out,
-        "{level}% interval   [{}, {}] ({})",
+        "{:<17}[{}, {}] ({})",
+        format!("{level}% interval"),
         percent(c.interval.lower),
         percent(c.interval.upper),
         method_words(c)

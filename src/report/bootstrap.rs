@@ -645,6 +645,24 @@ mod tests {
     }
 
     #[test]
+    fn inverted_p_values_by_hand() {
+        // Q(t) = −2 + 10t on −2, −1, …, 8: it crosses 0 at t = 0.2, so the percentile
+        // interval of level 1 − α excludes 0 from α = 2 · 0.2 on.
+        let replicates: Vec<f64> = (0..=10).map(|i| f64::from(i) - 2.0).collect();
+        assert!((inverted_p_value(&replicates, 0.0, None) - 0.4).abs() < 1e-12);
+        // BCa without bias or skew is the percentile interval.
+        assert!((inverted_p_value(&replicates, 0.0, Some((0.0, 0.0))) - 0.4).abs() < 1e-12);
+        // With z0 = 0.1, a = 0: the lower end's level Φ(2·z0 + z) reaches 0.2 at
+        // z = Φ⁻¹(0.2) − 0.2, so p = 2Φ(Φ⁻¹(0.2) − 0.2).
+        let expected = 2.0 * normal::cdf(normal::quantile(0.2) - 0.2);
+        assert!((inverted_p_value(&replicates, 0.0, Some((0.1, 0.0))) - expected).abs() < 1e-12);
+        // Every replicate above 0: the smallest p that B = 11 replicates resolve.
+        assert_eq!(inverted_p_value(&replicates, -5.0, None), 1.0 / 12.0);
+        // All replicates at 0: no level excludes it.
+        assert_eq!(inverted_p_value(&[0.0; 5], 0.0, None), 1.0);
+    }
+
+    #[test]
     fn bca_by_hand() {
         // z0 = Φ⁻¹(0.3); a from d = mean − t over t = [0, 0, 3]: d = 1, 1, −2:
         // Σd³ = −6, Σd² = 6 → a = −6 / (6·6^{1.5}).

@@ -538,10 +538,10 @@ fn size_by_construction_at_a_reduced_scale() {
     // TCE_A = TCE_B: rejections at α = 0.05 at most 0.05 + 2 Monte-Carlo se.
     let rates = rejection_rates(
         &mirror_pair(2.0),
-        300,
-        200,
+        1000,
+        400,
         21,
-        &settings("ece_sweep:equal_mass", 99, 0),
+        &settings("ece_sweep:equal_mass", 199, 0),
     )
     .unwrap();
     let (rate, se) = rates.rate();

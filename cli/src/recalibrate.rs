@@ -632,7 +632,8 @@ pub fn table1_markdown(args: &Table1Args) -> Result<String, Failure> {
         text,
         "Negative: the estimator under-reports that method's TCE_2 (same scale as \"mean \
          TCE %\"). The last two columns are the EM sweeps' mean b*, in the same order; with \
-         ties kept, bins past the number of distinct scores are empty, so b* can reach n.\n"
+         ties kept, bins past the number of distinct scores can be empty, so b* can exceed \
+         the number of bins that hold samples.\n"
     );
     text.push_str(&signed_error_markdown(&paper));
     Ok(text)

@@ -42,6 +42,7 @@ fn check(
         resamples,
         simulations: Some(simulations),
         seed,
+        test: None,
         ..Default::default()
     };
     let r = report(scores, labels, &settings, &|_| {}).unwrap();

@@ -25,6 +25,7 @@ fn recommend_with_atoms(d: f64, kind: ModelKind) -> (String, Basis, Rows, Option
         simulations: Some(200),
         seed: 1,
         model: kind,
+        test: None,
         ..ReportSettings::default()
     };
     let r = report(&scores, &labels, &settings, &|_| {}).unwrap();

@@ -618,6 +618,7 @@ fn flexible_checks(args: &FitCheckArgs, out: &mut String) -> Result<(), Failure>
         resamples: 0,
         simulations: Some(args.reps),
         seed: args.seed,
+        test: None,
         ..Default::default()
     };
     let _ = writeln!(

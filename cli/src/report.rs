@@ -75,6 +75,23 @@ pub struct ReportArgs {
     /// and the identity, by AIC) or `paper` (Roelofs et al.'s Beta + 12 GLMs).
     #[arg(long, value_enum, default_value_t = ModelArg::Flexible)]
     pub model: ModelArg,
+    /// Consistency resamples of the calibration test ("is it calibrated?"; docs/report.md)
+    /// (default: 999 up to n = 20 000, fewer above so that n x (B + 1) <= 2e7: 199 at
+    /// n = 10^5, 19 at 10^6; 1 to 100000, tce::decision::MAX_RESAMPLES).
+    #[arg(long, value_name = "B")]
+    pub test_resamples: Option<usize>,
+    /// Label sets simulated from the fitted model to measure the test statistics' power
+    /// (default: 200 up to n = 50 000, fewer above so that n x M <= 1e7, at least 20;
+    /// 1 to 100000).
+    #[arg(long, value_name = "M")]
+    pub test_power_simulations: Option<usize>,
+    /// The level of the calibration test: calibration is rejected when p <= alpha
+    /// (default 0.05).
+    #[arg(long)]
+    pub alpha: Option<f64>,
+    /// No calibration test.
+    #[arg(long, conflicts_with_all = ["test_resamples", "test_power_simulations", "alpha"])]
+    pub no_test: bool,
     /// Print one JSON object (every number, setting, the version and the seed).
     #[arg(long)]
     pub json: bool,
@@ -128,8 +145,19 @@ impl ReportArgs {
                 ModelArg::Paper => tce::report::ModelKind::Paper,
             },
             refits: self.refits,
+            test: (!self.no_test).then(|| tce::report::ReportTest {
+                resamples: self.test_resamples,
+                power_simulations: self.test_power_simulations,
+                alpha: self.alpha.unwrap_or(tce::decision::DEFAULT_ALPHA),
+            }),
         };
         settings.check().map_err(report_failure)?;
+        let test_given = self.test_resamples.is_some()
+            || self.test_power_simulations.is_some()
+            || self.alpha.is_some();
+        if test_given && self.input.classwise {
+            return Err(report_failure(ReportError::TestNotClasswise));
+        }
         if let Some(m) = self.refits.filter(|&m| m > 0 && self.input.classwise) {
             return Err(report_failure(ReportError::RefitsNotClasswise(m)));
         }
@@ -193,6 +221,17 @@ fn report_failure(e: ReportError) -> Failure {
         ReportError::TooManyRefits { .. } | ReportError::RefitsNotClasswise(_) => {
             Failure::input(format!("--refits: {e}"))
         }
+        ReportError::Test(ref t) => {
+            use tce::decision::TestError as T;
+            let option = match t {
+                T::ResamplesOutOfRange(_) => "--test-resamples: ",
+                T::PowerSimulationsOutOfRange(_) => "--test-power-simulations: ",
+                T::InvalidAlpha(_) => "--alpha: ",
+                _ => "",
+            };
+            Failure::input(format!("{option}{e}"))
+        }
+        ReportError::TestNotClasswise => Failure::input(format!("--classwise: {e}")),
         // More than this machine gives for what the options ask: fewer resamples need less.
         ReportError::OutOfMemory { .. } => Failure::input(e.to_string()),
         other => Failure::internal(other.to_string()),

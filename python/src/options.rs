@@ -279,4 +279,10 @@ int_arguments! {
     groups_arg -> usize = one(|v| count(v, "groups", "InvalidOption"));
     /// `power_simulations` of a calibration test.
     power_simulations_arg -> usize = one(|v| count(v, "power_simulations", "InvalidOption"));
+    /// `test_resamples` of a report, or None.
+    test_resamples_arg -> Option<usize> =
+        optional(|v| count(v, "test_resamples", "InvalidOption"));
+    /// `test_power_simulations` of a report, or None.
+    test_power_simulations_arg -> Option<usize> =
+        optional(|v| count(v, "test_power_simulations", "InvalidOption"));
 }

@@ -58,7 +58,9 @@ fn failure(e: ReportError) -> Failure {
         ReportError::TooManyResamples(_)
         | ReportError::SimulationsOutOfRange(_)
         | ReportError::TooManyRefits { .. }
-        | ReportError::RefitsNotClasswise(_) => Failure::option(e.to_string()),
+        | ReportError::RefitsNotClasswise(_)
+        | ReportError::TestNotClasswise
+        | ReportError::Test(_) => Failure::option(e.to_string()),
         ReportError::OutOfMemory { bytes } => {
             Failure::Memory(format!("{bytes} bytes for the report"))
         }
@@ -276,6 +278,15 @@ impl Report {
         self.item(py, "settings")
     }
 
+    /// "Is it calibrated?": the report's calibration test as a dict (``statistic``,
+    /// ``basis``, ``why``, ``p_value``, ``alpha``, ``reject``, ``power``, ``alternative``,
+    /// ``resamples``, ``power_simulations``, ``seed``, ``statistics``, ``words``), as
+    /// ``tce report --json`` prints it; None with ``test=False`` and when classwise.
+    #[getter]
+    fn calibration_test<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.item(py, "calibration_test")
+    }
+
     /// Classwise: each class's report (a dict with ``class``, ``name`` and the keys of a
     /// top-label report); None otherwise.
     #[getter]
@@ -294,6 +305,12 @@ impl Report {
 /// sample of 10; 0: none), ``simulations`` of each (None: 1000, fewer above n = 5000),
 /// and every class's intervals come from the same joint resamples of the rows.
 ///
+/// "Is it calibrated?" (``test=True``, top-label only): the calibration test of
+/// ``tce.calibration_test``, its statistic chosen by its power against the report's
+/// fitted model, with ``test_resamples`` consistency resamples (None: 999 up to
+/// n = 20 000, fewer above), ``test_power_simulations`` (None: 200 up to n = 50 000,
+/// fewer above) and level ``alpha`` (None: 0.05); ``Report.calibration_test`` holds it.
+///
 /// ``scores``: confidences with 0/1 labels, or an N×K table of class probabilities
 /// (``logits=True``: logits) with class ids as labels, reduced to the top label or,
 /// with ``classwise=True``, to one one-vs-rest column per class (the report per class and
@@ -304,7 +321,8 @@ impl Report {
     scores, labels, *, logits=false, classwise=false, bins=15, norm=2.0, closure="left",
     ties="split", max_bins=None, paper_limit=false, resamples=1000, simulations=None,
     level=0.95, seed=0, kde=false, epsilon=tce::fit::endpoint::DEFAULT_EPSILON,
-    model="flexible", refits=None, simulated_classes=None, source="arrays"
+    model="flexible", refits=None, simulated_classes=None, test=true, test_resamples=None,
+    test_power_simulations=None, alpha=None, source="arrays"
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn report(
@@ -328,6 +346,12 @@ pub fn report(
     model: &str,
     #[pyo3(from_py_with = options::refits_arg)] refits: Option<usize>,
     #[pyo3(from_py_with = options::simulated_classes_arg)] simulated_classes: Option<usize>,
+    test: bool,
+    #[pyo3(from_py_with = options::test_resamples_arg)] test_resamples: Option<usize>,
+    #[pyo3(from_py_with = options::test_power_simulations_arg)] test_power_simulations: Option<
+        usize,
+    >,
+    alpha: Option<f64>,
     source: &str,
 ) -> PyResult<Report> {
     let source = source.to_owned();
@@ -354,9 +378,26 @@ pub fn report(
             endpoint: EndpointRule::new(epsilon).map_err(|e| Failure::option(e.to_string()))?,
             model: model.parse().map_err(Failure::option)?,
             refits,
+            test: test.then(|| tce::report::ReportTest {
+                resamples: test_resamples,
+                power_simulations: test_power_simulations,
+                alpha: alpha.unwrap_or(tce::decision::DEFAULT_ALPHA),
+            }),
         };
-        // The core's bounds on resamples and simulations, before any data is read.
+        let test_given =
+            test_resamples.is_some() || test_power_simulations.is_some() || alpha.is_some();
+        if test_given && !test {
+            return Err(Failure::option(
+                "test_resamples, test_power_simulations and alpha are settings of the \
+                 calibration test, which test=False turns off"
+                    .to_owned(),
+            ));
+        }
+        // The core's bounds on resamples, simulations and the test, before any data is read.
         settings.check().map_err(failure)?;
+        if test_given && classwise {
+            return Err(failure(ReportError::TestNotClasswise));
+        }
         if let Some(m) = refits.filter(|&m| m > 0 && classwise) {
             return Err(failure(ReportError::RefitsNotClasswise(m)));
         }

@@ -426,6 +426,62 @@ pub fn calibration_test_with(
     settings: &TestSettings,
     statistics: &[Statistic],
 ) -> Result<CalibrationTest, TestError> {
+    run(scores, labels, settings, statistics, Alternative::FitHere)
+}
+
+/// [`calibration_test`] with the `auto` choice's power measured against `fit`, a model
+/// already fitted to these same (scores, labels), instead of fitting the flexible model
+/// again: the report's entry point, which fits its model once for its bias table and for
+/// the test (`tce::report::report`). With the report's default model (flexible, default
+/// endpoint rule) `fit` is the model [`calibration_test`] fits, and the two give the same
+/// test bit for bit; a fit that failed (`Err`) makes the choice fall back as
+/// [`Basis::NoFit`]. With a given statistic the fit is not used.
+pub fn calibration_test_on_fit(
+    scores: &[f64],
+    labels: &[u8],
+    settings: &TestSettings,
+    fit: Result<&ParametricFit, &ParametricError>,
+) -> Result<CalibrationTest, TestError> {
+    run(
+        scores,
+        labels,
+        settings,
+        &settings.statistics(),
+        Alternative::Fitted(fit),
+    )
+}
+
+/// The model the `auto` choice measures the candidates' power against.
+#[derive(Clone, Copy)]
+enum Alternative<'a> {
+    /// The flexible model, fitted here to the data.
+    FitHere,
+    /// A model the caller fitted to the same data (or why it could not).
+    Fitted(Result<&'a ParametricFit, &'a ParametricError>),
+}
+
+impl Alternative<'_> {
+    fn fit(self, scores: &[f64], labels: &[u8]) -> Result<Box<ParametricFit>, ParametricError> {
+        match self {
+            Alternative::FitHere => ParametricFit::of(
+                scores,
+                labels,
+                ModelKind::Flexible,
+                &EndpointRule::default(),
+            )
+            .map(Box::new),
+            Alternative::Fitted(fit) => fit.map(|f| Box::new(f.clone())).map_err(Clone::clone),
+        }
+    }
+}
+
+fn run(
+    scores: &[f64],
+    labels: &[u8],
+    settings: &TestSettings,
+    statistics: &[Statistic],
+    alternative: Alternative<'_>,
+) -> Result<CalibrationTest, TestError> {
     settings.check()?;
     let data = SortedData::new(scores, labels)?;
     let evaluation = settings.evaluation();
@@ -523,7 +579,13 @@ pub fn calibration_test_with(
         })
         .collect();
 
-    let choice = choose(scores, labels, &data, &results, settings, &evaluation);
+    let choice = choose(
+        || alternative.fit(scores, labels),
+        &data,
+        &results,
+        settings,
+        &evaluation,
+    );
     let contradictions = data.scores().iter().zip(data.labels()).fold(
         Contradictions::default(),
         |mut c, (&f, &y)| {
@@ -552,8 +614,7 @@ fn index_of(results: &[StatisticResult], statistic: Statistic) -> usize {
 /// The deciding statistic: the given one, or the candidate with the highest power on
 /// the fitted model (module [`power`]).
 fn choose(
-    scores: &[f64],
-    labels: &[u8],
+    fit: impl FnOnce() -> Result<Box<ParametricFit>, ParametricError>,
     data: &SortedData,
     results: &[StatisticResult],
     settings: &TestSettings,
@@ -577,13 +638,8 @@ fn choose(
             simulations: 0,
         };
     }
-    let fit = match ParametricFit::of(
-        scores,
-        labels,
-        ModelKind::Flexible,
-        &EndpointRule::default(),
-    ) {
-        Ok(fit) => Box::new(fit),
+    let fit = match fit() {
+        Ok(fit) => fit,
         Err(e) => return fallback(Basis::NoFit(e), None, None),
     };
     let model = fit.model();

@@ -408,7 +408,9 @@ pub fn classwise_report(
 /// The classwise report of `columns` (at least one class, all of the same length n ≥ 1).
 /// `progress` is called once per joint resample and class ([`Phase::Bootstrap`]: K × R in
 /// all) and once per simulation of a simulated class ([`ClasswisePlan`]). The settings'
-/// refits are not made (a classwise report does not refit its classes).
+/// refits are not made (a classwise report does not refit its classes), and it has no
+/// calibration test: test settings other than the defaults are refused
+/// ([`ReportError::TestNotClasswise`]); `tce test` tests the top-label confidences.
 pub fn classwise_report_with(
     columns: &[ClassColumn<'_>],
     settings: &ReportSettings,
@@ -416,6 +418,12 @@ pub fn classwise_report_with(
     progress: &(dyn Fn(Phase) + Sync),
 ) -> Result<ClasswiseReport, ReportError> {
     settings.check()?;
+    if settings
+        .test
+        .is_some_and(|t| t != super::ReportTest::default())
+    {
+        return Err(ReportError::TestNotClasswise);
+    }
     let first = columns.first().ok_or(ReportError::NoSamples)?;
     let n = first.scores.len();
     for c in columns {
@@ -435,6 +443,7 @@ pub fn classwise_report_with(
     let settings = ReportSettings {
         simulations: Some(plan.simulations),
         refits: Some(0),
+        test: None,
         ..*settings
     };
     settings.check()?;
@@ -704,6 +713,7 @@ pub fn classwise_report_with(
                     parametric,
                     recommendation,
                     ties: d.ties,
+                    calibration_test: None,
                 },
             }
         })

@@ -279,6 +279,14 @@ pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
         let class = if i == 0 { " class=\"lead\"" } else { "" };
         let _ = write!(out, "<p{class}>{}</p>", escape(w));
     }
+    out.push_str("</section>\n<section id=\"calibration-test\"><h2>Is it calibrated?</h2>");
+    for (i, w) in super::text::calibration_test_words(report)
+        .iter()
+        .enumerate()
+    {
+        let class = if i == 0 { " class=\"lead\"" } else { "" };
+        let _ = write!(out, "<p{class}>{}</p>", escape(w));
+    }
     out.push_str("</section>\n<h2>Figures</h2>\n");
     let curve = report.parametric.as_ref().ok().map(|p| &p.model.curve);
     let level = format!("{:.0}%", 100.0 * report.settings.level);
@@ -520,6 +528,11 @@ pub fn classwise_page(file: &str, report: &ClasswiseReport) -> String {
         let class = if i == 0 { " class=\"lead\"" } else { "" };
         let _ = write!(out, "<p{class}>{}</p>", escape(w));
     }
+    let _ = write!(
+        out,
+        "<p>Is it calibrated? {}</p>",
+        escape(super::text::CLASSWISE_NO_TEST)
+    );
     out.push_str("</section>\n<section id=\"method\"><h2>How it was made</h2>");
     for w in super::text::classwise_method_words(report) {
         let _ = write!(out, "<p>{}</p>", escape(&w));

@@ -4,7 +4,10 @@
 use serde::Serialize;
 
 use super::classwise::{ClasswiseReport, MarginalResult};
-use super::text::{bias_of, distribution, recommendation_words, BinsDistribution};
+use super::text::{
+    alternative_words, bias_of, calibration_test_words, chosen_power, distribution,
+    recommendation_words, BinsDistribution,
+};
 use super::{
     Basis, EstimatorResult, Interval, IntervalKind, Report, ReportSettings, Unavailable,
     FIT_CHECK_LEVEL, JACKKNIFE_GROUPS,
@@ -358,6 +361,119 @@ struct SettingsJson<'a, I> {
     /// `flexible` or `paper`.
     model: &'static str,
     jackknife_groups: usize,
+    /// The calibration test's resamples, power simulations and α (`null` without a test,
+    /// and in a classwise report, which has none).
+    test_resamples: Option<usize>,
+    test_power_simulations: Option<usize>,
+    alpha: Option<f64>,
+}
+
+/// "Is it calibrated?": the report's calibration test (docs/report.md).
+#[derive(Serialize)]
+struct CalibrationTestJson {
+    /// The deciding statistic's canonical name (`ece_sweep:equal_mass`).
+    statistic: String,
+    /// Why it: `highest_power`, `calibrated_fit` or `no_fit`.
+    basis: &'static str,
+    /// Why it, in words.
+    why: String,
+    p_value: Option<f64>,
+    alpha: f64,
+    reject: Option<bool>,
+    /// The power of the deciding test at n against `alternative` (`null` when not
+    /// measured: with a calibrated fit it is α, without a fit unknown).
+    power: Option<TestPowerJson>,
+    alternative: AlternativeJson,
+    /// Consistency resamples B of the resampled statistics.
+    resamples: usize,
+    power_simulations: usize,
+    seed: u64,
+    /// Every statistic of the test: name, value and p-value (`null` when undefined).
+    statistics: Vec<TestStatisticJson>,
+    /// The decision, the choice, the power and the p-value's source in words.
+    words: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct TestPowerJson {
+    power: f64,
+    se: f64,
+    n: usize,
+    simulations: usize,
+}
+
+#[derive(Serialize)]
+struct AlternativeJson {
+    /// `flexible` or `paper`: the report's model.
+    model: &'static str,
+    density: Option<String>,
+    curve: Option<String>,
+    /// The fitted model's TCE_p (fraction).
+    tce: Option<f64>,
+    words: String,
+}
+
+#[derive(Serialize)]
+struct TestStatisticJson {
+    name: String,
+    value: Option<f64>,
+    p_value: Option<f64>,
+}
+
+/// The report's test as JSON; `None` without a test. A test that could not be made is
+/// `{"error": ...}`.
+fn calibration_test_json(r: &Report) -> Option<serde_json::Value> {
+    use crate::decision::Basis as B;
+    let t = match r.calibration_test.as_ref()? {
+        Ok(t) => t,
+        Err(e) => return Some(serde_json::json!({ "error": e.to_string() })),
+    };
+    let decision = t.decision();
+    let fit = t.choice.fit.as_deref();
+    let document = CalibrationTestJson {
+        statistic: t.chosen().statistic.to_string(),
+        basis: match t.choice.basis {
+            B::Given => "given",
+            B::HighestPower => "highest_power",
+            B::CalibratedFit => "calibrated_fit",
+            B::NoFit(_) => "no_fit",
+        },
+        why: crate::decision::text::basis_words(t),
+        p_value: decision.map(|d| d.p_value),
+        alpha: t.settings.alpha,
+        reject: decision.map(|d| d.reject),
+        power: chosen_power(t).map(|(power, se, simulations)| TestPowerJson {
+            power,
+            se,
+            n: t.n,
+            simulations,
+        }),
+        alternative: AlternativeJson {
+            model: r.settings.model.name(),
+            density: fit.map(|f| f.model().density.describe()),
+            curve: fit.map(ParametricFit::curve_name),
+            tce: t.choice.fit_tce,
+            words: alternative_words(r, t),
+        },
+        resamples: t.settings.resamples,
+        power_simulations: t.settings.power_simulations,
+        seed: t.settings.seed,
+        statistics: t
+            .results
+            .iter()
+            .map(|s| {
+                let o = s.outcome.as_ref().ok();
+                TestStatisticJson {
+                    name: s.statistic.to_string(),
+                    // Non-finite (an infinite Z or C) as null, as in `tce test --json`.
+                    value: o.map(|o| o.value).filter(|v| v.is_finite()),
+                    p_value: o.map(|o| o.p_value),
+                }
+            })
+            .collect(),
+        words: calibration_test_words(r),
+    };
+    Some(serde_json::to_value(document).expect("a test serializes"))
 }
 
 #[derive(Serialize)]
@@ -365,6 +481,8 @@ struct ReportJson<'a, I> {
     tce_version: &'static str,
     command: &'static str,
     settings: SettingsJson<'a, I>,
+    /// "Is it calibrated?" (`null` without a test).
+    calibration_test: Option<serde_json::Value>,
     #[serde(flatten)]
     body: BodyJson,
 }
@@ -500,6 +618,9 @@ fn settings_json<'a, I>(
         epsilon: settings.endpoint.epsilon(),
         model: settings.model.name(),
         jackknife_groups: JACKKNIFE_GROUPS.min(n),
+        test_resamples: settings.test.and_then(|t| t.resamples),
+        test_power_simulations: settings.test.and_then(|t| t.power_simulations),
+        alpha: settings.test.map(|t| t.alpha),
     }
 }
 
@@ -524,6 +645,7 @@ fn document<'a, I: Serialize>(source: &'a Source<I>, r: &Report) -> ReportJson<'
         tce_version: VERSION,
         command: "report",
         settings: settings_json(source, &r.settings, r.n),
+        calibration_test: calibration_test_json(r),
         body: body(r),
     }
 }

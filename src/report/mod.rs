@@ -35,6 +35,7 @@ pub use bootstrap::{Bootstrap, BootstrapError, Interval, Resampling, Target, JAC
 
 use crate::binning::{Binning, Closure, Ties};
 use crate::buffer::SortedBuffer;
+use crate::decision::{CalibrationTest, TestError, TestSettings};
 use crate::error::PushError;
 use crate::fit::flexible::{fit_flexible, FlexibleFit, FlexibleFitError};
 use crate::fit::{
@@ -79,6 +80,80 @@ pub struct ReportSettings {
     /// an estimator ([`plug_in`]); `None`: [`plug_in::default_refits`] of n (10 up to
     /// n = 50 000, else 0). At most the number of simulations.
     pub refits: Option<usize>,
+    /// The calibration test of the report ("is it calibrated?"); `None`: no test. A
+    /// classwise report has none and refuses explicit test settings
+    /// ([`ReportError::TestNotClasswise`]).
+    pub test: Option<ReportTest>,
+}
+
+/// The report's calibration test ([`crate::decision`], docs/decisions.md): the statistic
+/// chosen `auto` by its power against the report's own fitted model, at the report's
+/// seed, bins, norm and sweep, with Hosmer–Lemeshow's default groups.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReportTest {
+    /// Consistency resamples; `None`: [`default_test_resamples`] of n.
+    pub resamples: Option<usize>,
+    /// Label sets simulated from the fitted model for each candidate's power; `None`:
+    /// [`default_test_power_simulations`] of n.
+    pub power_simulations: Option<usize>,
+    /// The level α of the decision, in (0, 1).
+    pub alpha: f64,
+}
+
+impl Default for ReportTest {
+    fn default() -> Self {
+        ReportTest {
+            resamples: None,
+            power_simulations: None,
+            alpha: crate::decision::DEFAULT_ALPHA,
+        }
+    }
+}
+
+/// The budget of label draws behind [`default_test_resamples`]: n · (B + 1) ≤ 2·10^7.
+pub const TEST_RESAMPLED_SAMPLES: usize = 20_000_000;
+
+/// The budget of label draws behind [`default_test_power_simulations`]: n · m ≤ 10^7.
+pub const TEST_POWER_SAMPLES: usize = 10_000_000;
+
+/// The report's default consistency resamples at n: the test's own default, 999, up to
+/// n = 20 000; above it the largest of 499, 199, 99, 39 and 19 with
+/// n · (B + 1) ≤ [`TEST_RESAMPLED_SAMPLES`], never fewer than 19 (n = 10^5: 199;
+/// 10^6: 19), so that the test keeps within the report's time (docs/performance.md).
+/// Each keeps (B + 1)·α whole for α = 0.05, so the size stays exactly α; the smallest
+/// p-value is 1 / (B + 1).
+pub fn default_test_resamples(n: usize) -> usize {
+    [crate::decision::DEFAULT_RESAMPLES, 499, 199, 99, 39]
+        .into_iter()
+        .find(|&b| n.saturating_mul(b + 1) <= TEST_RESAMPLED_SAMPLES)
+        .unwrap_or(19)
+}
+
+/// The report's default power simulations at n: the test's own default, 200, up to
+/// n = 50 000; above it n · m ≤ [`TEST_POWER_SAMPLES`], never fewer than 20 (n = 10^5:
+/// 100; 10^6: 20). The power's Monte-Carlo standard error, at most 0.5 / √m, is printed
+/// beside it.
+pub fn default_test_power_simulations(n: usize) -> usize {
+    (TEST_POWER_SAMPLES / n.max(1)).clamp(20, crate::decision::DEFAULT_POWER_SIMULATIONS)
+}
+
+impl ReportTest {
+    /// The test's settings at n, in a report with `settings`.
+    pub fn test_settings(&self, settings: &ReportSettings, n: usize) -> TestSettings {
+        TestSettings {
+            statistic: crate::decision::StatisticChoice::Auto,
+            resamples: self.resamples.unwrap_or_else(|| default_test_resamples(n)),
+            alpha: self.alpha,
+            seed: settings.seed,
+            bins: settings.bins,
+            norm: settings.norm,
+            sweep: settings.sweep,
+            groups: crate::decision::DEFAULT_GROUPS,
+            power_simulations: self
+                .power_simulations
+                .unwrap_or_else(|| default_test_power_simulations(n)),
+        }
+    }
 }
 
 /// The model of the data a report fits and simulates from.
@@ -136,6 +211,12 @@ impl ReportSettings {
             }
             _ => {}
         }
+        if let Some(test) = &self.test {
+            // The data-free checks of the test, at the defaults where n decides.
+            test.test_settings(self, 1)
+                .check()
+                .map_err(ReportError::Test)?;
+        }
         match (self.refits, self.simulations) {
             (Some(refits), Some(simulations)) if refits > simulations => {
                 Err(ReportError::TooManyRefits {
@@ -168,6 +249,7 @@ impl Default for ReportSettings {
             endpoint: EndpointRule::default(),
             model: ModelKind::Flexible,
             refits: None,
+            test: Some(ReportTest::default()),
         }
     }
 }
@@ -219,6 +301,11 @@ pub enum ReportError {
     SimulationsOutOfRange(usize),
     /// Refits asked of a classwise report, which does not refit its classes.
     RefitsNotClasswise(usize),
+    /// Test settings (resamples, power simulations or α) given to a classwise report,
+    /// which has no calibration test.
+    TestNotClasswise,
+    /// A setting of the calibration test is out of range (refused before any work).
+    Test(TestError),
     /// More refits than simulated data sets to refit (refused before any work).
     TooManyRefits {
         /// The refits asked for.
@@ -262,6 +349,12 @@ impl fmt::Display for ReportError {
                 f,
                 "{m} refits: a classwise report does not refit its classes (0 or none)"
             ),
+            Self::TestNotClasswise => f.write_str(
+                "a classwise report has no calibration test: run `tce test` on the top-label \
+                 confidences (test resamples, power simulations and alpha are top-label \
+                 report settings)",
+            ),
+            Self::Test(e) => write!(f, "the calibration test: {e}"),
             Self::TooManyRefits {
                 refits,
                 simulations,
@@ -559,6 +652,10 @@ pub struct Report {
     pub recommendation: Recommendation,
     /// The scores' ties, for the notes on what they mean ([`ties::TieSummary::notes`]).
     pub ties: ties::TieSummary,
+    /// "Is it calibrated?": the calibration test, its power against the report's fitted
+    /// model ([`crate::decision::calibration_test_on_fit`]); `None` without a test
+    /// ([`ReportSettings::test`]), `Err` when the test could not be made.
+    pub calibration_test: Option<Result<CalibrationTest, TestError>>,
 }
 
 /// The estimators of a report, in order: ECE_bin, ECE_sweep, ECE_debias and MCE, each
@@ -657,6 +754,11 @@ pub fn report(
             .refits
             .unwrap_or_else(|| plug_in::default_refits(n).min(simulations)),
     );
+    let test_settings = settings.test.map(|t| t.test_settings(&settings, n));
+    if let (Some(test), Some(resolved)) = (&mut settings.test, &test_settings) {
+        test.resamples = Some(resolved.resamples);
+        test.power_simulations = Some(resolved.power_simulations);
+    }
     settings.check()?;
     let evaluation = EvaluationSettings {
         norm: settings.norm,
@@ -722,7 +824,12 @@ pub fn report(
         estimators.iter().map(|e| (&e.target, e.sweep_bins)),
     );
 
-    let parametric = parametric(scores, labels, &settings, &targets, &estimators, progress);
+    // One fit of the model: the test's alternative and the bias table's model.
+    let fit = ParametricFit::of(scores, labels, settings.model, &settings.endpoint);
+    let calibration_test = test_settings
+        .map(|test| crate::decision::calibration_test_on_fit(scores, labels, &test, fit.as_ref()));
+    let parametric = fit
+        .and_then(|fit| parametric_of_fit(fit, scores, &settings, &targets, &estimators, progress));
     let recommendation = recommend(&estimators, &parametric, &settings);
     Ok(Report {
         settings,
@@ -734,6 +841,7 @@ pub fn report(
         parametric,
         recommendation,
         ties: tie_summary,
+        calibration_test,
     })
 }
 
@@ -827,6 +935,18 @@ fn parametric(
     progress: &(dyn Fn(Phase) + Sync),
 ) -> Result<Parametric, ParametricError> {
     let fit = ParametricFit::of(scores, labels, settings.model, &settings.endpoint)?;
+    parametric_of_fit(fit, scores, settings, targets, estimators, progress)
+}
+
+/// The parametric part from the fit of (scores, labels).
+fn parametric_of_fit(
+    fit: ParametricFit,
+    scores: &[f64],
+    settings: &ReportSettings,
+    targets: &[Target],
+    estimators: &[EstimatorResult],
+    progress: &(dyn Fn(Phase) + Sync),
+) -> Result<Parametric, ParametricError> {
     let model = fit.model();
     let tce_targets: Vec<Target> = targets.iter().copied().filter(estimates_tce).collect();
     let grid = Grid {
@@ -1037,6 +1157,7 @@ mod tests {
             kde: true,
             resamples: 20,
             simulations: Some(5),
+            test: None,
             ..ReportSettings::default()
         };
         let r = report(&scores, &labels, &settings, &|_| {}).unwrap();

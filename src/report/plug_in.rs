@@ -138,6 +138,7 @@ mod tests {
             simulations: Some(20),
             refits: Some(4),
             seed: 9,
+            test: None,
             ..ReportSettings::default()
         };
         let r = report(&scores, &labels, &settings, &|_| {}).unwrap();

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use super::bootstrap::Interval;
 use super::classwise::ClasswiseReport;
 use super::{Basis, BiasRow, IntervalKind, Report, Target, FIT_CHECK_LEVEL};
+use crate::decision::{self, Basis as DecisionBasis, CalibrationTest};
 use crate::fit::{AtomAccuracy, FittedModel};
 use crate::Binning;
 
@@ -118,6 +119,83 @@ pub(crate) fn bias_of<'a>(r: &'a Report, target: &Target) -> Option<&'a BiasRow>
 }
 
 /// One table line per estimator left out as undefined on the data, with why.
+/// What the classwise report says of the calibration test it does not make.
+pub const CLASSWISE_NO_TEST: &str = "Not tested: the classwise report has no calibration \
+     test; `tce test` (or `tce report` without --classwise) tests the top-label confidences.";
+
+/// The power of the deciding statistic at n against the alternative it is measured
+/// against: (power, Monte-Carlo se, simulations), or `None` when it was not measured.
+pub fn chosen_power(t: &CalibrationTest) -> Option<(f64, f64, usize)> {
+    let chosen = t.chosen().statistic;
+    t.choice
+        .powers
+        .iter()
+        .find(|p| p.statistic == chosen)
+        .map(|p| (p.power, p.se, t.choice.simulations))
+}
+
+/// The alternative the test's power is against, in words: the report's fitted model.
+pub fn alternative_words(r: &Report, t: &CalibrationTest) -> String {
+    let model = r.settings.model.name();
+    match (&t.choice.basis, &t.choice.fit) {
+        (DecisionBasis::NoFit(e), _) => format!("no model could be fitted ({e})"),
+        (_, Some(fit)) => {
+            let tce = t.choice.fit_tce.map_or_else(|| "unknown".to_owned(), pct);
+            format!(
+                "the report's fitted {model} model ({}, curve {}; its TCE_{} {tce})",
+                fit.model().density.describe(),
+                fit.curve_name(),
+                t.settings.norm.p()
+            )
+        }
+        (_, None) => format!("the report's fitted {model} model"),
+    }
+}
+
+/// "Is it calibrated?" in words, one line each: the decision with its p-value, the
+/// statistic and why it, its power at n against the report's fitted model, and where the
+/// p-value comes from (the JSON's `calibration_test.words`, the page's lines).
+pub fn calibration_test_words(r: &Report) -> Vec<String> {
+    let t = match &r.calibration_test {
+        None => return vec!["Not tested (no calibration test was asked for).".to_owned()],
+        Some(Err(e)) => return vec![format!("No test: {e}.")],
+        Some(Ok(t)) => t,
+    };
+    let mut words = vec![decision::text::decision_words(t)];
+    words.push(format!("Statistic: {}", decision::text::basis_words(t)));
+    let alternative = alternative_words(r, t);
+    words.push(match (&t.choice.basis, chosen_power(t)) {
+        (_, Some((power, se, m))) => format!(
+            "Power at n = {} against {alternative}: {power:.3} ± {se:.3} (Monte-Carlo se, \
+             {m} label sets simulated from it).",
+            t.n
+        ),
+        (DecisionBasis::CalibratedFit, None) => format!(
+            "Power at n = {} against {alternative}: alpha = {}, as for every test: that model \
+             is calibrated at these scores.",
+            t.n, t.settings.alpha
+        ),
+        (_, None) => format!("Power: not measured: {alternative}."),
+    });
+    if let Ok(o) = &t.chosen().outcome {
+        let source = decision::text::reference_text(&o.reference);
+        let smallest = match o.reference {
+            decision::Reference::Resampling { resamples, .. } => format!(
+                " (the smallest possible {})",
+                decision::text::p_text(1.0 / (resamples as f64 + 1.0))
+            ),
+            _ => String::new(),
+        };
+        words.push(format!(
+            "p-value {} from {source}{smallest}, seed {}; every statistic's p-value: `tce \
+             test`; what a p-value says and does not: docs/decisions.md.",
+            decision::text::p_text(o.p_value),
+            t.settings.seed
+        ));
+    }
+    words
+}
+
 fn unavailable_lines(out: &mut String, unavailable: &[super::Unavailable]) {
     for u in unavailable {
         let _ = writeln!(out, " {:<23} unavailable: {u}", display_name(&u.target));
@@ -138,6 +216,11 @@ pub fn summary(file: &str, r: &Report) -> String {
     out.push('\n');
     for line in recommendation_words(r) {
         let _ = writeln!(out, "{line}");
+    }
+    out.push('\n');
+    for (i, line) in calibration_test_words(r).iter().enumerate() {
+        let head = if i == 0 { "is it calibrated? " } else { "  " };
+        let _ = writeln!(out, "{head}{line}");
     }
     out.push('\n');
     let level = format!("{:.0}%", 100.0 * r.settings.level);
@@ -571,6 +654,7 @@ pub fn classwise_summary(file: &str, r: &ClasswiseReport) -> String {
     for line in classwise_words(r) {
         let _ = writeln!(out, "{line}");
     }
+    let _ = writeln!(out, "is it calibrated? {CLASSWISE_NO_TEST}");
     out.push('\n');
     let level = format!("{:.0}%", 100.0 * r.settings.level);
     let _ = writeln!(out, "over the classes (l_p mean; MCE: maximum):");

@@ -95,6 +95,7 @@ fn report_on_few_distinct_confidences_finishes_and_says_so() {
     );
     let args = [
         "report",
+        "--no-test",
         &words,
         "--json",
         "--resamples",
@@ -136,6 +137,7 @@ fn a_large_finite_norm_is_not_zero() {
     let report = json(&tce_bounded(
         &[
             "report",
+            "--no-test",
             &file,
             "--json",
             "--norm",

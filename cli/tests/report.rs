@@ -32,6 +32,10 @@ fn json_holds_every_number_and_is_reproducible() {
         "--seed",
         "9",
         "--quiet",
+        "--test-resamples",
+        "19",
+        "--test-power-simulations",
+        "10",
     ];
     let text = ok(&tce(&args));
     assert_eq!(text, ok(&tce(&args)), "same seed, same report");
@@ -52,6 +56,42 @@ fn json_holds_every_number_and_is_reproducible() {
     );
     assert_eq!(v["settings"]["level"], 0.95);
     assert_eq!(v["n"], 10000);
+    // Is it calibrated? No: the data's sweep exceeds all 19 of its resamples, p = 1/20.
+    let test = &v["calibration_test"];
+    assert_eq!(test["statistic"], "ece_sweep:equal_mass", "{test}");
+    assert_eq!(test["p_value"], 0.05);
+    assert_eq!(test["reject"], true);
+    assert_eq!(test["alpha"], 0.05);
+    assert_eq!(test["resamples"], 19);
+    assert_eq!(test["power_simulations"], 10);
+    assert_eq!(test["seed"], 9);
+    assert_eq!(test["power"]["n"], 10000);
+    assert_eq!(test["power"]["simulations"], 10);
+    assert_eq!(test["alternative"]["model"], "flexible");
+    assert_eq!(test["alternative"]["curve"], v["fit"]["curve"]["name"]);
+    assert_eq!(v["settings"]["test_resamples"], 19);
+    // `tce test` alone, same seed: the same p-values.
+    let alone: Value = serde_json::from_str(&ok(&tce(&[
+        "test",
+        &file,
+        "--json",
+        "--seed",
+        "9",
+        "--resamples",
+        "19",
+        "--power-simulations",
+        "10",
+    ])))
+    .unwrap();
+    assert_eq!(alone["decision"]["statistic"], test["statistic"]);
+    let p_values = |rows: &Value| -> Vec<(Value, Value)> {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["name"].clone(), r["p_value"].clone()))
+            .collect()
+    };
+    assert_eq!(p_values(&test["statistics"]), p_values(&alone["tests"]));
     let estimators = v["estimators"].as_array().unwrap();
     assert_eq!(estimators.len(), 8);
     // ECE_bin 15 equal-width bins on ResNet-110 CIFAR-10 is tce estimate's value.
@@ -100,8 +140,22 @@ fn summary_leads_with_the_recommendation() {
         "--simulations",
         "20",
         "--quiet",
+        "--test-resamples",
+        "19",
+        "--test-power-simulations",
+        "10",
     ]));
     let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    assert!(
+        text.contains(
+            "\nis it calibrated? Calibration rejected at alpha = 0.05: p = 0.0500 <= 0.05"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("p-value 0.0500 from 19 resamples (the smallest possible 0.0500), seed 0"),
+        "{text}"
+    );
     assert!(lines[0].starts_with("tce report: "), "{text}");
     assert!(
         lines[1].starts_with("Calibration error (TCE_2): "),
@@ -141,6 +195,23 @@ fn bad_options_are_named_errors() {
             vec!["--simulated-classes", "2"],
             "--simulated-classes is an option of --classwise reports",
         ),
+        (
+            vec!["--test-resamples", "0"],
+            "--test-resamples: the calibration test: 0 resamples: a test takes 1 to 100000",
+        ),
+        (
+            vec!["--test-power-simulations", "100001"],
+            "--test-power-simulations: the calibration test: 100001 power simulations",
+        ),
+        (
+            vec!["--alpha", "1.5"],
+            "--alpha: the calibration test: the level alpha must be in (0, 1), got 1.5",
+        ),
+        (
+            vec!["--classwise", "--prob-cols", "confidence", "--alpha", "0.1"],
+            "--classwise: a classwise report has no calibration test",
+        ),
+        (vec!["--no-test", "--test-resamples", "9"], "cannot be used with"),
     ] {
         let mut all = vec!["report", file.as_str(), "--quiet"];
         all.extend(args);
@@ -212,6 +283,7 @@ fn kde_undefined_on_the_data_is_reported_unavailable_with_the_rest() {
     let html_arg = html.to_str().unwrap();
     let args = [
         "report",
+        "--no-test",
         file.as_str(),
         "--kde",
         "--quiet",
@@ -245,6 +317,7 @@ fn kde_undefined_on_the_data_is_reported_unavailable_with_the_rest() {
     // The rest is the report without --kde.
     let without: Value = serde_json::from_str(&ok(&tce(&[
         "report",
+        "--no-test",
         file.as_str(),
         "--quiet",
         "--resamples",
@@ -375,6 +448,7 @@ fn page_renders_in_chromium_with_its_figures() {
     let file = data("resnet110_c10_test.csv");
     ok(&tce(&[
         "report",
+        "--test-resamples", "19", "--test-power-simulations", "10",
         &file,
         "--resamples",
         "50",
@@ -548,7 +622,7 @@ fn classwise_is_every_class_one_vs_rest_and_their_lp_mean() {
         // A classwise report does not refit its classes, and simulates each from its own
         // seed.
         let seed = class["simulation_seed"].as_u64().unwrap().to_string();
-        let mut args = vec!["report", ovr.as_str(), "--refits", "0"];
+        let mut args = vec!["report", ovr.as_str(), "--refits", "0", "--no-test"];
         args.extend(options);
         let at = args.iter().position(|a| *a == "4").unwrap();
         args[at] = &seed;
@@ -733,6 +807,7 @@ fn the_fit_has_point_masses_when_the_data_has_exact_ones() {
         .count();
     let args = [
         "report",
+        "--no-test",
         &file,
         "--json",
         "--resamples",

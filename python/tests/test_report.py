@@ -10,13 +10,18 @@ import pytest
 import tce
 from conftest import DATA, load_csv
 
-OPTIONS = {"resamples": 80, "simulations": 30, "seed": 7}
-CLI_OPTIONS = ["--resamples", "80", "--simulations", "30", "--seed", "7", "--quiet"]
+# A small calibration test too (the CLI under test is a debug build); a classwise
+# report has no test and refuses its settings, so CLASSWISE leaves them out.
+CLASSWISE = {"resamples": 80, "simulations": 30, "seed": 7}
+OPTIONS = {**CLASSWISE, "test_resamples": 99, "test_power_simulations": 20}
+CLASSWISE_CLI = ["--resamples", "80", "--simulations", "30", "--seed", "7", "--quiet"]
+CLI_OPTIONS = [*CLASSWISE_CLI, "--test-resamples", "99", "--test-power-simulations", "20"]
 FIGURES = ["reliability-ew", "reliability-em", "scores", "curve", "bias"]
 
 
 def cli_report(cli, *args):
-    out = subprocess.run([str(cli), "report", *args, *CLI_OPTIONS], check=True,
+    options = CLASSWISE_CLI if "--classwise" in args else CLI_OPTIONS
+    out = subprocess.run([str(cli), "report", *args, *options], check=True,
                          capture_output=True, text=True)
     return out.stdout
 
@@ -97,7 +102,7 @@ def test_classwise_is_the_clis_and_each_class_one_vs_rest(cli, tmp_path):
     lines = ["p0,p1,p2,label"] + [",".join(repr(float(p)) for p in row) + f",{t}"
                                    for row, t in zip(probs, truth)]
     path.write_text("\n".join(lines) + "\n")
-    r = tce.report(probs, truth, classwise=True, **OPTIONS)
+    r = tce.report(probs, truth, classwise=True, **CLASSWISE)
     assert r.classwise
     expected = json.loads(cli_report(cli, str(path), "--prob-cols", "p*", "--label-col",
                                      "label", "--classwise", "--json"))
@@ -133,9 +138,9 @@ def test_classwise_is_the_clis_and_each_class_one_vs_rest(cli, tmp_path):
         assert m["value"] == pytest.approx(expected_value, abs=1e-15)
         assert len(m["bootstrap"]["replicates"]) == 80
     assert r.estimate == r.estimators[[m["name"] for m in r.estimators].index(r.estimator)]["value"]
-    assert tce.report(probs, truth, classwise=True, **OPTIONS).to_json() == r.to_json()
+    assert tce.report(probs, truth, classwise=True, **CLASSWISE).to_json() == r.to_json()
     # Logits give the same one-vs-rest scores as their softmax (up to its rounding).
-    from_logits = tce.report(logits, truth, classwise=True, logits=True, **OPTIONS)
+    from_logits = tce.report(logits, truth, classwise=True, logits=True, **CLASSWISE)
     assert from_logits.to_dict()["settings"]["input"]["values"] == "logits"
     assert from_logits.estimate == pytest.approx(r.estimate, abs=1e-12)
     page = r.html()
@@ -162,6 +167,13 @@ def test_classwise_is_the_clis_and_each_class_one_vs_rest(cli, tmp_path):
     ([[0.5, 0.6], [0.3, 0.7]], [0, 1], {"classwise": True}, tce.NotNormalized),
     ([[0.5, 0.5], [0.3, 0.7]], [0, 2], {"classwise": True}, tce.InvalidLabel),
     ([[0.5, 0.5], [0.3, 0.7]], [0, 1], {"classwise": True, "refits": 1}, tce.InvalidOption),
+    ([0.5, 0.7, 0.9], [1, 0, 1], {"test_resamples": 0}, tce.InvalidOption),
+    ([0.5, 0.7, 0.9], [1, 0, 1], {"test_resamples": -1}, tce.InvalidOption),
+    ([0.5, 0.7, 0.9], [1, 0, 1], {"test_power_simulations": 0}, tce.InvalidOption),
+    ([0.5, 0.7, 0.9], [1, 0, 1], {"alpha": 0.0}, tce.InvalidOption),
+    ([0.5, 0.7, 0.9], [1, 0, 1], {"test": False, "alpha": 0.1}, tce.InvalidOption),
+    ([[0.5, 0.5], [0.3, 0.7]], [0, 1], {"classwise": True, "test_resamples": 99},
+     tce.InvalidOption),
 ])
 def test_bad_input_raises_the_named_error(scores, labels, kwargs, error):
     with pytest.raises(error):
@@ -206,3 +218,34 @@ def test_the_model_of_the_data_is_flexible_by_default_or_the_papers():
     assert "fit (flexible model)" in str(flexible) and "fit (paper model)" in str(paper)
     with pytest.raises(tce.InvalidOption, match="flexible"):
         tce.report(scores, labels, model="nope", **OPTIONS)
+
+
+def test_is_it_calibrated():
+    """The report's calibration test is `tce.calibration_test` on the same samples and
+    seed (its power against the report's own fit, the same model the test fits), to the
+    bit; in the dict, the summary and the page; absent with test=False."""
+    scores, labels = load_csv(DATA / "resnet110_c10_test.csv", rows=3000)
+    r = tce.report(scores, labels, **OPTIONS)
+    c = r.calibration_test
+    assert c == r.to_dict()["calibration_test"]
+    alone = tce.calibration_test(scores, labels, resamples=99, power_simulations=20,
+                                 seed=7).to_dict()
+    assert c["statistic"] == alone["decision"]["statistic"] == alone["choice"]["statistic"]
+    assert c["p_value"] == alone["decision"]["p_value"]
+    assert c["reject"] is alone["decision"]["reject"] is True
+    assert [(s["name"], s["p_value"]) for s in c["statistics"]] == \
+        [(t["name"], t["p_value"]) for t in alone["tests"]]
+    assert c["why"] == alone["choice"]["words"]
+    power = next(t["power"] for t in alone["tests"] if t["name"] == c["statistic"])
+    assert c["power"] == {"power": power["power"], "se": power["se"], "n": 3000,
+                          "simulations": 20}
+    assert c["alternative"]["model"] == "flexible"
+    assert c["alternative"]["curve"] == r.fit["curve"]["name"] == alone["choice"]["fit"]["curve"]
+    assert (c["alpha"], c["resamples"], c["power_simulations"], c["seed"]) == (0.05, 99, 20, 7)
+    assert f"is it calibrated? {c['words'][0]}" in str(r)
+    assert "<h2>Is it calibrated?</h2>" in r.html()
+    off = tce.report(scores, labels, test=False, **CLASSWISE)
+    assert off.calibration_test is None
+    assert "Not tested" in str(off)
+    # A higher alpha is the test's own.
+    assert tce.report(scores, labels, alpha=0.1, **OPTIONS).calibration_test["alpha"] == 0.1

@@ -551,6 +551,8 @@ fn body(mut v: Value) -> Value {
         "name",
         "simulated",
         "simulation_seed",
+        // A class has no calibration test; the class alone was run without one.
+        "calibration_test",
     ] {
         o.remove(key);
     }
@@ -807,8 +809,8 @@ fn the_fit_has_point_masses_when_the_data_has_exact_ones() {
         .count();
     let args = [
         "report",
-        "--no-test",
         &file,
+        "--no-test",
         "--json",
         "--resamples",
         "0",

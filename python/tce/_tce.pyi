@@ -333,6 +333,8 @@ class Report:
     @property
     def settings(self) -> dict: ...
     @property
+    def calibration_test(self) -> Optional[dict]: ...
+    @property
     def classes(self) -> Optional[list]: ...
 
 def report(scores: ArrayLike, labels: ArrayLike, *, logits: bool = False,
@@ -344,6 +346,9 @@ def report(scores: ArrayLike, labels: ArrayLike, *, logits: bool = False,
            model: Literal["flexible", "paper"] = "flexible",
            refits: Optional[int] = None,
            simulated_classes: Optional[int] = None,
+           test: bool = True, test_resamples: Optional[int] = None,
+           test_power_simulations: Optional[int] = None,
+           alpha: Optional[float] = None,
            source: str = "arrays") -> Report: ...
 
 class CalibrationTest:

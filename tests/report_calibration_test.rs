@@ -87,11 +87,12 @@ fn the_defaults_follow_the_budget_and_keep_the_size_exact() {
         // (B + 1)·α whole at α = 0.05: the resampling test's size is exactly α.
         assert_eq!((default_test_resamples(n) + 1) % 20, 0, "n = {n}");
     }
-    assert_eq!(default_test_power_simulations(10_000), 200);
-    assert_eq!(default_test_power_simulations(50_000), 200);
+    assert_eq!(default_test_power_simulations(10_000), 100);
     assert_eq!(default_test_power_simulations(100_000), 100);
+    assert_eq!(default_test_power_simulations(200_000), 50);
     assert_eq!(default_test_power_simulations(1_000_000), 20);
-    assert_eq!(default_test_power_simulations(0), 200);
+    assert_eq!(default_test_power_simulations(usize::MAX), 20);
+    assert_eq!(default_test_power_simulations(0), 100);
 }
 
 #[test]

@@ -81,7 +81,7 @@ pub struct ReportArgs {
     #[arg(long, value_name = "B")]
     pub test_resamples: Option<usize>,
     /// Label sets simulated from the fitted model to measure the test statistics' power
-    /// (default: 200 up to n = 50 000, fewer above so that n x M <= 1e7, at least 20;
+    /// (default: 100 up to n = 10^5, fewer above so that n x M <= 1e7, at least 20;
     /// 1 to 100000).
     #[arg(long, value_name = "M")]
     pub test_power_simulations: Option<usize>,

@@ -308,7 +308,7 @@ impl Report {
 /// "Is it calibrated?" (``test=True``, top-label only): the calibration test of
 /// ``tce.calibration_test``, its statistic chosen by its power against the report's
 /// fitted model, with ``test_resamples`` consistency resamples (None: 999 up to
-/// n = 20 000, fewer above), ``test_power_simulations`` (None: 200 up to n = 50 000,
+/// n = 20 000, fewer above), ``test_power_simulations`` (None: 100 up to n = 10^5,
 /// fewer above) and level ``alpha`` (None: 0.05); ``Report.calibration_test`` holds it.
 ///
 /// ``scores``: confidences with 0/1 labels, or an N×K table of class probabilities

@@ -117,11 +117,10 @@ pub const TEST_RESAMPLED_SAMPLES: usize = 20_000_000;
 pub const TEST_POWER_SAMPLES: usize = 10_000_000;
 
 /// The report's default consistency resamples at n: the test's own default, 999, up to
-/// n = 20 000; above it the largest of 499, 199, 99, 39 and 19 with
-/// n · (B + 1) ≤ [`TEST_RESAMPLED_SAMPLES`], never fewer than 19 (n = 10^5: 199;
-/// 10^6: 19), so that the test keeps within the report's time (docs/performance.md).
-/// Each keeps (B + 1)·α whole for α = 0.05, so the size stays exactly α; the smallest
-/// p-value is 1 / (B + 1).
+/// n = 20 000; above it the largest of 499, 199, 99 and 39 with
+/// n · (B + 1) ≤ [`TEST_RESAMPLED_SAMPLES`], else 19 (n = 10^5: 199; 10^6: 19), so that
+/// the test keeps within the report's time (docs/performance.md). Each keeps (B + 1)·α
+/// whole for α = 0.05, so the size stays exactly α; the smallest p-value is 1 / (B + 1).
 pub fn default_test_resamples(n: usize) -> usize {
     [crate::decision::DEFAULT_RESAMPLES, 499, 199, 99, 39]
         .into_iter()
@@ -129,12 +128,16 @@ pub fn default_test_resamples(n: usize) -> usize {
         .unwrap_or(19)
 }
 
-/// The report's default power simulations at n: the test's own default, 200, up to
-/// n = 50 000; above it n · m ≤ [`TEST_POWER_SAMPLES`], never fewer than 20 (n = 10^5:
-/// 100; 10^6: 20). The power's Monte-Carlo standard error, at most 0.5 / √m, is printed
-/// beside it.
+/// The most power simulations the report makes by default: 100, half the test's own
+/// default (Monte-Carlo standard error of a power at most 0.05, printed beside it),
+/// since at n = 10^4 the test's cost is mostly the candidates' evaluations.
+pub const REPORT_POWER_SIMULATIONS: usize = 100;
+
+/// The report's default power simulations at n: [`REPORT_POWER_SIMULATIONS`] up to
+/// n = 10^5; above it n · m ≤ [`TEST_POWER_SAMPLES`], never fewer than 20 (n = 10^6:
+/// 20). The power's Monte-Carlo standard error, at most 0.5 / √m, is printed beside it.
 pub fn default_test_power_simulations(n: usize) -> usize {
-    (TEST_POWER_SAMPLES / n.max(1)).clamp(20, crate::decision::DEFAULT_POWER_SIMULATIONS)
+    (TEST_POWER_SAMPLES / n.max(1)).clamp(20, REPORT_POWER_SIMULATIONS)
 }
 
 impl ReportTest {

@@ -211,7 +211,10 @@ fn bad_options_are_named_errors() {
             vec!["--classwise", "--prob-cols", "confidence", "--alpha", "0.1"],
             "--classwise: a classwise report has no calibration test",
         ),
-        (vec!["--no-test", "--test-resamples", "9"], "cannot be used with"),
+        (
+            vec!["--no-test", "--test-resamples", "9"],
+            "cannot be used with",
+        ),
     ] {
         let mut all = vec!["report", file.as_str(), "--quiet"];
         all.extend(args);
@@ -448,7 +451,10 @@ fn page_renders_in_chromium_with_its_figures() {
     let file = data("resnet110_c10_test.csv");
     ok(&tce(&[
         "report",
-        "--test-resamples", "19", "--test-power-simulations", "10",
+        "--test-resamples",
+        "19",
+        "--test-power-simulations",
+        "10",
         &file,
         "--resamples",
         "50",

@@ -95,8 +95,8 @@ fn report_on_few_distinct_confidences_finishes_and_says_so() {
     );
     let args = [
         "report",
-        "--no-test",
         &words,
+        "--no-test",
         "--json",
         "--resamples",
         "50",
@@ -110,7 +110,7 @@ fn report_on_few_distinct_confidences_finishes_and_says_so() {
         .as_str()
         .unwrap()
         .starts_with("only 6 distinct confidences among 2000 samples"));
-    let text = stdout(&tce_bounded(&args[..2], 4096, 120));
+    let text = stdout(&tce_bounded(&args[..3], 4096, 120));
     assert!(text.contains("note: only 6 distinct confidences"), "{text}");
 }
 

@@ -1,6 +1,8 @@
 //! Timings of `tce::report` (docs/performance.md, "report"): the whole report at
 //! n = 10^4 and 10^6 (default settings: 1000 resamples; 1000 simulations at 10^4, 50 at
-//! 10^6), and 1000 bootstrap resamples of the equal-mass sweep alone at n = 10^6.
+//! 10^6; the calibration test with 999 resamples and 100 power simulations at 10^4, 19
+//! and 20 at 10^6), and 1000 bootstrap resamples of the equal-mass sweep alone at
+//! n = 10^6.
 //!
 //!   cargo bench --bench report             (RAYON_NUM_THREADS=2 for the 2-core figures)
 //!   cargo bench --bench report -- quick    (n = 10^4 only)

@@ -894,6 +894,14 @@ fn table1_runs_paper_and_file_settings() {
                 && section.contains(" %;"),
             "{section}"
         );
+        // The paper's own 7 and 3 of 10 beside the paper's methods only.
+        let paper_line =
+            "EM ECE_sweep picks best 70.0 [39.7, 89.2] %, EW ECE_bin 30.0 [10.8, 60.3] %";
+        assert_eq!(
+            section.contains(paper_line),
+            section.starts_with("The paper's methods"),
+            "{section}"
+        );
         for e in estimators {
             assert!(section.contains(&format!(" {e} ")), "{section} lacks {e}");
         }

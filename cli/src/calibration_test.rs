@@ -6,7 +6,6 @@
 use clap::Args;
 use tce::decision::{calibration_test, StatisticChoice, TestError, TestSettings};
 use tce::report::json::Source;
-use tce::{SweepLimit, SweepOptions};
 
 use crate::{input, parse_bins, parse_norm, Failure, InputArgs};
 
@@ -89,14 +88,7 @@ impl TestArgs {
             seed: self.seed,
             bins: self.bins,
             norm: self.norm,
-            sweep: SweepOptions {
-                max_bins: self.max_bins,
-                limit: if self.paper_limit {
-                    SweepLimit::PaperCode
-                } else {
-                    SweepLimit::Samples
-                },
-            },
+            sweep: crate::sweep_options(self.max_bins, self.paper_limit),
             groups: self.groups,
             power_simulations: self.power_simulations,
         };

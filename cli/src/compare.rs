@@ -10,7 +10,6 @@ use clap::Args;
 use tce::decision::compare::{compare, CompareError, CompareSettings, Paired};
 use tce::decision::Statistic;
 use tce::report::json::Source;
-use tce::{SweepLimit, SweepOptions};
 
 use crate::{input, parse_bins, parse_norm, ColumnArgs, Failure, InputArgs};
 
@@ -99,14 +98,7 @@ impl CompareArgs {
             seed: self.seed,
             bins: self.bins,
             norm: self.norm,
-            sweep: SweepOptions {
-                max_bins: self.max_bins,
-                limit: if self.paper_limit {
-                    SweepLimit::PaperCode
-                } else {
-                    SweepLimit::Samples
-                },
-            },
+            sweep: crate::sweep_options(self.max_bins, self.paper_limit),
         };
         settings.check().map_err(failure)?;
         Ok(settings)

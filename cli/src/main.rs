@@ -276,6 +276,19 @@ enum TiesArg {
     Keep,
 }
 
+/// The sweep's options from `--max-bins` and `--paper-limit`, as every command that runs
+/// the sweep takes them.
+pub fn sweep_options(max_bins: Option<usize>, paper_limit: bool) -> SweepOptions {
+    SweepOptions {
+        max_bins,
+        limit: if paper_limit {
+            SweepLimit::PaperCode
+        } else {
+            SweepLimit::Samples
+        },
+    }
+}
+
 fn parse_bins(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(0) => Err(tce::ConfigError::ZeroBins.to_string()),
@@ -401,14 +414,7 @@ fn run_estimate(args: &EstimateArgs) -> Result<(), Failure> {
             TiesArg::Split => Ties::Split,
             TiesArg::Keep => Ties::Keep,
         },
-        sweep: SweepOptions {
-            max_bins: args.max_bins,
-            limit: if args.paper_limit {
-                SweepLimit::PaperCode
-            } else {
-                SweepLimit::Samples
-            },
-        },
+        sweep: sweep_options(args.max_bins, args.paper_limit),
     };
     let settings_json = || EstimateSettingsJson {
         file: args.input.file.display().to_string(),

@@ -24,7 +24,7 @@ use tce::portable::{frame_shape, DecodeError, FrameShape};
 use tce::{
     BinStats, BoxedDecayingHistogram, BoxedHistogram, BoxedReservoir, BoxedWindow, Closure,
     DecayedBin, DecayingHistogram, Histogram, Norm, Reservoir, SlidingWindow, Slot, SortedBuffer,
-    SortedSamples, SweepLimit, SweepOptions, Ties,
+    SortedSamples, Ties,
 };
 
 use crate::estimate::{self, BinningKind, Estimator, Report, Row};
@@ -345,14 +345,7 @@ pub fn run(args: &MergeArgs) -> Result<(), Failure> {
             TiesArg::Split => Ties::Split,
             TiesArg::Keep => Ties::Keep,
         },
-        sweep: SweepOptions {
-            max_bins: args.max_bins,
-            limit: if args.paper_limit {
-                SweepLimit::PaperCode
-            } else {
-                SweepLimit::Samples
-            },
-        },
+        sweep: crate::sweep_options(args.max_bins, args.paper_limit),
     };
     let norm = args.norm;
     let from_samples = |(scores, labels): (Vec<f64>, Vec<u8>)| {

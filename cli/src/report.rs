@@ -11,7 +11,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use tce::report::classwise::{classwise_report_with, ClassColumn, ClasswiseOptions, ClasswisePlan};
 use tce::report::json::Source;
 use tce::report::{report, Phase, ReportError, ReportSettings};
-use tce::{Closure, SweepLimit, SweepOptions, Ties};
+use tce::{Closure, Ties};
 
 use crate::{input, parse_bins, parse_norm, ClosureArg, Failure, InputArgs, TiesArg};
 
@@ -125,14 +125,7 @@ impl ReportArgs {
                 TiesArg::Split => Ties::Split,
                 TiesArg::Keep => Ties::Keep,
             },
-            sweep: SweepOptions {
-                max_bins: self.max_bins,
-                limit: if self.paper_limit {
-                    SweepLimit::PaperCode
-                } else {
-                    SweepLimit::Samples
-                },
-            },
+            sweep: crate::sweep_options(self.max_bins, self.paper_limit),
             resamples: self.resamples,
             simulations: self.simulations,
             level: self.level,

@@ -77,10 +77,7 @@ impl CalibrationTest {
 
     /// ``json.loads(result.to_json())``: plain dicts, lists and numbers.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        Ok(py
-            .import("json")?
-            .call_method1("loads", (&self.json,))?
-            .cast_into::<PyDict>()?)
+        crate::json_dict(py, &self.json)
     }
 
     /// The terminal summary of ``tce test``.

@@ -24,6 +24,16 @@ mod simulation;
 mod states;
 
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// `json.loads(json)` of a result's JSON (a report, a test, a comparison): the dicts their
+/// `to_dict` gives, the same numbers as the CLI's `--json`.
+pub(crate) fn json_dict<'py>(py: Python<'py>, json: &str) -> PyResult<Bound<'py, PyDict>> {
+    Ok(py
+        .import("json")?
+        .call_method1("loads", (json,))?
+        .cast_into::<PyDict>()?)
+}
 
 #[pymodule]
 fn _tce(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -78,10 +78,7 @@ fn failure(e: ReportError) -> Failure {
 
 impl Report {
     fn dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        Ok(py
-            .import("json")?
-            .call_method1("loads", (&self.json,))?
-            .cast_into::<PyDict>()?)
+        crate::json_dict(py, &self.json)
     }
 
     fn item<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyAny>> {

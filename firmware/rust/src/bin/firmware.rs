@@ -2,7 +2,7 @@
 //! state (histogram, decaying histogram, sorted buffer, sliding window, reservoir),
 //! computes every estimator the core has without std (ECE_bin, MCE, ECE_debias,
 //! ECE_sweep for both binnings, smooth ECE), encodes each state in the portable format,
-//! and prints all of it over semihosting. ffi-tests' C firmware (firmware/c/main.c)
+//! and prints all of it over semihosting. The C firmware (firmware/c/main.c)
 //! prints the same lines through the C ABI; the host test checks both against the host
 //! library bit for bit. The line format is `Out`'s (src/lib.rs).
 #![no_std]

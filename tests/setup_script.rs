@@ -71,12 +71,18 @@ fn stand_in(dir: &Path, name: &str, script: &str) {
 
 /// The lines `scripts/test --check` prints with this PATH and venv.
 fn check(path: &Path, venv: &Path) -> Vec<String> {
+    check_with(path, venv, &[])
+}
+
+/// The same, with more environment variables set.
+fn check_with(path: &Path, venv: &Path, env: &[(&str, &Path)]) -> Vec<String> {
     let output = Command::new(which("bash"))
         .current_dir(root())
         .arg("scripts/test")
         .arg("--check")
         .env("PATH", path)
         .env("TCE_TEST_VENV", venv)
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     assert!(
@@ -143,13 +149,21 @@ fn check_reports_exactly_what_is_missing() {
     let real_path = std::env::var_os("PATH").unwrap();
     let base = baseline(Path::new(&real_path), &venv);
 
-    // No valgrind, cmake, pkg-config, setarch, chromium; a gcc that cannot link TSan; a
-    // toolchain without the bare-metal target.
+    // No valgrind, cmake, pkg-config, setarch, chromium, QEMU, ARM cross-compiler; a gcc
+    // that cannot link TSan; a toolchain without the bare-metal target.
     let bin = tmp.0.join("bin");
     std::fs::create_dir(&bin).unwrap();
     stripped_path(
         &bin,
-        &["valgrind", "cmake", "pkg-config", "setarch", "chromium"],
+        &[
+            "valgrind",
+            "cmake",
+            "pkg-config",
+            "setarch",
+            "chromium",
+            "qemu-system-arm",
+            "arm-none-eabi-gcc",
+        ],
     );
     let gcc = which("gcc");
     stand_in(
@@ -186,6 +200,10 @@ fn check_reports_exactly_what_is_missing() {
         "cmake (apt) because `cmake` is missing",
         "util-linux (apt) because `setarch` is missing",
         "chromium (apt) because `chromium` is missing",
+        "qemu-system-arm (apt) because `qemu-system-arm` is missing",
+        "gcc-arm-none-eabi (apt) because `arm-none-eabi-gcc` is missing",
+        "libnewlib-arm-none-eabi (apt) because `arm-none-eabi-gcc` is missing, and it comes \
+         without newlib",
     ]
     .iter()
     .map(|s| format!("scripts/test: would install {s}"))
@@ -255,6 +273,39 @@ fn check_reports_exactly_what_is_missing() {
         "echo 'openjdk version \"21\" 2023-09-19' >&2\n",
     );
     assert_reports(&check(&bin3, &venv), &base, &venv_lines(&venv));
+
+    // An ARM cross-compiler without newlib: gcc echoes a library it cannot find by name.
+    let bin4 = tmp.0.join("bin4");
+    std::fs::create_dir(&bin4).unwrap();
+    stripped_path(&bin4, &[]);
+    stand_in(
+        &bin4,
+        "arm-none-eabi-gcc",
+        "for a in \"$@\"; do case $a in -print-file-name=*) echo \"${a#*=}\";; esac; done\n",
+    );
+    let mut expected = vec![
+        "scripts/test: would install libnewlib-arm-none-eabi (apt) because arm-none-eabi-gcc \
+         has no newlib (librdimon.a)"
+            .to_owned(),
+    ];
+    expected.extend(venv_lines(&venv));
+    assert_reports(&check(&bin4, &venv), &base, &expected);
+
+    // The firmware's crates missing from cargo's cache (an empty CARGO_HOME): fetched.
+    let cargo_home = tmp.0.join("cargo-home");
+    std::fs::create_dir(&cargo_home).unwrap();
+    let mut expected = vec![
+        "scripts/test: would install the crates of firmware/rust/Cargo.lock (cargo fetch) \
+         because crates of firmware/rust/Cargo.lock are not in cargo's cache"
+            .to_owned(),
+    ];
+    expected.extend(venv_lines(&venv));
+    let real = Path::new(&real_path);
+    assert_reports(
+        &check_with(real, &venv, &[("CARGO_HOME", &cargo_home)]),
+        &base,
+        &expected,
+    );
 }
 
 #[test]

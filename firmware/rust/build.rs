@@ -24,7 +24,12 @@ fn main() {
     for line in text.lines().skip(1).filter(|l| !l.trim().is_empty()) {
         let mut fields = line.split(',');
         let score: f64 = fields.next().unwrap().trim().parse().expect("a score");
-        let label: u8 = fields.next().expect("a label").trim().parse().expect("a label");
+        let label: u8 = fields
+            .next()
+            .expect("a label")
+            .trim()
+            .parse()
+            .expect("a label");
         // The bits, not a decimal: the firmware gets exactly the double the host parses.
         write!(scores, "f64::from_bits({:#018x}),", score.to_bits()).unwrap();
         write!(labels, "{label},").unwrap();

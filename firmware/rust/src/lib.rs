@@ -117,43 +117,83 @@ fn panic(info: &core::panic::PanicInfo) -> ! {
 /// The word painted below the stack pointer before a measured call.
 const PAINT: u32 = 0xDEAD_BEEF;
 /// How far below the stack pointer the paint goes: more than any call here uses (a call
-/// that reaches the end is reported as an overflow of the probe, not measured).
+/// that reaches the end fails the run rather than reporting a wrong peak).
 pub const PAINT_BYTES: usize = 64 * 1024;
 
-/// A marker for the instruction count of scripts/footprint: it finds this function's
-/// address in the ELF and counts the instructions QEMU traces between two calls of it.
-/// Not inlined and not merged with anything (the `nop` is its only body).
-#[inline(never)]
-#[no_mangle]
-pub extern "C" fn tce_fw_mark() {
-    // SAFETY: a no-op instruction.
-    unsafe { core::arch::asm!("nop", options(nomem, nostack, preserves_flags)) }
+/// SysTick's registers (ARMv7-M architecture manual, B3.3): control and status, reload
+/// value, current value.
+const SYST_CSR: *mut u32 = 0xE000_E010 as *mut u32;
+const SYST_RVR: *mut u32 = 0xE000_E014 as *mut u32;
+const SYST_CVR: *mut u32 = 0xE000_E018 as *mut u32;
+/// CSR: counter enabled, clocked by the processor clock; COUNTFLAG (the counter passed 0).
+const SYST_ENABLE_CPU_CLOCK: u32 = 0b101;
+const SYST_COUNTFLAG: u32 = 1 << 16;
+const SYST_MAX: u32 = 0x00FF_FFFF;
+
+/// Starts SysTick counting down from 2^24 − 1, with no interrupt, and returns once it
+/// has loaded that value (until its first tick it reads 0).
+fn start_clock() {
+    // SAFETY: SysTick's registers, which nothing else here uses.
+    unsafe {
+        core::ptr::write_volatile(SYST_CSR, 0);
+        core::ptr::write_volatile(SYST_RVR, SYST_MAX);
+        // Any write clears the current value (and COUNTFLAG): the count restarts.
+        core::ptr::write_volatile(SYST_CVR, 0);
+        core::ptr::write_volatile(SYST_CSR, SYST_ENABLE_CPU_CLOCK);
+    }
+    while clock() == 0 {}
 }
 
-/// Runs `f` out of line, between two markers.
-#[inline(never)]
-fn marked<R>(f: impl FnOnce() -> R) -> R {
-    tce_fw_mark();
-    let r = f();
-    tce_fw_mark();
-    r
+fn clock() -> u32 {
+    // SAFETY: reads SysTick's current value.
+    unsafe { core::ptr::read_volatile(SYST_CVR) }
 }
 
-/// Runs `f` and returns its result and its peak stack: the bytes below this function's
-/// stack pointer that `f` (called out of line, with the marker calls around it) wrote.
-/// The stack below the pointer is painted with [`PAINT`] first, in assembly (so that the
-/// painting itself uses no stack), and after the call the lowest word that no longer
-/// holds the paint is the high-water mark. A word `f` wrote with the paint's own value
-/// would be missed; reading 0xDEADBEEF out of a calibration computation is unlikely.
+/// Runs `f` `reps` times out of line, between two reads of SysTick: the ticks elapsed.
+/// Under `qemu-system-arm -icount shift=N` every instruction advances the virtual clock
+/// by 2^N ns, and SysTick runs at the board's 25 MHz (40 ns), so a tick is 40 / 2^N
+/// instructions (scripts/footprint converts). Without -icount the ticks follow the host's
+/// time and mean nothing. Fails past 2^24 ticks (the counter would wrap).
 #[inline(never)]
-pub fn peak_stack<R>(f: impl FnOnce() -> R) -> (R, usize) {
+fn timed<R>(reps: u32, mut f: impl FnMut() -> R) -> (R, u32) {
+    start_clock();
+    let start = clock();
+    let mut result = f();
+    for _ in 1..reps {
+        result = core::hint::black_box(f());
+    }
+    let end = clock();
+    // SAFETY: reads SysTick's status (and clears COUNTFLAG).
+    let wrapped = unsafe { core::ptr::read_volatile(SYST_CSR) } & SYST_COUNTFLAG != 0;
+    assert!(
+        !wrapped,
+        "a measured call took more than 2^24 SysTick ticks"
+    );
+    (result, start.wrapping_sub(end) & SYST_MAX)
+}
+
+/// Measures `f`, called `reps` times (the same work each time: an estimate of a state that
+/// does not change), and prints `measure NAME stack BYTES ticks T per P reps K`
+/// (scripts/footprint reads it): its peak stack and the SysTick ticks of all `reps`
+/// calls, `per` the units of work one call does (the samples a push loop pushes; 1 for an
+/// estimate). Returns the last call's result.
+///
+/// The peak stack is the bytes below this function's stack pointer that the calls (out
+/// of line, with the clock reads around them) wrote. The 64 KiB below the pointer are
+/// painted with [`PAINT`] first, in assembly (so that the painting itself uses no
+/// stack); after the calls, the lowest word that no longer holds the paint is the
+/// high-water mark. (A word written with the paint's own value would be missed: unlikely
+/// at the bottom of a frame.) The probe's own share is the "empty call" row of
+/// `fp_empty`.
+#[inline(never)]
+pub fn measure<R>(out: &mut Out, name: &str, per: usize, reps: u32, f: impl FnMut() -> R) -> R {
     let sp: usize;
     // SAFETY: reads the stack pointer.
     unsafe { core::arch::asm!("mov {}, sp", out(reg) sp, options(nomem, nostack)) };
     let bottom = sp - PAINT_BYTES;
-    // SAFETY: writes the 64 KiB below the stack pointer, which nothing live occupies (no
-    // interrupts are enabled, and RAM below the stack holds only .bss and .data, far
-    // below: the firmwares keep their statics under 2 MiB of the 4 MiB RAM).
+    // SAFETY: writes the 64 KiB below the stack pointer, which nothing live occupies: no
+    // interrupts are enabled, and the statics (.bss, .data) end far below (the firmwares
+    // keep them under 1 MiB of the 4 MiB of RAM, whose top holds the stack).
     unsafe {
         core::arch::asm!(
             "2:",
@@ -166,7 +206,7 @@ pub fn peak_stack<R>(f: impl FnOnce() -> R) -> (R, usize) {
             options(nostack),
         );
     }
-    let result = marked(f);
+    let (result, ticks) = timed(reps, f);
     let mut lowest = sp;
     let mut word = bottom;
     while word < sp {
@@ -177,21 +217,26 @@ pub fn peak_stack<R>(f: impl FnOnce() -> R) -> (R, usize) {
         }
         word += 4;
     }
-    assert!(lowest > bottom, "a call used all {PAINT_BYTES} painted bytes");
-    (result, sp - lowest)
+    assert!(
+        lowest > bottom,
+        "a call used all {PAINT_BYTES} painted bytes"
+    );
+    writeln!(
+        out,
+        "measure {name} stack {} ticks {ticks} per {per} reps {reps}",
+        sp - lowest
+    )
+    .unwrap();
+    result
 }
 
-/// Prints `measure NAME stack BYTES per COUNT`: one measured call of [`peak_stack`], in
-/// the order scripts/footprint pairs with the marker calls. `per` is what the call's
-/// instruction count is divided by (the samples of a push loop; 1 for an estimate).
-pub fn report(out: &mut Out, name: &str, stack: usize, per: usize) {
-    writeln!(out, "measure {name} stack {stack} per {per}").unwrap();
-}
-
-/// The data set's checksum line, `rows N hits H`, which every footprint variant prints
-/// so that each links the data (the empty one included) and the variants differ only by
-/// what they do with it.
+/// The data set's checksum line, `rows N hits H sum S`, which every footprint variant
+/// prints so that each links the whole data set (the empty one included) and the
+/// variants differ only by what they do with it.
 pub fn data_line(out: &mut Out) {
     let hits: u32 = data::LABELS.iter().map(|&l| u32::from(l)).sum();
-    writeln!(out, "rows {} hits {hits}", data::ROWS).unwrap();
+    let sum = data::SCORES
+        .iter()
+        .fold(0u64, |sum, s| sum.wrapping_add(s.to_bits()));
+    writeln!(out, "rows {} hits {hits} sum {sum:016x}", data::ROWS).unwrap();
 }

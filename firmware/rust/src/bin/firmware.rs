@@ -124,7 +124,8 @@ fn main() -> ! {
         );
         out.estimate(
             "window.em.ece_debias.p2",
-            held.ece_debias(Binning::EQUAL_MASS, BINS, Norm::L2).unwrap(),
+            held.ece_debias(Binning::EQUAL_MASS, BINS, Norm::L2)
+                .unwrap(),
         );
         out.estimate(
             "window.em.mce",

@@ -1,1 +1,32 @@
-#![no_std] #![no_main] use cortex_m_rt::entry; use tce_firmware::*; #[entry] fn main() -> ! { let mut out = Out::new(); data_line(&mut out); exit_success() }
+//! Footprint row (docs/embedded.md): an equal-width histogram of 15 bins, fed the data set
+//! one push at a time, and its ECE_bin.
+#![no_std]
+#![no_main]
+
+use core::ptr::addr_of_mut;
+
+use cortex_m_rt::entry;
+use tce::{Closure, InlineHistogram, Norm};
+use tce_firmware::{data, data_line, exit_success, measure, Out};
+
+/// Estimates are measured over this many calls (a SysTick tick is several instructions).
+const REPS: u32 = 100;
+static mut HISTOGRAM: InlineHistogram<15> = InlineHistogram::new(Closure::Left);
+
+#[entry]
+fn main() -> ! {
+    let mut out = Out::new();
+    data_line(&mut out);
+    // SAFETY: main runs once and alone; the only borrow.
+    let histogram = unsafe { &mut *addr_of_mut!(HISTOGRAM) };
+    measure(&mut out, "histogram push", data::ROWS, 1, || {
+        for (&s, &l) in data::SCORES.iter().zip(&data::LABELS) {
+            histogram.push(s, l).unwrap();
+        }
+    });
+    let estimate = measure(&mut out, "histogram ece_bin", 1, REPS, || {
+        histogram.ece_bin(Norm::L2).unwrap()
+    });
+    out.estimate("histogram.ece_bin.p2", estimate);
+    exit_success()
+}

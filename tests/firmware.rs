@@ -681,3 +681,41 @@ fn c_firmware_on_a_cortex_m4f_equals_the_host() {
     let elf = build_c_firmware(&scores, &labels);
     check_firmware("the C firmware", &elf);
 }
+
+/// Guards the guard: the comparison catches one flipped bit of an estimate and one
+/// changed byte of a frame (a comparison that cannot fail is a defect).
+#[test]
+fn the_comparison_catches_one_bit() {
+    let (scores, labels) = read_csv(DATA);
+    let (want, _) = expected(&scores[..300], &labels[..300]);
+    let same = Printed {
+        values: want.values.clone(),
+        frames: want.frames.clone(),
+    };
+    assert_same("a copy", &same, &want);
+
+    let mut flipped = Printed {
+        values: want.values.clone(),
+        frames: want.frames.clone(),
+    };
+    let line = flipped.values.get_mut("histogram.ece_bin.p2").unwrap();
+    let mut words: Vec<String> = line.split(' ').map(str::to_owned).collect();
+    let bits = u64::from_str_radix(&words[2], 16).unwrap() ^ 1;
+    words[2] = format!("{bits:016x}");
+    *line = words.join(" ");
+    let caught = std::panic::catch_unwind(|| assert_same("flipped", &flipped, &want));
+    assert!(caught.is_err(), "a flipped bit passed");
+
+    let mut changed = Printed {
+        values: want.values.clone(),
+        frames: want.frames.clone(),
+    };
+    *changed
+        .frames
+        .get_mut("reservoir")
+        .unwrap()
+        .last_mut()
+        .unwrap() ^= 0x80;
+    let caught = std::panic::catch_unwind(|| assert_same("changed", &changed, &want));
+    assert!(caught.is_err(), "a changed frame byte passed");
+}

@@ -1,7 +1,8 @@
 //! What the firmwares share: the bundled data set, output over semihosting (exact bit
 //! patterns in hex, in the line format tests/firmware.rs parses), a panic handler that
-//! reports and exits with a failure status, and the footprint probes (a painted stack
-//! for the peak stack of one call, and marker calls for counting instructions).
+//! reports and exits with a failure status, and the footprint probe of the `fp_*`
+//! binaries ([`measure`]: a painted stack for the peak stack of a call, SysTick read
+//! around it for its instruction count under QEMU's -icount).
 #![no_std]
 
 use core::fmt::{self, Write};

@@ -12,10 +12,10 @@
 
 mod common;
 
-use tce::decision::compare::paired::{rejection_rates, PairedModel};
+use tce::decision::compare::paired::{rejection_rates, PairedModel, PairedModelError};
 use tce::decision::compare::{
-    compare, draw_rows, jackknife_rows, CompareError, CompareSettings, Method, Model, Paired,
-    Verdict,
+    compare, draw_rows, jackknife_rows, CompareError, CompareSettings, Method, Model, Outputs,
+    Paired, Verdict,
 };
 use tce::decision::{Statistic, MAX_RESAMPLES};
 use tce::report::normal;
@@ -60,9 +60,11 @@ fn written_out(scores: &[f64], labels: &[u8], counts: &[u32]) -> (Vec<f64>, Vec<
     out
 }
 
-fn naive_delta(name: &str, a: &[f64], b: &[f64], y: &[u8], counts: &[u32]) -> f64 {
-    let (sa, ya) = written_out(a, y, counts);
-    let (sb, yb) = written_out(b, y, counts);
+/// Δ on the rows weighted by `counts`: the same rows written out for both models, each
+/// with its own labels.
+fn naive_delta(name: &str, data: &Paired, counts: &[u32]) -> f64 {
+    let side = |m| written_out(data.scores(m), data.labels(m), counts);
+    let ((sa, ya), (sb, yb)) = (side(Model::A), side(Model::B));
     naive_statistic(name, &sa, &ya) - naive_statistic(name, &sb, &yb)
 }
 
@@ -136,24 +138,25 @@ impl Naive {
 }
 
 /// The paired bootstrap as the module docs describe it, written out: Δ on the data, Δ*
-/// on each resample's rows (from `draw_rows`) written out for both models, the grouped
-/// jackknife (groups from `jackknife_rows`) left out of both, BCa's z0 and a by their
-/// textbook formulas.
-fn naive(name: &str, a: &[f64], b: &[f64], y: &[u8], resamples: usize, seed: u64) -> Naive {
-    let n = y.len();
-    let delta = naive_statistic(name, a, y) - naive_statistic(name, b, y);
+/// on each resample's rows (from `draw_rows`) written out for both models (each with its
+/// own labels), the grouped jackknife (groups from `jackknife_rows`) left out of both,
+/// BCa's z0 and a by their textbook formulas.
+fn naive(name: &str, data: &Paired, resamples: usize, seed: u64) -> Naive {
+    let n = data.len();
+    let delta = naive_statistic(name, data.scores(Model::A), data.labels(Model::A))
+        - naive_statistic(name, data.scores(Model::B), data.labels(Model::B));
     let replicates: Vec<f64> = (0..resamples)
         .map(|r| {
             let mut counts = vec![0; n];
             draw_rows(seed, r, &mut counts);
-            naive_delta(name, a, b, y, &counts)
+            naive_delta(name, data, &counts)
         })
         .collect();
     let (groups, assignment) = jackknife_rows(seed, n);
     let jackknife: Vec<f64> = (0..groups)
         .map(|g| {
             let counts: Vec<u32> = assignment.iter().map(|&k| u32::from(k != g)).collect();
-            naive_delta(name, a, b, y, &counts)
+            naive_delta(name, data, &counts)
         })
         .collect();
     let below = replicates.iter().filter(|&&d| d < delta).count() as f64;
@@ -192,30 +195,39 @@ fn two_models() -> PairedModel {
     .unwrap()
 }
 
+/// Both sides' outputs paired by order (the test data are valid).
+fn paired(a: &[f64], labels_a: &[u8], b: &[f64], labels_b: &[u8]) -> Paired {
+    Paired::by_order(Outputs::new(a, labels_a), Outputs::new(b, labels_b)).unwrap()
+}
+
 #[test]
 fn delta_interval_and_p_value_are_those_of_a_naive_paired_bootstrap() {
-    let data = two_models().dataset(7, 0, 60);
+    naive_check(&two_models().dataset(7, 0, 60));
+}
+
+#[test]
+fn with_each_models_own_labels_too() {
+    // Labels drawn apart (ρ = 0.3): A and B are right on different rows.
+    let data = two_models()
+        .with_label_correlation(0.3)
+        .unwrap()
+        .dataset(7, 0, 60);
+    let differ = (0..60)
+        .filter(|&i| data.labels(Model::A)[i] != data.labels(Model::B)[i])
+        .count();
+    assert!(differ >= 10, "{differ} rows differ");
+    naive_check(&data);
+}
+
+fn naive_check(data: &Paired) {
     for name in [
         "ece_sweep:equal_mass",
         "ece_bin:equal_width",
         "ece_debias:equal_mass",
     ] {
         let (resamples, seed) = (99, 5);
-        let c = compare(
-            &data.scores_a,
-            &data.scores_b,
-            &data.labels,
-            &settings(name, resamples, seed),
-        )
-        .unwrap();
-        let oracle = naive(
-            name,
-            &data.scores_a,
-            &data.scores_b,
-            &data.labels,
-            resamples,
-            seed,
-        );
+        let c = compare(data, &settings(name, resamples, seed)).unwrap();
+        let oracle = naive(name, data, resamples, seed);
         let close = |x: f64, y: f64| (x - y).abs() <= 1e-12 * (1.0 + y.abs());
         assert!(
             close(c.delta, oracle.delta),
@@ -272,25 +284,23 @@ fn a_clear_difference_is_found_in_the_right_direction() {
         Curve::logistic_log_odds(0.0, 3.0).unwrap(),
     )
     .unwrap();
-    let data = model.dataset(1, 0, 2000);
-    let c = compare(
-        &data.scores_a,
-        &data.scores_b,
-        &data.labels,
-        &settings("ece_sweep:equal_mass", 199, 0),
-    )
-    .unwrap();
+    // Each model's own labels (ρ = 0.5): the direction does not depend on shared labels.
+    let data = model
+        .with_label_correlation(0.5)
+        .unwrap()
+        .dataset(1, 0, 2000);
+    let c = compare(&data, &settings("ece_sweep:equal_mass", 199, 0)).unwrap();
     assert!(c.delta < 0.0 && c.p_value <= 0.01, "{c:?}");
     assert_eq!(c.verdict(), Verdict::ABetter);
     assert!(c.interval.upper < 0.0);
     // Swapping the models negates Δ and its replicates and keeps p.
-    let swapped = compare(
-        &data.scores_b,
-        &data.scores_a,
-        &data.labels,
-        &settings("ece_sweep:equal_mass", 199, 0),
-    )
-    .unwrap();
+    let swapped = paired(
+        data.scores(Model::B),
+        data.labels(Model::B),
+        data.scores(Model::A),
+        data.labels(Model::A),
+    );
+    let swapped = compare(&swapped, &settings("ece_sweep:equal_mass", 199, 0)).unwrap();
     assert_eq!(swapped.delta, -c.delta);
     assert_eq!(swapped.verdict(), Verdict::BBetter);
     for (x, y) in swapped.replicates.iter().zip(&c.replicates) {
@@ -301,10 +311,9 @@ fn a_clear_difference_is_found_in_the_right_direction() {
 #[test]
 fn identical_models_never_differ() {
     let data = two_models().dataset(3, 0, 300);
+    let (a, y) = (data.scores(Model::A), data.labels(Model::A));
     let c = compare(
-        &data.scores_a,
-        &data.scores_a,
-        &data.labels,
+        &paired(a, y, a, y),
         &CompareSettings {
             resamples: 99,
             ..CompareSettings::default()
@@ -327,15 +336,7 @@ fn the_same_seed_gives_the_same_comparison_on_any_thread_count() {
             .num_threads(threads)
             .build()
             .unwrap()
-            .install(|| {
-                compare(
-                    &data.scores_a,
-                    &data.scores_b,
-                    &data.labels,
-                    &settings("ece_sweep:equal_mass", 64, seed),
-                )
-                .unwrap()
-            })
+            .install(|| compare(&data, &settings("ece_sweep:equal_mass", 64, seed)).unwrap())
     };
     let one = run(1, 9);
     assert_eq!(one, run(3, 9));
@@ -347,17 +348,35 @@ fn bad_input_is_a_named_error() {
     let s = CompareSettings::default();
     let ok = [0.2, 0.7, 0.9];
     let y = [0, 1, 1];
-    let err =
-        |a: &[f64], b: &[f64], y: &[u8], s: &CompareSettings| compare(a, b, y, s).unwrap_err();
+    // Shared labels y on both sides unless said otherwise.
+    let err = |a: &[f64], b: &[f64], y: &[u8], s: &CompareSettings| {
+        Paired::by_order(Outputs::new(a, y), Outputs::new(b, y))
+            .and_then(|data| compare(&data, s))
+            .unwrap_err()
+    };
     assert_eq!(
-        err(&ok, &ok[..2], &y, &s),
-        CompareError::LengthsDiffer {
-            a: 3,
-            b: 2,
-            labels: 3
+        Paired::by_order(Outputs::new(&ok, &y), Outputs::new(&ok[..2], &y[..2])).unwrap_err(),
+        CompareError::LengthsDiffer { a: 3, b: 2 }
+    );
+    assert_eq!(
+        Paired::by_order(Outputs::new(&ok, &y), Outputs::new(&ok, &y[..2])).unwrap_err(),
+        CompareError::Input {
+            model: Model::B,
+            error: PushError::LengthMismatch {
+                scores: 3,
+                labels: 2
+            }
         }
     );
     assert_eq!(err(&[], &[], &[], &s), CompareError::NoSamples);
+    // A bad label of B alone (A's labels fine) is B's.
+    assert_eq!(
+        compare(&paired(&ok, &y, &ok, &[0, 1, 3]), &s).unwrap_err(),
+        CompareError::Input {
+            model: Model::B,
+            error: PushError::InvalidLabel { index: 2 }
+        }
+    );
     assert_eq!(
         err(&ok, &[0.2, f64::NAN, 0.9], &y, &s),
         CompareError::Input {
@@ -404,33 +423,58 @@ fn bad_input_is_a_named_error() {
 
 #[test]
 fn inputs_pair_by_order_or_by_id_or_not_at_all() {
-    let a = (&[0.1, 0.5, 0.9][..], &[0u8, 1, 1][..]);
-    let b = (&[0.2, 0.4, 0.8][..], &[0u8, 1, 1][..]);
+    let a = Outputs::new(&[0.1, 0.5, 0.9], &[0, 1, 1]);
+    // B is wrong on row 1 where A is right: each keeps its own labels.
+    let b = Outputs::new(&[0.2, 0.4, 0.8], &[0, 0, 1]);
     let by_order = Paired::by_order(a, b).unwrap();
-    assert_eq!(by_order.scores_b, [0.2, 0.4, 0.8]);
+    assert_eq!(by_order.len(), 3);
+    assert_eq!(by_order.scores(Model::B), [0.2, 0.4, 0.8]);
+    assert_eq!(by_order.labels(Model::A), [0, 1, 1]);
+    assert_eq!(by_order.labels(Model::B), [0, 0, 1]);
     assert_eq!(
-        Paired::by_order(a, (b.0, &[0, 0, 1])).unwrap_err(),
-        CompareError::LabelsDiffer { row: 1, a: 1, b: 0 }
+        Paired::by_order(a, Outputs::new(&b.scores[..2], &b.labels[..2])).unwrap_err(),
+        CompareError::LengthsDiffer { a: 3, b: 2 }
+    );
+    // True classes: the same on every row, or the inputs are not the same examples.
+    let classes = [2usize, 0, 1];
+    assert_eq!(
+        Paired::by_order(a.with_classes(&classes), b.with_classes(&classes)).unwrap(),
+        by_order
     );
     assert_eq!(
-        Paired::by_order(a, (&b.0[..2], &b.1[..2])).unwrap_err(),
-        CompareError::LengthsDiffer {
-            a: 3,
-            b: 2,
-            labels: 3
+        Paired::by_order(a.with_classes(&classes), b.with_classes(&[2, 1, 1])).unwrap_err(),
+        CompareError::TrueClassDiffers { row: 1, a: 0, b: 1 }
+    );
+    assert_eq!(
+        Paired::by_order(a, b.with_classes(&[2, 1])).unwrap_err(),
+        CompareError::ClassesLengthDiffer {
+            model: Model::B,
+            classes: 2,
+            rows: 3
         }
     );
-    // B's rows in another order, joined back into A's.
+    // B's rows in another order, joined back into A's (labels and classes with them).
     let ids_a = ["x", "y", "z"];
     let ids_b = ["z", "x", "y"];
+    let b_rotated = Outputs::new(&[0.8, 0.2, 0.4], &[1, 0, 0]);
+    let joined = Paired::by_id((&ids_a[..], a), (&ids_b[..], b_rotated)).unwrap();
+    assert_eq!(joined, by_order);
     let joined = Paired::by_id(
-        (&ids_a[..], a.0, a.1),
-        (&ids_b[..], &[0.8, 0.2, 0.4], &[1, 0, 1]),
+        (&ids_a[..], a.with_classes(&classes)),
+        (&ids_b[..], b_rotated.with_classes(&[1, 2, 0])),
     )
     .unwrap();
     assert_eq!(joined, by_order);
+    assert_eq!(
+        Paired::by_id(
+            (&ids_a[..], a.with_classes(&classes)),
+            (&ids_b[..], b_rotated.with_classes(&[1, 2, 2])),
+        )
+        .unwrap_err(),
+        CompareError::TrueClassDiffers { row: 1, a: 0, b: 2 }
+    );
     let join = |ids_b: &[&str], scores_b: &[f64], labels_b: &[u8]| {
-        Paired::by_id((&ids_a[..], a.0, a.1), (ids_b, scores_b, labels_b)).unwrap_err()
+        Paired::by_id((&ids_a[..], a), (ids_b, Outputs::new(scores_b, labels_b))).unwrap_err()
     };
     assert_eq!(
         join(&["z", "x", "x"], &[0.8, 0.2, 0.4], &[1, 0, 1]),
@@ -462,21 +506,78 @@ fn inputs_pair_by_order_or_by_id_or_not_at_all() {
         }
     );
     assert_eq!(
-        join(&["z", "x", "y"], &[0.8, 0.2, 0.4], &[1, 1, 1]),
-        CompareError::LabelsDiffer { row: 0, a: 0, b: 1 }
+        join(&["z", "x", "y"], &[0.8, 0.2, 0.4], &[1, 0]),
+        CompareError::Input {
+            model: Model::B,
+            error: PushError::LengthMismatch {
+                scores: 3,
+                labels: 2
+            }
+        }
     );
 }
 
 #[test]
 fn the_paired_simulator_knows_both_tces() {
     // Each TCE by quadrature against a Monte-Carlo mean of |g(u) − u|² over 4e5 draws of
-    // the latent (which does not need the labels); and the labels' mean given the
-    // score is the latent: the share of hits matches E[u].
-    let model = two_models();
+    // the latent (which does not need the labels). The labels, drawn apart at ρ = 0.4:
+    // each model's is Bernoulli(u) given u, so E[(Y − u) h(u)] = 0 for h = 1, u, u²
+    // (each model calibrated at its score's latent, whatever the other's label); they
+    // disagree with probability 2(1 − ρ) E[u(1 − u)] and are both 1 with probability
+    // ρ E[u] + (1 − ρ) E[u²]. Each checked within 4 Monte-Carlo standard errors.
+    let rho = 0.4;
+    let model = two_models().with_label_correlation(rho).unwrap();
     let data = model.dataset(11, 0, 400_000);
-    let latent_mean = 2.0 / 7.0;
-    let hits = data.labels.iter().map(|&y| f64::from(y)).sum::<f64>() / 4e5;
-    assert!((hits - latent_mean).abs() < 4.0 * (latent_mean * (1.0 - latent_mean) / 4e5).sqrt());
+    let m = 4e5;
+    let within = |sample: &dyn Fn(usize) -> f64, expected: f64, what: &str| {
+        let (mut sum, mut sq) = (0.0, 0.0);
+        for i in 0..data.len() {
+            let x = sample(i);
+            sum += x;
+            sq += x * x;
+        }
+        let mean = sum / m;
+        let se = ((sq / m - mean * mean) / m).sqrt();
+        assert!(
+            (mean - expected).abs() < 4.0 * se,
+            "{what}: MC {mean} ± {se} vs {expected}"
+        );
+    };
+    // Beta(2, 5): E[u] = 2/7, E[u²] = 2·3/(7·8).
+    let (mean_u, mean_u2) = (2.0 / 7.0, 6.0 / 56.0);
+    let latent = |i: usize| {
+        // logistic_log_odds(0, 2): s = σ(2 logit u), so u = σ(logit s / 2).
+        let s = data.scores(Model::A)[i];
+        1.0 / (1.0 + ((1.0 - s) / s).sqrt())
+    };
+    for model in [Model::A, Model::B] {
+        let y = |i: usize| f64::from(data.labels(model)[i]);
+        for (power, name) in [(0, "1"), (1, "u"), (2, "u²")] {
+            within(
+                &|i| (y(i) - latent(i)) * latent(i).powi(power),
+                0.0,
+                &format!("{model}: E[(Y − u) {name}]"),
+            );
+        }
+    }
+    let label = |model: Model, i: usize| data.labels(model)[i];
+    within(
+        &|i| f64::from(u8::from(label(Model::A, i) != label(Model::B, i))),
+        2.0 * (1.0 - rho) * (mean_u - mean_u2),
+        "P(Y_A ≠ Y_B)",
+    );
+    within(
+        &|i| f64::from(label(Model::A, i) * label(Model::B, i)),
+        rho * mean_u + (1.0 - rho) * mean_u2,
+        "P(Y_A = Y_B = 1)",
+    );
+    // ρ = 1 (the default): one label for both.
+    let shared = two_models().dataset(11, 0, 1000);
+    assert_eq!(shared.labels(Model::A), shared.labels(Model::B));
+    assert_eq!(
+        two_models().with_label_correlation(1.5).unwrap_err(),
+        PairedModelError::CorrelationOutOfRange(1.5)
+    );
     let map_a = model.map(Model::A);
     let inverse_of_a = |s: f64| {
         // logistic_log_odds(0, 2): s = σ(2 logit u), so u = σ(logit s / 2).
@@ -484,7 +585,7 @@ fn the_paired_simulator_knows_both_tces() {
     };
     let mut sum = [0.0f64; 2];
     let mut sq = [0.0f64; 2];
-    for (&a, &b) in data.scores_a.iter().zip(&data.scores_b) {
+    for (&a, &b) in data.scores(Model::A).iter().zip(data.scores(Model::B)) {
         let u = inverse_of_a(a);
         assert!((map_a.eval(u) - a).abs() < 1e-9);
         for (k, s) in [a, b].into_iter().enumerate() {
@@ -548,6 +649,28 @@ fn size_by_construction_at_a_reduced_scale() {
     eprintln!("size: {rate} ± {se} ({} BCa)", rates.bca);
     assert!(
         rate <= 0.05 + 2.0 * se.max((0.05f64 * 0.95 / 200.0).sqrt()),
+        "{rates:?}"
+    );
+}
+
+#[test]
+fn size_with_each_models_own_labels_at_a_reduced_scale() {
+    // TCE_A = TCE_B, the two models' labels drawn apart (ρ = 0.5: they differ on about
+    // 2 · 0.5 · E[u(1 − u)] = 20 % of rows): rejections at α = 0.05 at most 0.05 + 2
+    // Monte-Carlo se.
+    let model = mirror_pair(2.0).with_label_correlation(0.5).unwrap();
+    let rates = rejection_rates(
+        &model,
+        1000,
+        400,
+        22,
+        &settings("ece_sweep:equal_mass", 199, 0),
+    )
+    .unwrap();
+    let (rate, se) = rates.rate();
+    eprintln!("size, own labels: {rate} ± {se} ({} BCa)", rates.bca);
+    assert!(
+        rate <= 0.05 + 2.0 * se.max((0.05f64 * 0.95 / 400.0).sqrt()),
         "{rates:?}"
     );
 }
@@ -679,7 +802,7 @@ fn size_of_each_p_value() {
         let m = 300;
         for r in 0..m {
             let d = model.dataset(2026, r, n);
-            let c = compare(&d.scores_a, &d.scores_b, &d.labels, &s).unwrap();
+            let c = compare(&d, &s).unwrap();
             deltas.push(c.delta);
             ses.push(c.se);
             jses.push(c.jackknife_se);

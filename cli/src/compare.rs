@@ -1,13 +1,13 @@
 //! `tce compare A B`: is model A better calibrated than model B? The library's
 //! [`tce::decision::compare::compare`] of two inputs on the same rows (paired by order, or
-//! by `--id`), printed by the library's renderers ([`tce::decision::compare::text`],
-//! `--json` [`tce::decision::compare::json`]). This module reads the options and the two
-//! inputs; nothing else.
+//! by `--id`), each with its own labels, printed by the library's renderers
+//! ([`tce::decision::compare::text`], `--json` [`tce::decision::compare::json`]). This
+//! module reads the options and the two inputs; nothing else.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use tce::decision::compare::{compare, CompareError, CompareSettings, Paired};
+use tce::decision::compare::{compare, CompareError, CompareSettings, Outputs, Paired};
 use tce::decision::Statistic;
 use tce::report::json::Source;
 
@@ -16,15 +16,20 @@ use crate::{input, parse_bins, parse_norm, ColumnArgs, Failure, InputArgs};
 /// Options of `tce compare`.
 #[derive(Args)]
 pub struct CompareArgs {
-    /// Model A's outputs: a CSV file with a header (`-` reads stdin), or a `.npy` array
-    /// of scores (then --labels-a names its labels).
+    /// Model A's outputs with its own labels: a CSV file with a header (`-` reads
+    /// stdin) of confidences and whether A's top label is correct (the `correct` column
+    /// or --label-col), or of class outputs (--prob-cols) and the true class; or a
+    /// `.npy` array of scores (then --labels-a names its labels).
     pub a: PathBuf,
-    /// Model B's outputs on the same examples, in the same form.
+    /// Model B's outputs on the same examples, in the same form, with B's own labels:
+    /// two classifiers may be right on different rows. Class outputs of both must give
+    /// the same true class on every row.
     pub b: PathBuf,
     #[command(flatten)]
     pub columns: ColumnArgs,
     /// CSV of class outputs (both files): the class columns, as a list or a glob, as in
-    /// `tce test`; the top-label confidences are compared.
+    /// `tce test`; the top-label confidences are compared, each model's correctness its
+    /// own argmax against the true class (--label-col, default `label`).
     #[arg(long, value_name = "LIST|GLOB")]
     pub prob_cols: Option<String>,
     /// The class columns (or the .npy arrays) hold logits, not probabilities.
@@ -157,40 +162,62 @@ fn read_ids(path: &Path, column: &str, rows: usize) -> Result<Vec<String>, Failu
     Ok(ids)
 }
 
+/// One input as read: its top-label scores, its own labels and, for class outputs, each
+/// row's true class.
+struct Loaded {
+    scores: Vec<f64>,
+    labels: Vec<u8>,
+    classes: Option<Vec<usize>>,
+    provenance: input::Provenance,
+}
+
+impl Loaded {
+    fn outputs(&self) -> Outputs<'_> {
+        let outputs = Outputs::new(&self.scores, &self.labels);
+        match &self.classes {
+            Some(classes) => outputs.with_classes(classes),
+            None => outputs,
+        }
+    }
+}
+
 pub fn run(args: &CompareArgs) -> Result<(), Failure> {
     let settings = args.settings()?;
     if args.a.as_os_str() == "-" && args.b.as_os_str() == "-" {
         return Err(Failure::input("A and B cannot both be stdin (-)"));
     }
-    let mut loaded = Vec::with_capacity(2);
-    for (file, labels) in [(&args.a, &args.labels_a), (&args.b, &args.labels_b)] {
-        let input = args.input(file, labels).load()?;
+    let load = |file: &Path, labels: &Option<PathBuf>| -> Result<Loaded, Failure> {
+        let input = args.input(file, labels);
+        // Class outputs keep each row's true class, which the library checks is the
+        // same in both inputs.
+        let mut spec = input.spec()?;
+        spec.true_classes = true;
+        let input = input.load_spec(&spec)?;
         let input::Data::TopLabel { scores, labels } = input.data else {
             unreachable!("a top-label input without --classwise");
         };
-        loaded.push((scores, labels, input.provenance));
-    }
-    let [(scores_a, labels_a, provenance_a), (scores_b, labels_b, provenance_b)] =
-        <[_; 2]>::try_from(loaded).expect("two inputs");
+        Ok(Loaded {
+            scores,
+            labels,
+            classes: input.true_classes,
+            provenance: input.provenance,
+        })
+    };
+    let (a, b) = (
+        load(&args.a, &args.labels_a)?,
+        load(&args.b, &args.labels_b)?,
+    );
     let paired = match &args.id {
-        None => Paired::by_order((&scores_a, &labels_a), (&scores_b, &labels_b)),
+        None => Paired::by_order(a.outputs(), b.outputs()),
         Some(column) => {
-            let ids_a = read_ids(&args.a, column, scores_a.len())?;
-            let ids_b = read_ids(&args.b, column, scores_b.len())?;
-            Paired::by_id(
-                (&ids_a, &scores_a, &labels_a),
-                (&ids_b, &scores_b, &labels_b),
-            )
+            let ids_a = read_ids(&args.a, column, a.scores.len())?;
+            let ids_b = read_ids(&args.b, column, b.scores.len())?;
+            Paired::by_id((&ids_a, a.outputs()), (&ids_b, b.outputs()))
         }
     }
     .map_err(failure)?;
-    let result = compare(
-        &paired.scores_a,
-        &paired.scores_b,
-        &paired.labels,
-        &settings,
-    )
-    .map_err(failure)?;
+    let result = compare(&paired, &settings).map_err(failure)?;
+    let (provenance_a, provenance_b) = (a.provenance, b.provenance);
     let (file_a, file_b) = (args.a.display().to_string(), args.b.display().to_string());
     crate::write_stdout(&if args.json {
         let source = |file: String, input| Source { file, input };

@@ -216,13 +216,23 @@ impl InputArgs {
                 label_col: names.label.to_owned(),
             }
         };
-        Ok(input::InputSpec { source, reduction })
+        Ok(input::InputSpec {
+            source,
+            reduction,
+            true_classes: false,
+        })
     }
 
     /// Reads and validates the input (exit 2 for bad input, 1 for a failing read);
     /// notes go to stderr.
     pub fn load(&self) -> Result<input::Input, Failure> {
-        let loaded = input::load(&self.spec()?).map_err(|e| Failure {
+        self.load_spec(&self.spec()?)
+    }
+
+    /// Reads and validates the input of `spec` (made by [`InputArgs::spec`], perhaps
+    /// adjusted), as [`InputArgs::load`] does.
+    pub fn load_spec(&self, spec: &input::InputSpec) -> Result<input::Input, Failure> {
+        let loaded = input::load(spec).map_err(|e| Failure {
             code: e.exit_code(),
             message: e.to_string(),
         })?;

@@ -9,7 +9,7 @@ use pyo3::types::PyDict;
 use serde::Serialize;
 use tce::decision::compare::{
     compare as core_compare, CompareError, CompareSettings, Comparison as CoreComparison, Method,
-    Verdict,
+    Outputs, Paired, Verdict,
 };
 use tce::decision::Statistic;
 use tce::report::json::Source;
@@ -17,7 +17,7 @@ use tce::PushError;
 
 use crate::errors::Failure;
 use crate::functions::raise;
-use crate::input::with_samples;
+use crate::input::with_top_labels;
 use crate::options;
 
 /// What the JSON's `a.input` and `b.input` say of arrays.
@@ -26,6 +26,24 @@ struct ArrayInput {
     format: &'static str,
     values: &'static str,
     rows: usize,
+}
+
+/// One model's arrays as read: top-label scores, its own labels, and the true classes
+/// of a table.
+struct Read {
+    scores: Vec<f64>,
+    labels: Vec<u8>,
+    classes: Option<Vec<usize>>,
+}
+
+impl Read {
+    fn outputs(&self) -> Outputs<'_> {
+        let outputs = Outputs::new(&self.scores, &self.labels);
+        match &self.classes {
+            Some(classes) => outputs.with_classes(classes),
+            None => outputs,
+        }
+    }
 }
 
 /// The result of :func:`compare`: Δ = CE_A − CE_B with its paired bootstrap interval,
@@ -53,16 +71,18 @@ fn push_class(e: &PushError) -> &'static str {
 fn failure(e: CompareError) -> Failure {
     match &e {
         CompareError::NoSamples => Failure::Named("NoSamples", e.to_string()),
-        CompareError::LengthsDiffer { .. } | CompareError::IdsLengthDiffer { .. } => {
+        CompareError::LengthsDiffer { .. }
+        | CompareError::IdsLengthDiffer { .. }
+        | CompareError::ClassesLengthDiffer { .. } => {
             Failure::Named("LengthMismatch", e.to_string())
         }
+        CompareError::TrueClassDiffers { .. } => Failure::Named("InvalidLabel", e.to_string()),
         CompareError::Input { error, .. } => Failure::Named(push_class(error), e.to_string()),
         CompareError::TooManySamples(_) => Failure::Named("CapacityTooLarge", e.to_string()),
         CompareError::OutOfMemory { bytes } => Failure::Memory(format!("{bytes} bytes")),
         CompareError::BinsOutOfRange(0) => Failure::Named("ZeroBins", e.to_string()),
         CompareError::BinsOutOfRange(_) => Failure::Named("TooManyBins", e.to_string()),
-        CompareError::LabelsDiffer { .. }
-        | CompareError::DuplicateId { .. }
+        CompareError::DuplicateId { .. }
         | CompareError::MissingId { .. }
         | CompareError::ResamplesOutOfRange(_)
         | CompareError::InvalidAlpha(_)
@@ -187,27 +207,33 @@ impl Comparison {
     }
 }
 
-/// Is model A better calibrated than model B? Compares the calibration of two models'
-/// confidences ``scores_a`` and ``scores_b`` on the same rows, with labels ``y``
-/// (docs/decisions.md): Δ = CE_A − CE_B for the estimator ``statistic``, its paired
-/// bootstrap interval (``resamples`` resamples of the rows, both models on the same
-/// rows; BCa, percentile where BCa is undefined), the p-value of Δ = 0 and the decision
-/// p <= ``alpha``. One model before and after recalibration: ``scores_a`` the original,
-/// ``scores_b`` the recalibrated confidences. The same options as ``tce compare``; the
-/// same seed gives the same numbers. ``sources`` names the two arrays in the outputs.
+/// Is model A better calibrated than model B? Compares the calibration of two models on
+/// the same rows, each with its own labels (docs/decisions.md): ``scores_a`` with
+/// ``labels_a`` (whether A's top label is correct, 0/1) and ``scores_b`` with
+/// ``labels_b``; two classifiers may be right on different rows. For N×K tables of class
+/// probabilities (or logits, ``logits=True``) the labels are the true class ids, each
+/// model's correctness its own argmax against them, and both must give the same class
+/// on every row (else ``tce.InvalidLabel``). Reports Δ = CE_A − CE_B for the estimator
+/// ``statistic``, its paired bootstrap interval (``resamples`` resamples of the rows,
+/// both models on the same rows; BCa, percentile where BCa is undefined), the p-value
+/// of Δ = 0 and the decision p <= ``alpha``. One model before and after recalibration:
+/// ``scores_a`` the original, ``scores_b`` the recalibrated confidences, the same
+/// labels twice. The same options as ``tce compare``; the same seed gives the same
+/// numbers. ``sources`` names the two arrays in the outputs.
 #[pyfunction]
 #[pyo3(signature = (
-    scores_a, scores_b, y, *, statistic="ece_sweep:equal_mass",
+    scores_a, labels_a, scores_b, labels_b, *, statistic="ece_sweep:equal_mass",
     resamples=tce::decision::DEFAULT_RESAMPLES, alpha=tce::decision::DEFAULT_ALPHA, seed=0,
-    bins=15, norm=2.0, max_bins=None, paper_limit=false,
+    bins=15, norm=2.0, max_bins=None, paper_limit=false, logits=false,
     sources=("A".to_owned(), "B".to_owned())
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn compare(
     py: Python<'_>,
     scores_a: &Bound<'_, PyAny>,
+    labels_a: &Bound<'_, PyAny>,
     scores_b: &Bound<'_, PyAny>,
-    y: &Bound<'_, PyAny>,
+    labels_b: &Bound<'_, PyAny>,
     statistic: &str,
     #[pyo3(from_py_with = options::resamples_arg)] resamples: usize,
     alpha: f64,
@@ -216,6 +242,7 @@ pub fn compare(
     norm: f64,
     #[pyo3(from_py_with = options::max_bins_arg)] max_bins: Option<usize>,
     paper_limit: bool,
+    logits: bool,
     sources: (String, String),
 ) -> PyResult<Comparison> {
     let settings = (|| -> Result<CompareSettings, Failure> {
@@ -237,27 +264,40 @@ pub fn compare(
         Ok(settings)
     })()
     .map_err(raise(py))?;
-    // Each model's confidences with the labels, read as every function reads them; the
-    // comparison then checks them, naming the model of a bad score.
-    let read = |scores| with_samples(scores, y, false, |s, l| Ok((s.to_vec(), l.to_vec())));
-    let (a, labels) = read(scores_a)?;
-    let (b, _) = read(scores_b)?;
+    // Each model's scores with its own labels, read as every function reads them (a
+    // table reduced to top labels); the library pairs and checks them, naming the model
+    // of a bad score or label.
+    let read = |scores, labels| {
+        with_top_labels(scores, labels, logits, |s, l, c| {
+            Ok(Read {
+                scores: s.to_vec(),
+                labels: l.to_vec(),
+                classes: c.map(<[usize]>::to_vec),
+            })
+        })
+    };
+    let (a, b) = (read(scores_a, labels_a)?, read(scores_b, labels_b)?);
     let comparison = py
-        .detach(|| core_compare(&a, &b, &labels, &settings))
+        .detach(|| core_compare(&Paired::by_order(a.outputs(), b.outputs())?, &settings))
         .map_err(|e| raise(py)(failure(e)))?;
-    let input = ArrayInput {
+    let input = |read: &Read| ArrayInput {
         format: "arrays",
-        values: "confidences",
+        values: match (read.classes.is_some(), logits) {
+            (false, _) => "confidences",
+            (true, false) => "probabilities",
+            (true, true) => "logits",
+        },
         rows: comparison.n,
     };
+    let (input_a, input_b) = (input(&a), input(&b));
     let json = tce::decision::compare::json::json(
         &Source {
             file: sources.0.clone(),
-            input: &input,
+            input: &input_a,
         },
         &Source {
             file: sources.1.clone(),
-            input: &input,
+            input: &input_b,
         },
         &comparison,
     );

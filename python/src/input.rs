@@ -319,6 +319,17 @@ pub(crate) fn with_samples<R: Send>(
     logits: bool,
     f: impl FnOnce(&[f64], &[u8]) -> Result<R, Failure> + Send,
 ) -> PyResult<R> {
+    with_top_labels(scores, labels, logits, |s, l, _| f(s, l))
+}
+
+/// [`with_samples`], `f` also given each row's true class when the scores are a table
+/// (the labels are then class ids, reduced to top labels).
+pub(crate) fn with_top_labels<R: Send>(
+    scores: &Bound<'_, PyAny>,
+    labels: &Bound<'_, PyAny>,
+    logits: bool,
+    f: impl FnOnce(&[f64], &[u8], Option<&[usize]>) -> Result<R, Failure> + Send,
+) -> PyResult<R> {
     let py = scores.py();
     guard(py, || {
         let scores = Scores::from_py(scores)?;
@@ -338,7 +349,7 @@ pub(crate) fn with_samples<R: Send>(
                     )
                     .into_py(py, &quote));
                 }
-                py.detach(|| f(values, &label_slice.binary()))
+                py.detach(|| f(values, &label_slice.binary(), None))
             }
             Scores::Table(array) => {
                 let (rows, classes) = (array.shape()[0], array.shape()[1]);
@@ -351,9 +362,9 @@ pub(crate) fn with_samples<R: Send>(
                             labels: label_slice.len(),
                         }));
                     }
-                    let (top_scores, top_labels) =
-                        reduce(table, classes, &label_slice.classes(), logits)?;
-                    f(&top_scores, &top_labels)
+                    let ids = label_slice.classes();
+                    let (top_scores, top_labels) = reduce(table, classes, &ids, logits)?;
+                    f(&top_scores, &top_labels, Some(&ids))
                 })
             }
         };

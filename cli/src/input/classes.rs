@@ -28,6 +28,8 @@ pub(super) enum Sink {
     TopLabel {
         scores: Vec<f64>,
         labels: Vec<u8>,
+        /// Each row's true class, when asked for ([`super::InputSpec::true_classes`]).
+        classes: Option<Vec<usize>>,
     },
     /// One column per class, and the one-vs-rest scores of the current row.
     Classwise {
@@ -37,12 +39,14 @@ pub(super) enum Sink {
 }
 
 impl Sink {
-    /// An empty sink for classes named `names` (class k is `names[k]`).
-    pub fn new(reduction: Reduction, names: &[String]) -> Self {
+    /// An empty sink for classes named `names` (class k is `names[k]`); a top-label
+    /// sink keeps each row's true class when `true_classes`.
+    pub fn new(reduction: Reduction, names: &[String], true_classes: bool) -> Self {
         match reduction {
             Reduction::TopLabel => Sink::TopLabel {
                 scores: Vec::new(),
                 labels: Vec::new(),
+                classes: true_classes.then(Vec::new),
             },
             Reduction::Classwise => Sink::Classwise {
                 columns: names
@@ -72,7 +76,11 @@ impl Sink {
         names: &[String],
     ) -> Result<(), String> {
         match self {
-            Sink::TopLabel { scores, labels } => {
+            Sink::TopLabel {
+                scores,
+                labels,
+                classes,
+            } => {
                 let top = if logits {
                     toplabel::from_logits(row, class)
                 } else {
@@ -81,6 +89,9 @@ impl Sink {
                 .map_err(|e| refusal(e, row, logits, names))?;
                 scores.push(top.score);
                 labels.push(top.label);
+                if let Some(classes) = classes {
+                    classes.push(class);
+                }
             }
             Sink::Classwise { columns, scratch } => {
                 scratch.resize(row.len(), 0.0);
@@ -95,10 +106,15 @@ impl Sink {
         Ok(())
     }
 
-    pub fn finish(self) -> Data {
+    /// The samples, and the true classes if kept.
+    pub fn finish(self) -> (Data, Option<Vec<usize>>) {
         match self {
-            Sink::TopLabel { scores, labels } => Data::TopLabel { scores, labels },
-            Sink::Classwise { columns, .. } => Data::Classwise(columns),
+            Sink::TopLabel {
+                scores,
+                labels,
+                classes,
+            } => (Data::TopLabel { scores, labels }, classes),
+            Sink::Classwise { columns, .. } => (Data::Classwise(columns), None),
         }
     }
 }
@@ -137,6 +153,8 @@ fn refusal(error: ReduceError, row: &[f64], logits: bool, names: &[String]) -> S
 /// What [`read_csv`] read.
 pub(super) struct ClassRead {
     pub data: Data,
+    /// Each row's true class, when asked for.
+    pub true_classes: Option<Vec<usize>>,
     pub rows: usize,
     /// The class columns' header names, class k first.
     pub columns: Vec<String>,
@@ -243,6 +261,7 @@ pub(super) fn read_csv<R: Read>(
     label_col: &str,
     logits: bool,
     reduction: Reduction,
+    true_classes: bool,
 ) -> Result<ClassRead, InputError> {
     let mut rows = Rows::new(reader, || {
         format!(
@@ -260,7 +279,7 @@ pub(super) fn read_csv<R: Read>(
     let label_shown = excerpt(&label);
     let mut needed = indices.clone();
     needed.push(label_index);
-    let mut sink = Sink::new(reduction, &names);
+    let mut sink = Sink::new(reduction, &names, true_classes);
     let mut row = vec![0.0; indices.len()];
     let mut count = 0usize;
     while let Some((line, record)) = rows.next(&needed)? {
@@ -276,8 +295,10 @@ pub(super) fn read_csv<R: Read>(
     if count == 0 {
         return Err(no_rows(rows.header_line));
     }
+    let (data, true_classes) = sink.finish();
     Ok(ClassRead {
-        data: sink.finish(),
+        data,
+        true_classes,
         rows: count,
         columns: names,
         label,
@@ -301,6 +322,7 @@ mod tests {
             "label",
             logits,
             reduction,
+            false,
         )
         .map_err(|e| e.to_string())
     }
@@ -340,9 +362,9 @@ mod tests {
         let rows = [[1.0, 3.0, 2.0], [-700.0, 700.0, 0.5], [0.25, 0.25, -1.0]];
         for row in rows {
             let names = vec!["a".into(), "b".into(), "c".into()];
-            let mut sink = Sink::new(Reduction::Classwise, &names);
+            let mut sink = Sink::new(Reduction::Classwise, &names, false);
             sink.push(&row, 0, true, &names).unwrap();
-            let Data::Classwise(columns) = sink.finish() else {
+            let (Data::Classwise(columns), None) = sink.finish() else {
                 panic!()
             };
             let top = toplabel::from_logits(&row, 0).unwrap();

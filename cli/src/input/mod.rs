@@ -59,6 +59,10 @@ pub fn excerpt(text: &str) -> String {
 pub struct InputSpec {
     pub source: Source,
     pub reduction: Reduction,
+    /// Keep each row's true class of class outputs reduced to top labels
+    /// ([`Input::true_classes`]), for `tce compare` to check that two files are the
+    /// same examples. Off elsewhere: it costs a word a row.
+    pub true_classes: bool,
 }
 
 /// Where the samples are and what their columns hold.
@@ -196,6 +200,9 @@ pub struct Columns {
 #[derive(Debug)]
 pub struct Input {
     pub data: Data,
+    /// Each row's true class, for class outputs reduced to top labels when
+    /// [`InputSpec::true_classes`] asks; `None` otherwise.
+    pub true_classes: Option<Vec<usize>>,
     pub provenance: Provenance,
     /// What the reader decided on the caller's behalf (a column matched without regard
     /// to case, the label column left out of a glob), one sentence each, for stderr.
@@ -239,6 +246,7 @@ pub fn load(spec: &InputSpec) -> Result<Input, InputError> {
                     scores: samples.scores,
                     labels: samples.labels,
                 },
+                true_classes: None,
                 notes: samples.notes,
             })
         }
@@ -249,8 +257,15 @@ pub fn load(spec: &InputSpec) -> Result<Input, InputError> {
             logits,
         } => {
             let reader = open(path).map_err(|e| file(path, e))?;
-            let read = classes::read_csv(reader, classes, label_col, *logits, spec.reduction)
-                .map_err(|e| file(path, e))?;
+            let read = classes::read_csv(
+                reader,
+                classes,
+                label_col,
+                *logits,
+                spec.reduction,
+                spec.true_classes,
+            )
+            .map_err(|e| file(path, e))?;
             Ok(Input {
                 provenance: Provenance {
                     format: "csv",
@@ -270,6 +285,7 @@ pub fn load(spec: &InputSpec) -> Result<Input, InputError> {
                     dtypes: None,
                 },
                 data: read.data,
+                true_classes: read.true_classes,
                 notes: read.notes,
             })
         }
@@ -277,7 +293,7 @@ pub fn load(spec: &InputSpec) -> Result<Input, InputError> {
             scores,
             labels,
             logits,
-        } => npy::load(scores, labels, *logits, spec.reduction),
+        } => npy::load(scores, labels, *logits, spec.reduction, spec.true_classes),
     }
 }
 
@@ -544,6 +560,7 @@ mod tests {
                 label_col: "correct".into(),
             },
             reduction: Reduction::TopLabel,
+            true_classes: false,
         }
     }
 
@@ -578,6 +595,7 @@ mod tests {
                 logits: false,
             },
             reduction: Reduction::TopLabel,
+            true_classes: false,
         };
         assert_eq!(classes.rows_hint(), None);
         std::fs::remove_dir_all(&dir).unwrap();

@@ -365,6 +365,7 @@ pub(super) fn load(
     labels_path: &Path,
     logits: bool,
     reduction: Reduction,
+    true_classes: bool,
 ) -> Result<Input, InputError> {
     let in_scores = |e: InputError| e.in_file(scores_path);
     let in_labels = |e: InputError| e.in_file(labels_path);
@@ -452,13 +453,14 @@ pub(super) fn load(
                 scores: values,
                 labels,
             },
+            true_classes: None,
             notes: Vec::new(),
         });
     };
     let k = usize::try_from(k).map_err(|_| in_scores(bad("too many classes")))?;
     let n = ids.len();
     let names: Vec<String> = (0..k).map(|j| format!("class {j}")).collect();
-    let mut sink = Sink::new(reduction, &names);
+    let mut sink = Sink::new(reduction, &names, true_classes);
     let class_of = |i: usize| {
         let id = ids[i];
         usize::try_from(id).ok().filter(|&c| c < k).ok_or_else(|| {
@@ -487,9 +489,11 @@ pub(super) fn load(
                 .map_err(|p| in_scores(InputError::at_index(i as u64, p)))
         })?;
     }
+    let (data, true_classes) = sink.finish();
     Ok(Input {
         provenance: provenance(super::values(logits), reduction, Some(k)),
-        data: sink.finish(),
+        data,
+        true_classes,
         notes: Vec::new(),
     })
 }

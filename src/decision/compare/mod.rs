@@ -34,17 +34,26 @@
 //! with equal calibration error need not be (an over- and an under-confident model of
 //! equal TCE): its permutation distribution describes mixtures of the two models, not
 //! Δ's sampling distribution. The size is measured by construction ([`paired`]: two
-//! score maps of one latent probability with known TCE_A = TCE_B) in tests/compare.rs
-//! and docs/decisions.md.
+//! score maps of one latent probability with known TCE_A = TCE_B, the two models' labels
+//! the same or drawn apart with a chosen correlation) in tests/compare.rs and
+//! docs/decisions.md.
 //!
 //! What H0 is: Δ = 0 is a statement about the *estimator's* expected difference at this
 //! n. Where the estimator's bias differs between the two models (ECE_bin's, say), a
 //! rejection can come from the bias and not from TCE_A ≠ TCE_B; the debiased estimators
 //! (the sweep, ECE_debias) keep that small (docs/decisions.md).
 //!
-//! One model before and after recalibration is the same comparison: A = the original
-//! scores, B = the recalibrated ones, on the same rows (best on rows the recalibration
-//! was not fitted on).
+//! Each model carries its own 0/1 labels: for two classifiers, whether *its* top label
+//! is correct on the row ([`Outputs`]), so CE_A is A's estimator on A's (score, label)
+//! pairs and CE_B is B's on B's. Only the rows are shared: a resample (and a jackknife
+//! group) takes the same row indices for both models, which keeps the pairing: on a row
+//! where both models are wrong, or both right, their errors move together, and Δ's
+//! spread is that of the paired difference. Inputs reduced from class outputs may carry
+//! each row's true class; both models' must agree ([`CompareError::TrueClassDiffers`]).
+//!
+//! One model before and after recalibration is the same comparison with the same labels
+//! on both sides: A = the original scores, B = the recalibrated ones, on the same rows
+//! (best on rows the recalibration was not fitted on).
 //!
 //! [`text`] and [`json`] (feature `render`) render a [`Comparison`] for the CLI (`tce
 //! compare`) and the Python package (`tce.compare`), which only call these.
@@ -167,30 +176,39 @@ impl CompareSettings {
 pub enum CompareError {
     /// No rows.
     NoSamples,
-    /// The two score vectors and the labels differ in length.
+    /// The two models' inputs differ in rows.
     LengthsDiffer {
-        /// A's scores.
+        /// A's rows.
         a: usize,
-        /// B's scores.
+        /// B's rows.
         b: usize,
-        /// The labels.
-        labels: usize,
     },
-    /// A model's score or a label was refused (NaN, outside [0, 1], a label not 0/1).
+    /// A model's score or label was refused (NaN, outside [0, 1], a label not 0/1, or
+    /// its scores and labels differ in length).
     Input {
         /// Whose.
         model: Model,
         /// Which element and why.
         error: PushError,
     },
-    /// The two inputs give different labels for the same row (0-based, in A's order).
-    LabelsDiffer {
+    /// A model's true classes and its rows differ in number.
+    ClassesLengthDiffer {
+        /// Whose.
+        model: Model,
+        /// Its true classes.
+        classes: usize,
+        /// Its rows.
+        rows: usize,
+    },
+    /// The two inputs give different true classes for the same row (0-based, in A's
+    /// order): they are not the same examples.
+    TrueClassDiffers {
         /// The row.
         row: usize,
-        /// A's label there.
-        a: u8,
-        /// B's label there.
-        b: u8,
+        /// A's true class there.
+        a: usize,
+        /// B's true class there.
+        b: usize,
     },
     /// An id occurs twice in one input (joined by id).
     DuplicateId {
@@ -245,16 +263,21 @@ impl fmt::Display for CompareError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::NoSamples => f.write_str("no samples"),
-            Self::LengthsDiffer { a, b, labels } => write!(
+            Self::LengthsDiffer { a, b } => write!(
                 f,
-                "the inputs differ in length: {a} scores of A, {b} scores of B, {labels} labels \
-                 (a paired comparison needs both models' scores on the same rows)"
+                "the inputs differ in length: {a} rows of A, {b} rows of B \
+                 (a paired comparison needs both models' outputs on the same rows)"
             ),
             Self::Input { model, error } => write!(f, "model {model}: {error}"),
-            Self::LabelsDiffer { row, a, b } => write!(
+            Self::ClassesLengthDiffer {
+                model,
+                classes,
+                rows,
+            } => write!(f, "model {model}: {classes} true classes for {rows} rows"),
+            Self::TrueClassDiffers { row, a, b } => write!(
                 f,
-                "row {row}: model A's input has label {a}, model B's has {b} \
-                 (the two inputs must be the same rows)"
+                "row {row}: model A's input has true class {a}, model B's has {b} \
+                 (the two inputs must be the same examples)"
             ),
             Self::DuplicateId { model, id } => {
                 write!(
@@ -311,62 +334,118 @@ impl fmt::Display for CompareError {
 
 impl std::error::Error for CompareError {}
 
-/// Both models' scores and the labels on the same rows.
+/// One model's outputs on the rows, as [`Paired`] takes them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Outputs<'a> {
+    /// Its confidences (top-label confidences of a classifier, or binary scores).
+    pub scores: &'a [f64],
+    /// Its own 0/1 labels: whether its top label is correct on each row. Two
+    /// classifiers' labels differ wherever one is right and the other wrong.
+    pub labels: &'a [u8],
+    /// The true class of each row, where `scores` and `labels` were reduced from class
+    /// outputs ([`crate::toplabel`]: the label is 1 when the model's argmax is the true
+    /// class). When both models give them they must agree row by row: the true class
+    /// is a property of the example, not of the model.
+    pub classes: Option<&'a [usize]>,
+}
+
+impl<'a> Outputs<'a> {
+    /// Confidences and 0/1 labels, without true classes.
+    pub fn new(scores: &'a [f64], labels: &'a [u8]) -> Outputs<'a> {
+        Outputs {
+            scores,
+            labels,
+            classes: None,
+        }
+    }
+
+    /// The same outputs with each row's true class.
+    pub fn with_classes(self, classes: &'a [usize]) -> Outputs<'a> {
+        Outputs {
+            classes: Some(classes),
+            ..self
+        }
+    }
+
+    /// Scores and labels (and true classes, if any) of equal length, else the named
+    /// error; the rows.
+    fn rows(&self, model: Model) -> Result<usize, CompareError> {
+        let (scores, labels) = (self.scores.len(), self.labels.len());
+        if scores != labels {
+            return Err(CompareError::Input {
+                model,
+                error: PushError::LengthMismatch { scores, labels },
+            });
+        }
+        match self.classes {
+            Some(classes) if classes.len() != scores => Err(CompareError::ClassesLengthDiffer {
+                model,
+                classes: classes.len(),
+                rows: scores,
+            }),
+            _ => Ok(scores),
+        }
+    }
+}
+
+/// Both models' scores and their own labels on the same rows (row i of A and row i of
+/// B are one example). Made only by [`Paired::by_order`], [`Paired::by_id`] or the
+/// paired simulator, so the two sides always have the same number of rows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Paired {
-    /// A's scores.
-    pub scores_a: Vec<f64>,
-    /// B's scores.
-    pub scores_b: Vec<f64>,
-    /// The labels.
-    pub labels: Vec<u8>,
+    scores: [Vec<f64>; 2],
+    labels: [Vec<u8>; 2],
+}
+
+fn index(model: Model) -> usize {
+    match model {
+        Model::A => 0,
+        Model::B => 1,
+    }
 }
 
 impl Paired {
-    /// Two inputs whose rows are the same examples in the same order: equal lengths and
-    /// equal labels on every row, else a named error.
-    pub fn by_order(
-        (scores_a, labels_a): (&[f64], &[u8]),
-        (scores_b, labels_b): (&[f64], &[u8]),
-    ) -> Result<Paired, CompareError> {
-        check_lengths(scores_a.len(), scores_b.len(), labels_a.len())?;
-        check_lengths(scores_a.len(), scores_b.len(), labels_b.len())?;
-        if let Some(row) = labels_a.iter().zip(labels_b).position(|(a, b)| a != b) {
-            return Err(CompareError::LabelsDiffer {
-                row,
-                a: labels_a[row],
-                b: labels_b[row],
+    /// Two inputs whose rows are the same examples in the same order: each model's
+    /// scores, labels and true classes of one length, both models of the same length,
+    /// and the same true class on every row where both give them; else a named error.
+    /// The labels may differ between the models (each is its own correctness).
+    pub fn by_order(a: Outputs<'_>, b: Outputs<'_>) -> Result<Paired, CompareError> {
+        let (rows_a, rows_b) = (a.rows(Model::A)?, b.rows(Model::B)?);
+        if rows_a != rows_b {
+            return Err(CompareError::LengthsDiffer {
+                a: rows_a,
+                b: rows_b,
             });
         }
+        if let (Some(classes_a), Some(classes_b)) = (a.classes, b.classes) {
+            if let Some(row) = classes_a.iter().zip(classes_b).position(|(x, y)| x != y) {
+                return Err(CompareError::TrueClassDiffers {
+                    row,
+                    a: classes_a[row],
+                    b: classes_b[row],
+                });
+            }
+        }
         Ok(Paired {
-            scores_a: scores_a.to_vec(),
-            scores_b: scores_b.to_vec(),
-            labels: labels_a.to_vec(),
+            scores: [a.scores.to_vec(), b.scores.to_vec()],
+            labels: [a.labels.to_vec(), b.labels.to_vec()],
         })
     }
 
     /// Two inputs joined by an id: every id exactly once in each input and in both, and
-    /// the same label in both. The rows come in A's order. A duplicate or missing id is
-    /// an error; nothing is joined in part.
+    /// the same true class in both where both give them. The rows come in A's order. A
+    /// duplicate or missing id is an error; nothing is joined in part.
     pub fn by_id<S: AsRef<str>>(
-        (ids_a, scores_a, labels_a): (&[S], &[f64], &[u8]),
-        (ids_b, scores_b, labels_b): (&[S], &[f64], &[u8]),
+        (ids_a, a): (&[S], Outputs<'_>),
+        (ids_b, b): (&[S], Outputs<'_>),
     ) -> Result<Paired, CompareError> {
-        for (model, ids, scores, labels) in [
-            (Model::A, ids_a.len(), scores_a.len(), labels_a.len()),
-            (Model::B, ids_b.len(), scores_b.len(), labels_b.len()),
-        ] {
-            if scores != labels {
-                return Err(CompareError::Input {
-                    model,
-                    error: PushError::LengthMismatch { scores, labels },
-                });
-            }
-            if ids != scores {
+        for (model, ids, outputs) in [(Model::A, ids_a, &a), (Model::B, ids_b, &b)] {
+            let rows = outputs.rows(model)?;
+            if ids.len() != rows {
                 return Err(CompareError::IdsLengthDiffer {
                     model,
-                    ids,
-                    rows: scores,
+                    ids: ids.len(),
+                    rows,
                 });
             }
         }
@@ -408,17 +487,40 @@ impl Paired {
                 id: id.as_ref().to_owned(),
             });
         }
-        let scores_b: Vec<f64> = rows_b.iter().map(|&r| scores_b[r]).collect();
-        let labels_b: Vec<u8> = rows_b.iter().map(|&r| labels_b[r]).collect();
-        Paired::by_order((scores_a, labels_a), (&scores_b, &labels_b))
+        let scores_b: Vec<f64> = rows_b.iter().map(|&r| b.scores[r]).collect();
+        let labels_b: Vec<u8> = rows_b.iter().map(|&r| b.labels[r]).collect();
+        let classes_b: Option<Vec<usize>> = b
+            .classes
+            .map(|classes| rows_b.iter().map(|&r| classes[r]).collect());
+        Paired::by_order(
+            a,
+            Outputs {
+                scores: &scores_b,
+                labels: &labels_b,
+                classes: classes_b.as_deref(),
+            },
+        )
     }
-}
 
-fn check_lengths(a: usize, b: usize, labels: usize) -> Result<(), CompareError> {
-    if a != b || a != labels {
-        return Err(CompareError::LengthsDiffer { a, b, labels });
+    /// Rows.
+    pub fn len(&self) -> usize {
+        self.labels[0].len()
     }
-    Ok(())
+
+    /// No rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A model's scores, in row order.
+    pub fn scores(&self, model: Model) -> &[f64] {
+        &self.scores[index(model)]
+    }
+
+    /// A model's labels (its own correctness), in row order.
+    pub fn labels(&self, model: Model) -> &[u8] {
+        &self.labels[index(model)]
+    }
 }
 
 /// Which interval (and p-value) the bootstrap gave.
@@ -621,24 +723,16 @@ pub fn jackknife_rows(seed: u64, n: usize) -> (usize, Vec<usize>) {
 }
 
 /// Compares the calibration of models A and B on the same rows (module docs): Δ = CE_A −
-/// CE_B with its paired bootstrap interval and the p-value of Δ = 0. Bad input is
-/// refused whole with a named error.
-pub fn compare(
-    scores_a: &[f64],
-    scores_b: &[f64],
-    labels: &[u8],
-    settings: &CompareSettings,
-) -> Result<Comparison, CompareError> {
+/// CE_B, each model's CE on its own labels, with the paired bootstrap interval and the
+/// p-value of Δ = 0. Bad input is refused whole with a named error.
+pub fn compare(paired: &Paired, settings: &CompareSettings) -> Result<Comparison, CompareError> {
     settings.check()?;
-    check_lengths(scores_a.len(), scores_b.len(), labels.len())?;
-    let n = labels.len();
+    let n = paired.len();
     if n == 0 {
         return Err(CompareError::NoSamples);
     }
-    let sides = [
-        Side::new(Model::A, scores_a, labels)?,
-        Side::new(Model::B, scores_b, labels)?,
-    ];
+    let side = |model| Side::new(model, paired.scores(model), paired.labels(model));
+    let sides = [side(Model::A)?, side(Model::B)?];
     let spec = settings
         .statistic
         .estimator()

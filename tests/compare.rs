@@ -2,11 +2,14 @@
 //! Issue 38, part 2: the paired comparison of two models' calibration
 //! (`tce::decision::compare`). Δ, its interval and the p-value of Δ = 0 against a naive
 //! paired bootstrap written here (resample written out row by row, the estimator from
-//! tests/common); bad input; reproducibility; the paired simulator's TCEs against Monte
-//! Carlo; and the size by construction at a reduced scale: when TCE_A = TCE_B the
-//! comparison rejects at α = 0.05 at most 0.05 + 2 Monte-Carlo standard errors.
+//! tests/common), with the two models' labels the same and different; bad input; the
+//! pairing by order and by id; reproducibility; the paired simulator's TCEs and label
+//! draws against Monte Carlo; and the size by construction at a reduced scale, with
+//! shared labels and with each model's own: when TCE_A = TCE_B the comparison rejects
+//! at α = 0.05 at most 0.05 + 2 Monte-Carlo standard errors.
 //!
-//! The full size and power tables of docs/decisions.md are made by the ignored tests:
+//! The full size and power tables of docs/decisions.md (shared labels, and each model's
+//! own labels) are made by the ignored tests:
 //!
 //!     cargo test --release --all-features --test compare -- --ignored --nocapture
 
@@ -731,6 +734,93 @@ fn size_table() {
         "ece_bin:equal_mass",
     ] {
         row("u², 1−(1−u)²", &mirror_pair(2.0), 1000, 400, statistic);
+    }
+}
+
+/// The pairs of the size tables: TCE_A = TCE_B by mirror maps under Beta(2, 2).
+fn equal_pairs() -> [(&'static str, PairedModel); 2] {
+    let logistic = PairedModel::new(
+        Beta::new(2.0, 2.0).unwrap(),
+        Curve::logistic_log_odds(0.5, 1.5).unwrap(),
+        Curve::logistic_log_odds(-0.5, 1.5).unwrap(),
+    )
+    .unwrap();
+    [
+        ("u², 1−(1−u)²", mirror_pair(2.0)),
+        ("σ(±0.5 + 1.5 logit u)", logistic),
+    ]
+}
+
+/// The size table with each model's own labels (docs/decisions.md): the pairs of the
+/// size table, each model's label drawn with correlation ρ given the latent. The last
+/// row (ρ = 1) is the shared-label table's first row, drawn again: the same rows.
+#[test]
+#[ignore]
+fn size_table_own_labels() {
+    println!("| pair | statistic | n | TCE_A % | TCE_B % | difference | rejection rate ± se | A better | BCa |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for n in [300, 1000, 3000] {
+        for rho in [0.0, 0.5] {
+            for (name, pair) in equal_pairs() {
+                row(
+                    &format!("{name}, ρ = {rho}"),
+                    &pair.with_label_correlation(rho).unwrap(),
+                    n,
+                    400,
+                    "ece_sweep:equal_mass",
+                );
+            }
+        }
+    }
+    let [(name, pair), _] = equal_pairs();
+    row(
+        &format!("{name}, ρ = 1"),
+        &pair,
+        300,
+        400,
+        "ece_sweep:equal_mass",
+    );
+}
+
+/// The power table with each model's own labels (docs/decisions.md): B = σ(1.5 logit u),
+/// A = σ(b logit u), latent Beta(2, 2), labels drawn apart at ρ = 0.5; then at b = 1.6
+/// and b = 2, n = 1000, the power against ρ.
+#[test]
+#[ignore]
+fn power_table_own_labels() {
+    println!("| pair | statistic | n | TCE_A % | TCE_B % | difference | rejection rate ± se | A better | BCa |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let pair = |b: f64, rho: f64| {
+        PairedModel::new(
+            Beta::new(2.0, 2.0).unwrap(),
+            Curve::logistic_log_odds(0.0, b).unwrap(),
+            Curve::logistic_log_odds(0.0, 1.5).unwrap(),
+        )
+        .unwrap()
+        .with_label_correlation(rho)
+        .unwrap()
+    };
+    for n in [300, 1000, 3000] {
+        for b in [1.6, 1.75, 2.0, 2.5, 3.0] {
+            row(
+                &format!("σ({b} logit u), σ(1.5 logit u), ρ = 0.5"),
+                &pair(b, 0.5),
+                n,
+                200,
+                "ece_sweep:equal_mass",
+            );
+        }
+    }
+    for b in [1.6, 2.0] {
+        for rho in [0.0, 0.5, 0.9, 0.99, 1.0] {
+            row(
+                &format!("σ({b} logit u), σ(1.5 logit u), ρ = {rho}"),
+                &pair(b, rho),
+                1000,
+                200,
+                "ece_sweep:equal_mass",
+            );
+        }
     }
 }
 

@@ -83,10 +83,11 @@ enum Command {
     /// and the decision at --alpha.
     Test(calibration_test::TestArgs),
     /// Is A better calibrated than B? Two models' outputs on the same examples (rows in
-    /// the same order, or joined by --id): Delta = CE_A - CE_B for one estimator, its
-    /// paired bootstrap interval (BCa), the p-value of Delta = 0 and the decision at
-    /// --alpha. One model before and after recalibration is A = original, B =
-    /// recalibrated.
+    /// the same order, or joined by --id), each with its own labels (its own
+    /// correctness): Delta = CE_A - CE_B for one estimator, its paired bootstrap
+    /// interval (BCa), the p-value of Delta = 0 and the decision at --alpha. One model
+    /// before and after recalibration is A = original, B = recalibrated, with the same
+    /// labels.
     Compare(compare::CompareArgs),
     /// Fit a recalibration map on one CSV and apply it to another's confidences.
     Recalibrate(recalibrate::RecalibrateArgs),

@@ -401,8 +401,9 @@ class Comparison:
     def to_dict(self) -> dict[str, Any]: ...
     def summary(self) -> str: ...
 
-def compare(scores_a: ArrayLike, scores_b: ArrayLike, y: ArrayLike, *,
-            statistic: str = "ece_sweep:equal_mass", resamples: int = 999,
-            alpha: float = 0.05, seed: int = 0, bins: int = 15, norm: float = 2.0,
-            max_bins: Optional[int] = None, paper_limit: bool = False,
+def compare(scores_a: ArrayLike, labels_a: ArrayLike, scores_b: ArrayLike,
+            labels_b: ArrayLike, *, statistic: str = "ece_sweep:equal_mass",
+            resamples: int = 999, alpha: float = 0.05, seed: int = 0, bins: int = 15,
+            norm: float = 2.0, max_bins: Optional[int] = None, paper_limit: bool = False,
+            logits: bool = False,
             sources: tuple[str, str] = ("A", "B")) -> Comparison: ...

@@ -191,6 +191,20 @@ fn two_classifiers_on_cifar10_each_with_its_own_correctness() {
     close(&v["delta"], alone(&a) - alone(&b));
 }
 
+/// A `.npy` file (format 1.0, C order) of `data`, already in the byte order `descr` says.
+fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    // NumPy pads the header with spaces and a newline to a multiple of 64 bytes.
+    let pad = (64 - (10 + header.len() + 1) % 64) % 64;
+    header.push_str(&" ".repeat(pad));
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend((header.len() as u16).to_le_bytes());
+    out.extend(header.as_bytes());
+    out.extend(data);
+    out
+}
+
 /// Class probabilities of `rows` (p0, p1, p2) with the true class, as CSV.
 fn class_csv(rows: &[([f64; 3], usize)]) -> String {
     let mut text = String::from("p0,p1,p2,label\n");
@@ -259,6 +273,44 @@ fn class_outputs_each_models_argmax_against_the_true_class() {
     close(&v["b"]["estimate"], expected.b.value);
     close(&v["decision"]["p_value"], expected.p_value);
     assert_eq!(v["a"]["input"]["values"], "probabilities");
+    // The same tables as .npy arrays (N×K float64, class ids int64): the same numbers.
+    let table = |rows: &[([f64; 3], usize)]| -> Vec<u8> {
+        let values: Vec<u8> = rows
+            .iter()
+            .flat_map(|(p, _)| p.iter().flat_map(|v| v.to_le_bytes()))
+            .collect();
+        npy("<f8", &format!("({n}, 3)"), &values)
+    };
+    let ids = |rows: &[([f64; 3], usize)]| -> Vec<u8> {
+        let values: Vec<u8> = rows
+            .iter()
+            .flat_map(|(_, y)| (*y as i64).to_le_bytes())
+            .collect();
+        npy("<i8", &format!("({n},)"), &values)
+    };
+    let (pa, pb, y) = (
+        dir.file("a.npy", table(&rows_a)),
+        dir.file("b.npy", table(&rows_b)),
+        dir.file("y.npy", ids(&rows_a)),
+    );
+    let path = |p: &std::path::PathBuf| p.to_str().unwrap().to_owned();
+    let (pa, pb, y) = (path(&pa), path(&pb), path(&y));
+    let npy_args = [
+        "compare",
+        &pa,
+        &pb,
+        "--labels-a",
+        &y,
+        "--labels-b",
+        &y,
+        "--resamples",
+        "99",
+        "--json",
+    ];
+    let from_npy = json(&tce(&npy_args));
+    close(&from_npy["delta"], expected.delta);
+    close(&from_npy["decision"]["p_value"], expected.p_value);
+    assert_eq!(from_npy["interval"], v["interval"]);
     // B's file with another true class on row 7: not the same examples.
     let mut wrong = rows_b.clone();
     wrong[7].1 = (wrong[7].1 + 1) % 3;
@@ -266,6 +318,17 @@ fn class_outputs_each_models_argmax_against_the_true_class() {
     let stderr = refused(
         &tce(&["compare", a, wrong.to_str().unwrap(), "--prob-cols", "p*"]),
         "a true class that differs",
+    );
+    assert!(
+        stderr.contains("row 7: model A's input has true class 1, model B's has 2"),
+        "{stderr}"
+    );
+    let mut other = rows_a.clone();
+    other[7].1 = 2;
+    let other = path(&dir.file("other.npy", ids(&other)));
+    let stderr = refused(
+        &tce(&["compare", &pa, &pb, "--labels-a", &y, "--labels-b", &other]),
+        "a .npy true class that differs",
     );
     assert!(
         stderr.contains("row 7: model A's input has true class 1, model B's has 2"),

@@ -151,6 +151,17 @@ def test_tce_convention_equals_the_functions():
     assert a == b
 
 
+def test_float32_bin_edges_are_a_documented_difference():
+    # torchmetrics compares float32 confidences with float32 edges; tce bins floor(f·B)
+    # in float64. float32(0.2) = 0.20000000298 is below torch's float32 edge 3/15 (bin 2,
+    # with 0.19) but at least 3/15 in float64 (bin 3, alone).
+    p, y = torch.tensor([0.19, 0.2], dtype=torch.float32), torch.tensor([0, 1])
+    theirs = float(tm_calibration_error(p, y, task="binary", n_bins=15))
+    ours = fed(CalibrationError(task="binary", n_bins=15), [(p, y)]).estimate().value
+    assert theirs == pytest.approx((2 * abs(0.5 - (0.19 + 0.2) / 2)) / 2, abs=1e-6)  # 0.305
+    assert ours == pytest.approx((0.19 + (1 - 0.2)) / 2, abs=1e-6)  # 0.495
+
+
 def test_tce_estimators_equal_the_functions():
     batches = multiclass_batches(13, batches=30)
     p, y = cat(batches)

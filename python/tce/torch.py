@@ -338,8 +338,10 @@ class CalibrationError(Metric):
 
     @property
     def metric_state(self) -> dict:
+        # Copies: merge_state(other) merges other's states into its own, which must not
+        # change other.
         state = dict(super().metric_state)
-        state["_states"] = self.states
+        state["_states"] = [copy.copy(s) for s in self.states]
         return state
 
     def _copy_state_dict(self) -> dict:

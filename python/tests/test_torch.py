@@ -274,6 +274,18 @@ def test_reset_and_named_errors():
         CalibrationError(binning="equal_mass", capacity=0)
 
 
+def test_merge_state_adds_another_metric_exactly():
+    first, second = binary_batches(20, batches=4), binary_batches(21, batches=3)
+    a = fed(CalibrationError(task="binary", norm="l2"), first)
+    b = fed(CalibrationError(task="binary", norm="l2"), second)
+    before = [s.to_bytes() for s in b.states]
+    a.merge_state(b)
+    whole = fed(CalibrationError(task="binary", norm="l2"), first + second)
+    assert [s.to_bytes() for s in a.states] == [s.to_bytes() for s in whole.states]
+    assert a.estimate() == whole.estimate()
+    assert [s.to_bytes() for s in b.states] == before  # the merged-in metric is unchanged
+
+
 def test_clone_and_pickle_keep_the_state():
     import copy
     import pickle

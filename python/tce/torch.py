@@ -101,8 +101,8 @@ class CalibrationError(Metric):
 
     Memory: the state's portable bytes (:attr:`state_nbytes`) do not grow with the number
     of batches: a fixed size for histograms (a header and 32 bytes a bin), at most a
-    header and 9 bytes per sample up to ``capacity`` for the sample state. Each update moves the batch to the CPU once
-    (``.detach().cpu()``); GPU tensors are accepted. ``compute`` returns a 0-dim float32
+    header and 9 bytes a sample up to ``capacity`` for the sample state. Each update
+    moves the batch to the CPU once (``.detach().cpu()``); GPU tensors are accepted. ``compute`` returns a 0-dim float32
     tensor on the metric's device, as torchmetrics does; :meth:`estimate` gives tce's
     ``Estimate`` (float64 value, samples, bins). Bad values raise tce's named errors
     (``tce.ScoreOutOfRange``, ``tce.InvalidLabel``, ``tce.NotNormalized``, ...); no

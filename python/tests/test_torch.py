@@ -274,6 +274,29 @@ def test_reset_and_named_errors():
         CalibrationError(binning="equal_mass", capacity=0)
 
 
+class CountingTensor(torch.Tensor):
+    """A tensor that counts the calls of .cpu() on it (and on tensors derived from it)."""
+
+    cpu_calls = 0
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func is torch.Tensor.cpu:
+            CountingTensor.cpu_calls += 1
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def test_each_update_moves_each_tensor_to_the_cpu_once():
+    p, y = cat(multiclass_batches(22, batches=1))
+    for options in (dict(), dict(binning="equal_mass"), dict(convention="tce")):
+        metric = CalibrationError(task="multiclass", num_classes=4, **options)
+        CountingTensor.cpu_calls = 0
+        metric.update(p.as_subclass(CountingTensor), y.as_subclass(CountingTensor))
+        assert CountingTensor.cpu_calls == 2, options
+        assert metric.estimate() == fed(CalibrationError(task="multiclass", num_classes=4,
+                                                         **options), [(p, y)]).estimate()
+
+
 def test_merge_state_adds_another_metric_exactly():
     first, second = binary_batches(20, batches=4), binary_batches(21, batches=3)
     a = fed(CalibrationError(task="binary", norm="l2"), first)

@@ -74,9 +74,10 @@ class CalibrationError(Metric):
       (ECE_debias, ``norm`` l1 or l2), ``"sweep"`` (ECE_sweep: the bin count is chosen
       from the data, ``n_bins`` is not used; ``norm`` l1 or l2).
     - ``convention``: ``"torchmetrics"`` (default) reproduces torchmetrics' numbers: a
-      confidence of exactly 1.0 gets an equal-width bin of its own (torchmetrics
-      ``bucketize``\\ s into ``n_bins + 1`` bins), and logits are turned into
-      probabilities by torch in the input's dtype. ``"tce"``: the paper's convention, a
+      confidence of exactly 1.0 gets an equal-width bin of its own (torchmetrics'
+      ``bucketize`` makes ``n_bins + 1`` bins), and logits are turned into
+      probabilities by torch in the input's dtype (float32 for float16 and bfloat16,
+      which are read as float32 first). ``"tce"``: the paper's convention, a
       confidence of 1.0 in the top bin, and logits transformed in float64 (multiclass:
       the core's softmax; binary: torch's sigmoid of the float64 logit).
       Equal-mass bins, ``"debiased"`` and ``"sweep"`` are tce's own: there, only the

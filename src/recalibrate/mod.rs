@@ -8,8 +8,11 @@
 //! - [`isotonic`]: isotonic regression by pool-adjacent-violators (piecewise constant);
 //! - [`logistic`]: Platt scaling and temperature scaling of the confidence's log-odds
 //!   (continuous, strictly monotone);
-//! - [`multiclass`]: temperature scaling of a table of logits.
+//! - [`multiclass`]: whole rows of class probabilities or logits: multiclass temperature
+//!   scaling, and histogram binning and isotonic regression one-vs-rest.
 //!
+//! [`Recalibration`] names every method on model outputs ([`Outputs`]) and
+//! [`choose`] decides between several on held-out rows (`tce recalibrate --methods`).
 //! [`exact`] computes TCE after recalibration and [`table1`] runs the paper's Table 1
 //! experiment: how often each estimator picks the method with the lowest TCE.
 
@@ -19,14 +22,19 @@ use crate::error::{PushError, ReduceError};
 use crate::fit::glm::GlmError;
 use crate::sim::Curve;
 
+pub mod choose;
 pub mod exact;
 pub mod histogram;
 pub mod isotonic;
 pub mod logistic;
+mod method;
 pub mod multiclass;
 pub mod piecewise;
 pub mod table1;
 
+pub use method::{
+    Fitted, Outputs, ParseRecalibrationError, Recalibrated, Recalibration, TopLabels,
+};
 pub use piecewise::{Pieces, PiecewiseConstant};
 
 /// Why a recalibration map could not be fitted.
@@ -49,10 +57,46 @@ pub enum RecalibrateError {
     Glm(GlmError),
     /// The fit did not converge.
     NotConverged,
-    /// A logits row is empty, non-finite, or its class is out of range (its index).
-    InvalidRow(usize),
-    /// A scaled logits row could not be reduced to its top label.
-    Reduce(ReduceError),
+    /// A row of class outputs was refused by the core's rule (0-based row): a class id
+    /// out of range, a value not finite, a probability outside [0, 1], probabilities
+    /// not summing to 1.
+    Row {
+        /// The row.
+        row: usize,
+        /// Why.
+        error: ReduceError,
+    },
+    /// Class outputs need at least 2 classes.
+    TooFewClasses(usize),
+    /// A table's values are not rows × classes.
+    ShapeMismatch {
+        /// Values given.
+        values: usize,
+        /// Rows (true classes) given.
+        rows: usize,
+        /// Classes per row.
+        classes: usize,
+    },
+    /// A one-vs-rest method needs every class to be the true class of at least
+    /// [`multiclass::MIN_CLASS_ROWS`] fitting rows.
+    TooFewClassRows {
+        /// The class.
+        class: usize,
+        /// Its fitting rows.
+        rows: usize,
+        /// The rule.
+        needed: usize,
+    },
+    /// A one-vs-rest map is applied to rows with another number of classes.
+    ClassCountDiffers {
+        /// Classes the maps were fitted on.
+        fitted: usize,
+        /// Classes of the rows.
+        given: usize,
+    },
+    /// The method recalibrates rows of class outputs and was given top-label
+    /// (confidence, correct) samples.
+    NeedsClasses(Recalibration),
 }
 
 impl fmt::Display for RecalibrateError {
@@ -66,11 +110,37 @@ impl fmt::Display for RecalibrateError {
             Self::ZeroBins => f.write_str("histogram binning needs at least one bin"),
             Self::Glm(e) => write!(f, "{e}"),
             Self::NotConverged => f.write_str("the recalibration fit did not converge"),
-            Self::InvalidRow(i) => write!(
+            Self::Row { row, error } => write!(f, "row {row}: {error}"),
+            Self::TooFewClasses(k) => {
+                write!(f, "{k} class(es): class outputs need at least 2 classes")
+            }
+            Self::ShapeMismatch {
+                values,
+                rows,
+                classes,
+            } => write!(
                 f,
-                "logits row {i} is empty, not finite, or its class is out of range"
+                "{values} values are not {rows} rows of {classes} classes"
             ),
-            Self::Reduce(e) => write!(f, "top-label reduction: {e:?}"),
+            Self::TooFewClassRows {
+                class,
+                rows,
+                needed,
+            } => write!(
+                f,
+                "class {class} is the true class of {rows} fitting row(s); a one-vs-rest map \
+                 needs at least {needed} (tce::recalibrate::multiclass::MIN_CLASS_ROWS)"
+            ),
+            Self::ClassCountDiffers { fitted, given } => write!(
+                f,
+                "the maps were fitted on {fitted} classes but the rows have {given}"
+            ),
+            Self::NeedsClasses(method) => write!(
+                f,
+                "{method} recalibrates rows of class probabilities or logits (--prob-cols, \
+                 or a .npy array of N×K); for (confidence, correct) rows use {}",
+                method.top_label_counterpart()
+            ),
         }
     }
 }
@@ -91,7 +161,8 @@ fn check(scores: &[f64], labels: &[u8]) -> Result<(), RecalibrateError> {
     Ok(())
 }
 
-/// A recalibration method of the top-label confidence.
+/// A recalibration method of the top-label confidence (on the command line as
+/// [`Recalibration::TopLabel`]; its [`Method::name`] is the Table 1 column's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Method {
     /// 15 equal-width bins, each mapped to its mean label.
@@ -100,7 +171,9 @@ pub enum Method {
     Isotonic,
     /// Platt scaling σ(a + b·logit c).
     Platt,
-    /// Temperature scaling σ(logit(c)/T).
+    /// Temperature scaling of the top-label confidence alone, σ(logit(c)/T): one logit,
+    /// not the multiclass temperature scaling of Guo et al.
+    /// ([`multiclass::MulticlassMethod::Temperature`]).
     Temperature,
 }
 
@@ -113,7 +186,7 @@ impl Method {
         Method::Temperature,
     ];
 
-    /// Its name on the command line.
+    /// Its name in Table 1's columns (the command line's is [`Recalibration::name`]).
     pub fn name(self) -> &'static str {
         match self {
             Method::Histogram => "histogram",

@@ -77,12 +77,13 @@ pub struct CompareArgs {
     pub json: bool,
 }
 
-fn parse_statistic(text: &str) -> Result<Statistic, String> {
+pub(crate) fn parse_statistic(text: &str) -> Result<Statistic, String> {
     text.parse()
         .map_err(|e: tce::decision::ParseStatisticError| e.to_string())
 }
 
-fn failure(e: CompareError) -> Failure {
+/// A refused comparison, with the option it is about.
+pub(crate) fn failure(e: CompareError) -> Failure {
     match e {
         CompareError::ResamplesOutOfRange(_) => Failure::input(format!("--resamples: {e}")),
         CompareError::InvalidAlpha(_) => Failure::input(format!("--alpha: {e}")),

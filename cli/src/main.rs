@@ -458,6 +458,7 @@ fn run_estimate(args: &EstimateArgs) -> Result<(), Failure> {
                 report.table()
             }
         }
+        input::Data::Rows { .. } => unreachable!("rows are kept only for tce recalibrate"),
     };
     write_stdout(&text)
 }

@@ -1,69 +1,150 @@
 //! `tce recalibrate`: fit a recalibration map on one file and write another file's rows
-//! with their confidences recalibrated; `tce table1`: the Table 1 experiment.
+//! recalibrated (`--method`), or compare several methods on held-out rows of one input
+//! (`--methods`, the library's [`tce::recalibrate::choose`]); `tce table1`: the Table 1
+//! experiment.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use serde::Serialize;
 use tce::binning::equal_width_edges;
+use tce::decision::Statistic;
 use tce::fit::EndpointRule;
+use tce::recalibrate::choose::{choose, ChooseError, ChooseSettings, DEFAULT_HOLDOUT};
 use tce::recalibrate::logistic::temperature_of;
+use tce::recalibrate::multiclass::{ClassTable, MulticlassMap};
 use tce::recalibrate::table1::{
     run, summarize, wilson_interval, Estimator, Mean, Set, Setting, Summary, Table1Error,
     ESTIMATORS, PAPER_METHODS,
 };
-use tce::recalibrate::{Method, Pieces, RecalibrateError, RecalibrationMap};
+use tce::recalibrate::{
+    Fitted, Method, Outputs, Pieces, PiecewiseConstant, RecalibrateError, Recalibrated,
+    Recalibration, RecalibrationMap, TopLabels,
+};
+use tce::report::json::Source;
 use tce::sim::{Beta, Curve, Model};
 
 use crate::fit::{chosen_name, fit_failure, fit_samples, PointMassArg};
 use crate::input;
-use crate::{ColumnArgs, Failure};
+use crate::{parse_bins, parse_norm, ColumnArgs, Failure, InputArgs};
 
-/// The recalibration methods on the command line.
-#[derive(Clone, Copy, ValueEnum, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MethodArg {
-    Histogram,
-    Isotonic,
-    Platt,
-    Temperature,
+fn parse_method(text: &str) -> Result<Recalibration, String> {
+    text.parse()
+        .map_err(|e: tce::recalibrate::ParseRecalibrationError| e.to_string())
 }
 
-impl MethodArg {
-    fn method(self) -> Method {
-        match self {
-            MethodArg::Histogram => Method::Histogram,
-            MethodArg::Isotonic => Method::Isotonic,
-            MethodArg::Platt => Method::Platt,
-            MethodArg::Temperature => Method::Temperature,
-        }
+/// `--methods`: a list, or every method that fits the input.
+#[derive(Clone, Debug)]
+pub enum MethodsArg {
+    All,
+    List(Vec<Recalibration>),
+}
+
+fn parse_methods(text: &str) -> Result<MethodsArg, String> {
+    if text == "all" {
+        return Ok(MethodsArg::All);
     }
+    text.split(',')
+        .map(|m| parse_method(m.trim()))
+        .collect::<Result<_, _>>()
+        .map(MethodsArg::List)
 }
 
 /// Options of `tce recalibrate`.
 #[derive(Args)]
 pub struct RecalibrateArgs {
-    /// The method.
-    #[arg(long, value_enum)]
-    method: MethodArg,
-    /// CSV to fit the map on (`confidence`, `correct`).
-    #[arg(long, value_name = "A.csv")]
-    fit: PathBuf,
-    /// CSV whose confidences are recalibrated; its other columns are copied.
-    #[arg(long, value_name = "B.csv")]
-    apply: PathBuf,
+    /// The method, fitted on --fit and applied to --apply. On the top-label confidence
+    /// (any input): `histogram` (15 equal-width bins), `isotonic`, `platt`,
+    /// `top-label-temperature` (σ(logit(c)/T): one logit, the confidence's). On rows of
+    /// class probabilities or logits (--prob-cols, or .npy N×K): `temperature` (Guo et
+    /// al.'s: softmax(z/T), one T for all logits, fitted by the NLL of the true class;
+    /// log-probabilities as logits), `histogram-ovr`, `isotonic-ovr` (one map per class
+    /// on (p_k, 1[y = k]), each row renormalised).
+    #[arg(long, value_name = "NAME", value_parser = parse_method,
+          required_unless_present = "methods", conflicts_with = "methods",
+          requires_all = ["fit", "apply"])]
+    method: Option<Recalibration>,
+    /// Compare several methods (comma-separated names of --method, or `all`: every
+    /// method the input allows) on one input (--data): each fitted on a random part,
+    /// applied to the held-out rest, and compared by `tce compare`'s paired test with the
+    /// uncalibrated held-out outputs and with the best other method.
+    #[arg(long, value_name = "LIST|all", value_parser = parse_methods, requires = "data",
+          conflicts_with_all = ["fit", "apply", "out", "fit_labels", "apply_labels"])]
+    methods: Option<MethodsArg>,
+    /// File to fit the map on (a CSV, `confidence`/`correct` or class columns with
+    /// --prob-cols; or a .npy array with --fit-labels).
+    #[arg(long, value_name = "A")]
+    fit: Option<PathBuf>,
+    /// File whose outputs are recalibrated, in the same form. (confidence, correct)
+    /// CSV rows are written with their other columns copied; class outputs with a
+    /// multiclass method are written as the recalibrated probabilities (the class columns
+    /// and the label column); class outputs with a top-label method as (confidence,
+    /// correct) rows.
+    #[arg(long, value_name = "B")]
+    apply: Option<PathBuf>,
+    /// The input of --methods, in any form --fit takes (a .npy array with --labels).
+    #[arg(long, value_name = "FILE", requires = "methods")]
+    data: Option<PathBuf>,
     /// Output file (default: stdout). With --out the fitted map is printed on stdout,
     /// without it on stderr.
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
-    /// Print the fitted map and the settings as one JSON object (needs --out, since
-    /// stdout would otherwise carry the CSV).
-    #[arg(long, requires = "out")]
+    /// With --method: print the fitted map and the settings as one JSON object (needs
+    /// --out, since stdout would otherwise carry the CSV). With --methods: print the
+    /// comparison as one JSON object.
+    #[arg(long)]
     json: bool,
     #[command(flatten)]
     columns: ColumnArgs,
+    /// CSV of class outputs: the class columns, as a list or a glob, as in `tce estimate`.
+    #[arg(long, value_name = "LIST|GLOB")]
+    prob_cols: Option<String>,
+    /// The class columns (or the .npy arrays) hold logits, not probabilities.
+    #[arg(long)]
+    logits: bool,
+    /// The labels of a .npy --fit array.
+    #[arg(long, value_name = "FILE")]
+    fit_labels: Option<PathBuf>,
+    /// The labels of a .npy --apply array.
+    #[arg(long, value_name = "FILE")]
+    apply_labels: Option<PathBuf>,
+    /// The labels of a .npy --data array.
+    #[arg(long, value_name = "FILE", requires = "data")]
+    labels: Option<PathBuf>,
+    /// With --methods: the fraction of rows held out (at random) to compare the methods
+    /// on; the rest fits them.
+    #[arg(long, value_name = "FRACTION", default_value_t = DEFAULT_HOLDOUT)]
+    holdout: f64,
+    /// With --methods: seed of the split and of the resamples.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// With --methods: the estimator whose difference Delta = CE_method - CE_other is
+    /// compared, as in `tce compare`.
+    #[arg(long, alias = "estimator", value_name = "NAME",
+          default_value = "ece_sweep:equal_mass", value_parser = crate::compare::parse_statistic)]
+    statistic: Statistic,
+    /// With --methods: the level (a (1 - alpha) interval; Delta = 0 rejected when
+    /// p <= alpha).
+    #[arg(long, default_value_t = tce::decision::DEFAULT_ALPHA)]
+    alpha: f64,
+    /// With --methods: paired bootstrap resamples (1 to 100000,
+    /// tce::decision::MAX_RESAMPLES).
+    #[arg(long, value_name = "B", default_value_t = tce::decision::DEFAULT_RESAMPLES)]
+    resamples: usize,
+    /// With --methods: bins of ECE_bin, ECE_debias and MCE.
+    #[arg(long, default_value_t = 15, value_parser = parse_bins)]
+    bins: usize,
+    /// With --methods: exponent p of the binned estimators.
+    #[arg(long, value_name = "P", default_value = "2", value_parser = parse_norm)]
+    norm: tce::Norm,
+    /// With --methods: cap on the sweep's number of bins b*.
+    #[arg(long, value_name = "N", value_parser = parse_bins)]
+    max_bins: Option<usize>,
+    /// With --methods: let the sweep try at most n - 1 bins, as the paper's code does.
+    #[arg(long)]
+    paper_limit: bool,
 }
 
 /// Options of `tce table1`.
@@ -129,12 +210,55 @@ fn failure(code: u8) -> impl Fn(String) -> Failure {
     move |message| Failure { code, message }
 }
 
-/// A fitted map, as the JSON of `tce recalibrate` gives it.
+/// One class's one-vs-rest map in the JSON.
 #[derive(Serialize)]
-#[serde(tag = "method", rename_all = "snake_case")]
+#[serde(untagged)]
+enum ClassMapJson {
+    Histogram {
+        bins: usize,
+        edges: Vec<f64>,
+        values: Vec<f64>,
+    },
+    Isotonic {
+        starts: Vec<f64>,
+        values: Vec<f64>,
+    },
+}
+
+impl ClassMapJson {
+    fn new(map: &PiecewiseConstant) -> ClassMapJson {
+        match &map.pieces {
+            Pieces::EqualWidth { bins } => ClassMapJson::Histogram {
+                bins: *bins,
+                edges: (0..*bins)
+                    .map(|k| equal_width_edges(k, *bins).0)
+                    .chain([1.0])
+                    .collect(),
+                values: map.values.clone(),
+            },
+            Pieces::Starts(starts) => ClassMapJson::Isotonic {
+                starts: starts.clone(),
+                values: map.values.clone(),
+            },
+        }
+    }
+
+    /// Lower bounds and values of the pieces.
+    fn pieces(&self) -> (&[f64], &[f64]) {
+        match self {
+            ClassMapJson::Histogram { edges, values, .. } => (edges, values),
+            ClassMapJson::Isotonic { starts, values } => (starts, values),
+        }
+    }
+}
+
+/// A fitted map, as the JSON of `tce recalibrate` gives it.
+/// Its `method` is the method's name on the command line.
+#[derive(Serialize)]
+#[serde(tag = "method", rename_all = "kebab-case")]
 enum MapJson {
-    /// g(c) = σ(logit(c) / T).
-    Temperature { temperature: f64, b: f64 },
+    /// g(c) = σ(logit(c) / T) of the top-label confidence.
+    TopLabelTemperature { temperature: f64, b: f64 },
     /// g(c) = σ(a + b·logit c).
     Platt { a: f64, b: f64 },
     /// Bin k is [edges[k], edges[k+1]) (the last closed at 1), mapped to values[k].
@@ -145,16 +269,22 @@ enum MapJson {
     },
     /// Step k holds [starts[k], starts[k+1]) (the last closed at 1), mapped to values[k].
     Isotonic { starts: Vec<f64>, values: Vec<f64> },
+    /// softmax(z / T) of each row of logits (log-probabilities).
+    Temperature { temperature: f64 },
+    /// Class k's histogram map of p_k (as `histogram`); rows renormalised.
+    HistogramOvr { classes: Vec<ClassMapJson> },
+    /// Class k's isotonic map of p_k (as `isotonic`); rows renormalised.
+    IsotonicOvr { classes: Vec<ClassMapJson> },
 }
 
 impl MapJson {
-    fn new(method: Method, map: &RecalibrationMap) -> MapJson {
-        match map {
-            RecalibrationMap::Monotone(curve) => {
+    fn new(fitted: &Fitted) -> MapJson {
+        match fitted {
+            Fitted::TopLabel(method, RecalibrationMap::Monotone(curve)) => {
                 let params = curve.params();
                 let (a, b) = (params.a.unwrap_or(0.0), params.b.unwrap_or(f64::NAN));
-                if method == Method::Temperature {
-                    MapJson::Temperature {
+                if *method == Method::Temperature {
+                    MapJson::TopLabelTemperature {
                         temperature: temperature_of(curve),
                         b,
                     }
@@ -162,20 +292,28 @@ impl MapJson {
                     MapJson::Platt { a, b }
                 }
             }
-            RecalibrationMap::Piecewise(map) => match &map.pieces {
-                Pieces::EqualWidth { bins } => MapJson::Histogram {
-                    bins: *bins,
-                    edges: (0..*bins)
-                        .map(|k| equal_width_edges(k, *bins).0)
-                        .chain([1.0])
-                        .collect(),
-                    values: map.values.clone(),
+            Fitted::TopLabel(_, RecalibrationMap::Piecewise(map)) => match ClassMapJson::new(map) {
+                ClassMapJson::Histogram {
+                    bins,
+                    edges,
+                    values,
+                } => MapJson::Histogram {
+                    bins,
+                    edges,
+                    values,
                 },
-                Pieces::Starts(starts) => MapJson::Isotonic {
-                    starts: starts.clone(),
-                    values: map.values.clone(),
-                },
+                ClassMapJson::Isotonic { starts, values } => MapJson::Isotonic { starts, values },
             },
+            Fitted::Multiclass(_, MulticlassMap::Temperature(t)) => MapJson::Temperature {
+                temperature: t.temperature,
+            },
+            Fitted::Multiclass(_, MulticlassMap::OneVsRest(maps)) => {
+                let classes = maps.iter().map(ClassMapJson::new).collect();
+                match maps.first().map(|m| &m.pieces) {
+                    Some(Pieces::EqualWidth { .. }) => MapJson::HistogramOvr { classes },
+                    _ => MapJson::IsotonicOvr { classes },
+                }
+            }
         }
     }
 
@@ -190,10 +328,10 @@ impl MapJson {
             }
         };
         match self {
-            MapJson::Temperature { temperature, b } => {
+            MapJson::TopLabelTemperature { temperature, b } => {
                 let _ = writeln!(
                     out,
-                    "temperature scaling: g(c) = σ(logit(c) / T), T = {temperature:.6} (1/T = {b:.6})"
+                    "top-label temperature scaling: g(c) = σ(logit(c) / T), T = {temperature:.6} (1/T = {b:.6})"
                 );
             }
             MapJson::Platt { a, b } => {
@@ -221,6 +359,31 @@ impl MapJson {
                 );
                 pieces(&mut out, starts, values);
             }
+            MapJson::Temperature { temperature } => {
+                let _ = writeln!(
+                    out,
+                    "temperature scaling (multiclass): softmax(z / T) of each row, T = {temperature:.6}"
+                );
+            }
+            MapJson::HistogramOvr { classes } | MapJson::IsotonicOvr { classes } => {
+                let what = if matches!(self, MapJson::HistogramOvr { .. }) {
+                    "histogram binning"
+                } else {
+                    "isotonic regression"
+                };
+                let _ = writeln!(
+                    out,
+                    "{what} one-vs-rest: one map of p_k per class ({} classes), each row \
+                     renormalised to sum to 1 (a row whose maps all give 0 keeps its \
+                     probabilities):",
+                    classes.len()
+                );
+                for (k, class) in classes.iter().enumerate() {
+                    let _ = writeln!(out, "class {k}:");
+                    let (lower, values) = class.pieces();
+                    pieces(&mut out, lower, values);
+                }
+            }
         }
         out
     }
@@ -229,12 +392,14 @@ impl MapJson {
 /// The settings of `tce recalibrate`, in its JSON.
 #[derive(Serialize)]
 struct RecalibrateSettingsJson {
-    method: MethodArg,
+    method: &'static str,
     fit: String,
     apply: String,
     out: Option<String>,
-    fit_columns: input::Columns,
-    apply_columns: input::Columns,
+    fit_columns: Option<input::ReadColumns>,
+    apply_columns: Option<input::ReadColumns>,
+    fit_input: input::Provenance,
+    apply_input: input::Provenance,
 }
 
 #[derive(Serialize)]
@@ -246,92 +411,273 @@ struct RecalibrateJson {
     n_fit: usize,
     /// Rows written.
     n_apply: usize,
+    /// Rows whose one-vs-rest maps all gave 0 and kept their probabilities.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kept_rows: Option<usize>,
     map: MapJson,
 }
 
-/// A map that could not be fitted on the rows of `path`: data that admit no map are bad
-/// input (exit 2), a fit that did not converge is not (exit 1).
+/// A map that could not be fitted on the rows of `path` (or applied to them): data that
+/// admit no map are bad input (exit 2), a fit that did not converge is not (exit 1).
 fn map_failure(path: &Path, error: &RecalibrateError) -> Failure {
     let message = format!("{}: {error}", path.display());
     match error {
-        RecalibrateError::NotConverged | RecalibrateError::Reduce(_) => Failure::internal(message),
+        RecalibrateError::NotConverged => Failure::internal(message),
         _ => Failure::input(message),
+    }
+}
+
+impl RecalibrateArgs {
+    /// Reads one input in any form, class outputs kept whole.
+    fn load(
+        &self,
+        file: &Path,
+        labels: &Option<PathBuf>,
+    ) -> Result<(Outputs, input::Provenance), Failure> {
+        let input_args = InputArgs {
+            file: file.to_owned(),
+            columns: self.columns.clone(),
+            prob_cols: self.prob_cols.clone(),
+            logits: self.logits,
+            labels: labels.clone(),
+            classwise: false,
+        };
+        let mut spec = input_args.spec()?;
+        spec.reduction = input::Reduction::Rows;
+        let loaded = input_args.load_spec(&spec)?;
+        let outputs = match loaded.data {
+            input::Data::TopLabel { scores, labels } => {
+                Outputs::TopLabel(TopLabels { scores, labels })
+            }
+            input::Data::Rows {
+                values,
+                classes,
+                truth,
+            } => Outputs::Classes(
+                // The input layer checked every row by the same rule.
+                ClassTable::new(values, classes, truth, self.logits)
+                    .map_err(|e| Failure::input(format!("{}: {e}", file.display())))?,
+            ),
+            input::Data::Classwise(_) => unreachable!("rows were asked for"),
+        };
+        Ok((outputs, loaded.provenance))
+    }
+
+    /// Whether the inputs are (confidence, correct) CSVs, whose other columns are copied.
+    fn confidence_csv(&self, file: &Path) -> bool {
+        self.prob_cols.is_none()
+            && !file
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
     }
 }
 
 /// Runs `tce recalibrate`.
 pub fn run_recalibrate(args: &RecalibrateArgs) -> Result<(), Failure> {
-    let fit_rows = crate::read_samples(&args.fit, &args.columns)?;
-    // Reads and validates every row of B (with line numbers) before anything is written.
-    let table = input::read_table(&args.apply, args.columns.names()).map_err(|e| Failure {
-        code: e.exit_code(),
-        message: format!("{}: {e}", args.apply.display()),
-    })?;
-    let method = args.method.method();
-    let map = method
-        .fit(&fit_rows.scores, &fit_rows.labels)
-        .map_err(|e| map_failure(&args.fit, &e))?;
-    let map_json = MapJson::new(method, &map);
-    let io = |e: &dyn std::fmt::Display| failure(1)(format!("{e}"));
-    let (header, column) = (&table.header, table.score_index);
-    let sink: Box<dyn std::io::Write> = match &args.out {
-        Some(path) => Box::new(std::fs::File::create(path).map_err(|e| io(&e))?),
-        None => Box::new(std::io::stdout().lock()),
-    };
-    let mut writer = csv::Writer::from_writer(sink);
-    // A closed stdout (`tce recalibrate … | head`) ends the output quietly, as in
-    // `crate::write_stdout`.
-    let closed = |e: &csv::Error| matches!(e.kind(), csv::ErrorKind::Io(e) if e.kind() == std::io::ErrorKind::BrokenPipe);
-    match writer.write_record(header) {
-        Err(e) if closed(&e) => return Ok(()),
-        result => result.map_err(|e| io(&e))?,
-    }
-    for (record, &score) in table.records.iter().zip(&table.samples.scores) {
-        let recalibrated = map.apply(score).to_string();
-        let row: Vec<&str> = record
-            .iter()
-            .enumerate()
-            .map(|(i, field)| {
-                if i == column {
-                    recalibrated.as_str()
-                } else {
-                    field
-                }
-            })
-            .collect();
-        match writer.write_record(&row) {
-            Err(e) if closed(&e) => return Ok(()),
-            result => result.map_err(|e| io(&e))?,
+    match (
+        args.method,
+        &args.methods,
+        &args.fit,
+        &args.apply,
+        &args.data,
+    ) {
+        (Some(method), None, Some(fit), Some(apply), _) => run_one(args, method, fit, apply),
+        (None, Some(methods), _, _, Some(data)) => run_choose(args, methods, data),
+        _ => {
+            unreachable!("clap requires --method with --fit and --apply, or --methods with --data")
         }
     }
-    let mut sink = match writer.into_inner() {
-        Err(e) if e.error().kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
-        result => result.map_err(|e| io(&e.error()))?,
-    };
-    match sink.flush() {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(io(&e)),
-        _ => {}
+}
+
+/// A CSV writer on `--out` or stdout. A closed stdout (`tce recalibrate … | head`)
+/// ends the output quietly, as in `crate::write_stdout`: the writer stops writing and
+/// [`CsvOut::finish`] says so, and nothing more is printed.
+struct CsvOut {
+    writer: csv::Writer<Box<dyn std::io::Write>>,
+    closed: bool,
+}
+
+fn broken_pipe(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::BrokenPipe
+}
+
+impl CsvOut {
+    fn new(out: &Option<PathBuf>) -> Result<CsvOut, Failure> {
+        let sink: Box<dyn std::io::Write> = match out {
+            Some(path) => Box::new(
+                std::fs::File::create(path)
+                    .map_err(|e| Failure::internal(format!("{}: {e}", path.display())))?,
+            ),
+            None => Box::new(std::io::stdout().lock()),
+        };
+        Ok(CsvOut {
+            writer: csv::Writer::from_writer(sink),
+            closed: false,
+        })
     }
-    drop(sink);
+
+    /// Writes a record (nothing once stdout is closed).
+    fn record<I, T>(&mut self, record: I) -> Result<(), Failure>
+    where
+        I: IntoIterator<Item = T>,
+        T: AsRef<[u8]>,
+    {
+        if self.closed {
+            return Ok(());
+        }
+        match self.writer.write_record(record) {
+            Err(e) if matches!(e.kind(), csv::ErrorKind::Io(e) if broken_pipe(e)) => {
+                self.closed = true;
+                Ok(())
+            }
+            result => result.map_err(|e| Failure::internal(e.to_string())),
+        }
+    }
+
+    /// Flushes; `Ok(true)` when stdout was closed.
+    fn finish(self) -> Result<bool, Failure> {
+        if self.closed {
+            return Ok(true);
+        }
+        let mut sink = match self.writer.into_inner() {
+            Err(e) if broken_pipe(e.error()) => return Ok(true),
+            result => result.map_err(|e| Failure::internal(e.error().to_string()))?,
+        };
+        match sink.flush() {
+            Err(e) if broken_pipe(&e) => Ok(true),
+            Err(e) => Err(Failure::internal(e.to_string())),
+            Ok(()) => Ok(false),
+        }
+    }
+}
+
+/// `--method`: fit on A, write B recalibrated, print the map.
+fn run_one(
+    args: &RecalibrateArgs,
+    method: Recalibration,
+    fit: &Path,
+    apply: &Path,
+) -> Result<(), Failure> {
+    if args.json && args.out.is_none() {
+        return Err(Failure::input(
+            "--json with --method needs --out: stdout carries the recalibrated CSV",
+        ));
+    }
+    let (fit_outputs, fit_input) = args.load(fit, &args.fit_labels)?;
+    // Every row of B is read and validated (with line numbers) before anything is written.
+    let copy_columns = args.confidence_csv(apply);
+    let table = if copy_columns {
+        Some(
+            input::read_table(apply, args.columns.names()).map_err(|e| Failure {
+                code: e.exit_code(),
+                message: format!("{}: {e}", apply.display()),
+            })?,
+        )
+    } else {
+        None
+    };
+    let (apply_outputs, apply_input) = match &table {
+        Some(table) => (
+            Outputs::TopLabel(TopLabels {
+                scores: table.samples.scores.clone(),
+                labels: table.samples.labels.clone(),
+            }),
+            input::Provenance {
+                format: "csv",
+                values: input::Values::Confidences,
+                reduction: input::Reduction::TopLabel,
+                rows: table.records.len(),
+                classes: None,
+                columns: Some(input::ReadColumns::Binary(table.samples.columns.clone())),
+                prob_cols: None,
+                labels_file: None,
+                dtypes: None,
+            },
+        ),
+        None => args.load(apply, &args.apply_labels)?,
+    };
+    let fitted = method.fit(&fit_outputs).map_err(|e| map_failure(fit, &e))?;
+    let recalibrated = fitted
+        .apply(&apply_outputs)
+        .map_err(|e| map_failure(apply, &e))?;
+    let map_json = MapJson::new(&fitted);
+    let mut out = CsvOut::new(&args.out)?;
+    let mut kept_rows = None;
+    let written = match (&table, &recalibrated) {
+        // (confidence, correct) CSV rows: the confidence replaced, other columns copied.
+        (Some(table), Recalibrated::TopLabel(top)) => {
+            let column = table.score_index;
+            out.record(&table.header)?;
+            for (record, &score) in table.records.iter().zip(&top.scores) {
+                let recalibrated = score.to_string();
+                out.record(record.iter().enumerate().map(|(i, field)| {
+                    if i == column {
+                        recalibrated.as_str()
+                    } else {
+                        field
+                    }
+                }))?;
+            }
+            table.records.len()
+        }
+        // Class outputs, a top-label method: (confidence, correct) rows.
+        (None, Recalibrated::TopLabel(top)) => {
+            out.record(["confidence", "correct"])?;
+            for (score, label) in top.scores.iter().zip(&top.labels) {
+                out.record([score.to_string(), label.to_string()])?;
+            }
+            top.scores.len()
+        }
+        // Class outputs, a multiclass method: the recalibrated probabilities.
+        (_, Recalibrated::Classes(applied)) => {
+            kept_rows = Some(applied.kept);
+            let t = &applied.table;
+            let (names, label) = class_header(&apply_input, t.classes());
+            out.record(names.iter().chain([&label]))?;
+            for i in 0..t.rows() {
+                out.record(
+                    t.row(i)
+                        .iter()
+                        .map(f64::to_string)
+                        .chain([t.true_classes()[i].to_string()]),
+                )?;
+            }
+            t.rows()
+        }
+    };
+    if out.finish()? {
+        return Ok(());
+    }
     // The map: on stdout when the CSV went to a file, else on stderr beside the CSV.
     let report = if args.json {
         crate::json_line(&RecalibrateJson {
             tce_version: crate::VERSION,
             command: "recalibrate",
             settings: RecalibrateSettingsJson {
-                method: args.method,
-                fit: args.fit.display().to_string(),
-                apply: args.apply.display().to_string(),
+                method: method.name(),
+                fit: fit.display().to_string(),
+                apply: apply.display().to_string(),
                 out: args.out.as_ref().map(|p| p.display().to_string()),
-                fit_columns: fit_rows.columns.clone(),
-                apply_columns: table.samples.columns.clone(),
+                fit_columns: fit_input.columns.clone(),
+                apply_columns: apply_input.columns.clone(),
+                fit_input,
+                apply_input,
             },
-            n_fit: fit_rows.scores.len(),
-            n_apply: table.records.len(),
+            n_fit: fit_outputs.rows(),
+            n_apply: written,
+            kept_rows,
             map: map_json,
         })?
     } else {
-        map_json.text()
+        let mut text = map_json.text();
+        if let Some(kept) = kept_rows.filter(|&k| k > 0) {
+            let _ = writeln!(
+                text,
+                "{kept} row(s) of {} had every map at 0 and kept their probabilities",
+                apply.display()
+            );
+        }
+        text
     };
     if args.out.is_some() {
         crate::write_stdout(&report)
@@ -339,6 +685,77 @@ pub fn run_recalibrate(args: &RecalibrateArgs) -> Result<(), Failure> {
         eprint!("{report}");
         Ok(())
     }
+}
+
+/// The header of recalibrated probabilities: the class columns and the label column
+/// of a CSV, or `class_0`, …, `class_{K-1}` and `label` for arrays.
+fn class_header(provenance: &input::Provenance, classes: usize) -> (Vec<String>, String) {
+    match &provenance.columns {
+        Some(input::ReadColumns::Classes { probs, label }) => (probs.clone(), label.clone()),
+        _ => (
+            (0..classes).map(|k| format!("class_{k}")).collect(),
+            "label".to_owned(),
+        ),
+    }
+}
+
+fn choose_failure(e: ChooseError) -> Failure {
+    match e {
+        ChooseError::NoMethods | ChooseError::DuplicateMethod(_) => {
+            Failure::input(format!("--methods: {e}"))
+        }
+        ChooseError::InvalidHoldout(_) => Failure::input(format!("--holdout: {e}")),
+        ChooseError::Settings(e) => crate::compare::failure(e),
+        ChooseError::Recalibrate {
+            error: RecalibrateError::NotConverged,
+            ..
+        } => Failure::internal(e.to_string()),
+        _ => Failure::input(e.to_string()),
+    }
+}
+
+/// `--methods`: fit each on a random part of one input, compare on the rest.
+fn run_choose(args: &RecalibrateArgs, methods: &MethodsArg, data: &Path) -> Result<(), Failure> {
+    let settings = |methods: Vec<Recalibration>| ChooseSettings {
+        methods,
+        holdout: args.holdout,
+        compare: tce::decision::compare::CompareSettings {
+            statistic: args.statistic,
+            resamples: args.resamples,
+            alpha: args.alpha,
+            seed: args.seed,
+            bins: args.bins,
+            norm: args.norm,
+            sweep: crate::sweep_options(args.max_bins, args.paper_limit),
+        },
+    };
+    // The settings are checked before the input is read (`all` with a placeholder list).
+    let listed = match methods {
+        MethodsArg::List(list) => list.clone(),
+        MethodsArg::All => Recalibration::ALL.to_vec(),
+    };
+    settings(listed.clone()).check().map_err(choose_failure)?;
+    let (outputs, provenance) = args.load(data, &args.labels)?;
+    let methods = match methods {
+        MethodsArg::List(_) => listed,
+        MethodsArg::All => Recalibration::ALL
+            .into_iter()
+            .filter(|m| !m.needs_classes() || matches!(outputs, Outputs::Classes(_)))
+            .collect(),
+    };
+    let choice = choose(&outputs, &settings(methods)).map_err(choose_failure)?;
+    let file = data.display().to_string();
+    crate::write_stdout(&if args.json {
+        tce::recalibrate::choose::json::json(
+            &Source {
+                file: file.clone(),
+                input: provenance,
+            },
+            &choice,
+        ) + "\n"
+    } else {
+        tce::recalibrate::choose::text::summary(&file, &choice)
+    })
 }
 
 /// The index of `method` in [`Method::ALL`], the order of a summary's arrays.

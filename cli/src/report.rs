@@ -291,6 +291,7 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
                 tce::report::text::classwise_summary(&file, &result)
             })
         }
+        input::Data::Rows { .. } => unreachable!("rows are kept only for tce recalibrate"),
     }
 }
 

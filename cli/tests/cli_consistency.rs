@@ -77,11 +77,11 @@ fn bad_input_exits_2_in_every_subcommand() {
             ],
         ),
         (
-            "recalibrate temperature all labels 1",
+            "recalibrate top-label-temperature all labels 1",
             vec![
                 "recalibrate",
                 "--method",
-                "temperature",
+                "top-label-temperature",
                 "--fit",
                 &all_hits,
                 "--apply",
@@ -690,7 +690,7 @@ fn recalibrate_prints_and_reports_its_map() {
     let logit = |c: f64| (c / (1.0 - c)).ln();
 
     // Temperature: T = 1/b1 of the slope-only logistic GLM, and g(c) = σ(logit(c)/T).
-    let (map, csv) = recalibrate_map(&dir, "temperature");
+    let (map, csv) = recalibrate_map(&dir, "top-label-temperature");
     let b1 = glm("logit_logit_b1")["b1"].as_f64().unwrap();
     let t = map["temperature"].as_f64().unwrap();
     assert!(
@@ -816,7 +816,7 @@ fn recalibrate_prints_and_reports_its_map() {
     let output = tce(&[
         "recalibrate",
         "--method",
-        "temperature",
+        "top-label-temperature",
         "--fit",
         &birds(),
         "--apply",
@@ -826,7 +826,7 @@ fn recalibrate_prints_and_reports_its_map() {
     assert!(csv.starts_with("confidence,correct,predicted,label\n"));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.starts_with("temperature scaling: g(c) = σ(logit(c) / T), T = "),
+        stderr.starts_with("top-label temperature scaling: g(c) = σ(logit(c) / T), T = "),
         "{stderr}"
     );
 }

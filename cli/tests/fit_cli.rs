@@ -327,7 +327,7 @@ fn recalibrate(method: &str, a: &Path, b: &Path, out: &Path) -> Vec<(f64, f64)> 
         "histogram" => "histogram binning: 15 equal-width bins",
         "isotonic" => "isotonic regression: ",
         "platt" => "Platt scaling: ",
-        _ => "temperature scaling: ",
+        _ => "top-label temperature scaling: ",
     };
     assert!(
         stdout.starts_with(words),
@@ -452,7 +452,7 @@ fn recalibrate_platt_and_temperature_are_the_logit_glms_of_tce_fit() {
     let fit = fit_json(path_str(&a));
     for (method, glm_name) in [
         ("platt", "logit_logit_b0_b1"),
-        ("temperature", "logit_logit_b1"),
+        ("top-label-temperature", "logit_logit_b1"),
     ] {
         let pairs = recalibrate(method, &a, &b, &dir.join(format!("{method}.csv")));
         assert_eq!(pairs.len(), 2897 - 1500);
@@ -484,11 +484,11 @@ fn recalibrate_writes_stdout_without_out() {
     let dir = scratch("stdout");
     let (a, b) = split_birds(&dir);
     let out = dir.join("out.csv");
-    recalibrate("temperature", &a, &b, &out);
+    recalibrate("top-label-temperature", &a, &b, &out);
     let stdout = stdout(&tce(&[
         "recalibrate",
         "--method",
-        "temperature",
+        "top-label-temperature",
         "--fit",
         path_str(&a),
         "--apply",

@@ -1,6 +1,7 @@
 //! Class outputs (a row of K probabilities or logits and the true class id) reduced to
 //! binary samples: the top-label sample of each row by the core's rule
-//! ([`tce::toplabel`]), or one one-vs-rest sample per class ([`Reduction::Classwise`]).
+//! ([`tce::toplabel`]), or one one-vs-rest sample per class ([`Reduction::Classwise`]),
+//! or kept whole after the same checks ([`Reduction::Rows`]).
 //! Also the CSV form of class outputs: class columns by list or glob, a label column.
 
 use std::io::Read;
@@ -36,6 +37,12 @@ pub(super) enum Sink {
         columns: Vec<ClassSamples>,
         scratch: Vec<f64>,
     },
+    /// The rows as read.
+    Rows {
+        values: Vec<f64>,
+        classes: usize,
+        truth: Vec<usize>,
+    },
 }
 
 impl Sink {
@@ -60,6 +67,11 @@ impl Sink {
                     })
                     .collect(),
                 scratch: Vec::new(),
+            },
+            Reduction::Rows => Sink::Rows {
+                values: Vec::new(),
+                classes: names.len(),
+                truth: Vec::new(),
             },
         }
     }
@@ -102,6 +114,17 @@ impl Sink {
                     column.labels.push(u8::from(column.class == class));
                 }
             }
+            Sink::Rows { values, truth, .. } => {
+                // The top-label reduction checks the row; its result is not kept.
+                if logits {
+                    toplabel::from_logits(row, class)
+                } else {
+                    toplabel::from_probabilities(row, class)
+                }
+                .map_err(|e| refusal(e, row, logits, names))?;
+                values.extend_from_slice(row);
+                truth.push(class);
+            }
         }
         Ok(())
     }
@@ -115,6 +138,18 @@ impl Sink {
                 classes,
             } => (Data::TopLabel { scores, labels }, classes),
             Sink::Classwise { columns, .. } => (Data::Classwise(columns), None),
+            Sink::Rows {
+                values,
+                classes,
+                truth,
+            } => (
+                Data::Rows {
+                    values,
+                    classes,
+                    truth,
+                },
+                None,
+            ),
         }
     }
 }

@@ -11,7 +11,8 @@
 //! CSVs may come from stdin (`-`); a large (confidence, correct) CSV file is read on
 //! two threads with the same result ([`halves`]). Class outputs are reduced to
 //! top-label samples by the core's [`tce::toplabel`] rule, or, with
-//! [`Reduction::Classwise`], to one one-vs-rest column per class ([`classes`]).
+//! [`Reduction::Classwise`], to one one-vs-rest column per class ([`classes`]), or kept
+//! whole ([`Reduction::Rows`]).
 //!
 //! The entry point is [`load`]; [`read_path`] and [`read_table`] are the
 //! (confidence, correct) CSV readers the other subcommands use.
@@ -120,6 +121,10 @@ pub enum Reduction {
     TopLabel,
     /// One sample a row for every class k: p_k, and whether k is the true class.
     Classwise,
+    /// Class outputs kept whole, each row checked by the same rule ([`Data::Rows`];
+    /// `tce recalibrate`'s multiclass methods). (confidence, correct) inputs are read as
+    /// top-label samples.
+    Rows,
 }
 
 /// What the read values are.
@@ -138,6 +143,13 @@ pub enum Data {
     TopLabel { scores: Vec<f64>, labels: Vec<u8> },
     /// One one-vs-rest column per class, in class-id order.
     Classwise(Vec<ClassSamples>),
+    /// The rows as read (probabilities or logits, row major, `classes` a row) and each
+    /// row's true class.
+    Rows {
+        values: Vec<f64>,
+        classes: usize,
+        truth: Vec<usize>,
+    },
 }
 
 /// What was read, resolved: the columns actually taken, the dtypes and shape of

@@ -257,10 +257,13 @@ fn errors_are_named() {
 #[test]
 #[ignore]
 fn rates_by_construction() {
-    let (reps, n) = (100, 2000);
+    let (reps, n) = (400, 2000);
     let rate = |k: usize| {
         let p = k as f64 / reps as f64;
-        format!("{p:.2} ± {:.2}", (p * (1.0 - p) / reps as f64).sqrt())
+        format!(
+            "{k}/{reps} ({p:.3} ± {:.3})",
+            (p * (1.0 - p) / reps as f64).sqrt()
+        )
     };
     println!(
         "| accuracy | n (held out) | {} | no method better | best beats runner-up |",

@@ -21,7 +21,7 @@
 //! and multiclass temperature scaling keep every prediction; a one-vs-rest method can
 //! change the arg-max, and a method whose held-out correctness differs from the
 //! uncalibrated outputs' on some row is reported as [`Outcome::LabelsChanged`] and not
-//! compared ([`paired`] is the one call of the comparison).
+//! compared (the private `paired` is the one call of the comparison).
 //!
 //! [`text`] and [`json`] (feature `render`) render a [`Choice`].
 

@@ -89,7 +89,9 @@ enum Command {
     /// before and after recalibration is A = original, B = recalibrated, with the same
     /// labels.
     Compare(compare::CompareArgs),
-    /// Fit a recalibration map on one CSV and apply it to another's confidences.
+    /// Fit a recalibration map on one file and apply it to another (--method: of the
+    /// top-label confidence, or of rows of class outputs); or, with --methods, compare
+    /// several methods on held-out rows of one input: which one helps, if any.
     Recalibrate(recalibrate::RecalibrateArgs),
     /// The Table 1 experiment: how often each estimator picks the recalibration method
     /// with the lowest true calibration error.

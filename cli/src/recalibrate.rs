@@ -738,10 +738,7 @@ fn run_choose(args: &RecalibrateArgs, methods: &MethodsArg, data: &Path) -> Resu
     let (outputs, provenance) = args.load(data, &args.labels)?;
     let methods = match methods {
         MethodsArg::List(_) => listed,
-        MethodsArg::All => Recalibration::ALL
-            .into_iter()
-            .filter(|m| !m.needs_classes() || matches!(outputs, Outputs::Classes(_)))
-            .collect(),
+        MethodsArg::All => Recalibration::allowed(&outputs),
     };
     let choice = choose(&outputs, &settings(methods)).map_err(choose_failure)?;
     let file = data.display().to_string();

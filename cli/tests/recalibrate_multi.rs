@@ -428,3 +428,87 @@ fn methods_on_calibrated_confidences_say_no_method_is_better() {
         "{words}"
     );
 }
+
+/// A `.npy` file (format 1.0, C order) of little-endian `data`.
+fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    // NumPy pads the header with spaces and a newline to a multiple of 64 bytes.
+    let pad = (64 - (10 + header.len() + 1) % 64) % 64;
+    header.push_str(&" ".repeat(pad));
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend((header.len() as u16).to_le_bytes());
+    out.extend(header.as_bytes());
+    out.extend(data);
+    out
+}
+
+/// The rows as a float64 N×3 array and an int64 label array.
+fn npy_pair(rows: &[(Vec<f64>, usize)]) -> (Vec<u8>, Vec<u8>) {
+    let values: Vec<u8> = rows
+        .iter()
+        .flat_map(|(z, _)| z.iter().flat_map(|v| v.to_le_bytes()))
+        .collect();
+    let labels: Vec<u8> = rows
+        .iter()
+        .flat_map(|(_, c)| (*c as i64).to_le_bytes())
+        .collect();
+    let n = rows.len();
+    (
+        npy("<f8", &format!("({n}, 3)"), &values),
+        npy("<i8", &format!("({n},)"), &labels),
+    )
+}
+
+#[test]
+fn npy_arrays_give_what_the_csv_of_the_same_rows_gives() {
+    let dir = scratch("npy");
+    let rows = logits_rows(1500, 2.0, 8);
+    let csv = write(&dir, "rows.csv", class_csv(&rows));
+    let (values, labels) = npy_pair(&rows);
+    let x = write(&dir, "x.npy", values);
+    let y = write(&dir, "y.npy", labels);
+    let choose = |input: &[&str]| {
+        let mut args = vec![
+            "recalibrate",
+            "--methods",
+            "temperature,platt",
+            "--logits",
+            "--resamples",
+            "99",
+            "--json",
+        ];
+        args.extend(input);
+        json(&tce(&args))
+    };
+    let from_csv = choose(&["--data", &csv, "--prob-cols", "z*"]);
+    let from_npy = choose(&["--data", &x, "--labels", &y]);
+    assert_eq!(from_csv["methods"], from_npy["methods"]);
+    assert_eq!(from_csv["decision"], from_npy["decision"]);
+    // --method on arrays writes the probabilities under class_k headers.
+    let out = dir.join("out.csv");
+    let report = recalibrate(
+        "temperature",
+        &x,
+        &x,
+        &out,
+        &["--fit-labels", &y, "--apply-labels", &y, "--logits"],
+    );
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        written.starts_with("class_0,class_1,class_2,label\n"),
+        "{written}"
+    );
+    let from_csv_map = recalibrate(
+        "temperature",
+        &csv,
+        &csv,
+        &dir.join("csv_out.csv"),
+        &["--prob-cols", "z*", "--logits"],
+    );
+    assert_eq!(report["map"], from_csv_map["map"]);
+    assert_eq!(
+        numbers(&written),
+        numbers(&std::fs::read_to_string(dir.join("csv_out.csv")).unwrap())
+    );
+}

@@ -43,6 +43,16 @@ impl Recalibration {
         }
     }
 
+    /// Every method `outputs` allow: all of them for class outputs, the top-label ones
+    /// for (confidence, correct) samples.
+    pub fn allowed(outputs: &Outputs) -> Vec<Recalibration> {
+        let classes = matches!(outputs, Outputs::Classes(_));
+        Recalibration::ALL
+            .into_iter()
+            .filter(|m| classes || !m.needs_classes())
+            .collect()
+    }
+
     /// Whether it needs class outputs.
     pub fn needs_classes(self) -> bool {
         matches!(self, Recalibration::Multiclass(_))
@@ -247,6 +257,15 @@ mod tests {
             scores: vec![0.9],
             labels: vec![1],
         });
+        assert_eq!(
+            Recalibration::allowed(&top),
+            Recalibration::ALL[..4].to_vec()
+        );
+        let classes = Outputs::Classes(ClassTable::new(vec![0.5, 0.5], 2, vec![0], false).unwrap());
+        assert_eq!(
+            Recalibration::allowed(&classes),
+            Recalibration::ALL.to_vec()
+        );
         let temperature = Recalibration::Multiclass(MulticlassMethod::Temperature);
         assert_eq!(
             temperature.fit(&top),

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::text::{decision_words, not_compared_words, verdict_word};
+use super::text::{decision_words, verdict_word};
 use super::Choice;
 use crate::decision::compare::{Comparison, Estimate};
 use crate::report::json::{Source, VERSION};
@@ -52,13 +52,8 @@ struct ComparisonJson {
 struct MethodJson {
     method: &'static str,
     #[serde(flatten)]
-    estimate: Option<EstimateJson>,
-    compared: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    labels_changed_rows: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    not_compared: Option<String>,
-    vs_uncalibrated: Option<ComparisonJson>,
+    estimate: EstimateJson,
+    vs_uncalibrated: ComparisonJson,
     vs_best_other: Option<ComparisonJson>,
 }
 
@@ -128,16 +123,8 @@ pub fn json<I: Serialize>(source: &Source<I>, choice: &Choice) -> String {
         .iter()
         .map(|m| MethodJson {
             method: m.method.name(),
-            estimate: m.estimate().map(estimate),
-            compared: m.estimate().is_some(),
-            labels_changed_rows: match m.outcome {
-                super::Outcome::LabelsChanged { rows } => Some(rows),
-                super::Outcome::Compared { .. } => None,
-            },
-            not_compared: not_compared_words(m),
-            vs_uncalibrated: m
-                .against_uncalibrated()
-                .map(|u| comparison("uncalibrated".to_owned(), u)),
+            estimate: estimate(m.estimate()),
+            vs_uncalibrated: comparison("uncalibrated".to_owned(), m.against_uncalibrated()),
             vs_best_other: m
                 .against_best_other()
                 .map(|(other, o)| comparison(other.name().to_owned(), o)),

@@ -16,12 +16,9 @@
 //! compared, so with many methods one of them can be "significantly better" than the
 //! uncalibrated outputs by chance more often than α.
 //!
-//! The comparison takes one correctness vector for both sides: two outputs are compared
-//! only where their top labels are equally right on every held-out row. Top-label methods
-//! and multiclass temperature scaling keep every prediction; a one-vs-rest method can
-//! change the arg-max, and a method whose held-out correctness differs from the
-//! uncalibrated outputs' on some row is reported as [`Outcome::LabelsChanged`] and not
-//! compared (the private `paired` is the one call of the comparison).
+//! Each side keeps its own correctness: a one-vs-rest method can change the arg-max, and
+//! its held-out top labels are then right on other rows than the uncalibrated outputs'.
+//! The comparison pairs the two sides' own (confidence, correct) rows, resampled jointly.
 //!
 //! [`text`] and [`json`] (feature `render`) render a [`Choice`].
 
@@ -35,7 +32,7 @@ use rand::Rng;
 
 use super::{Outputs, RecalibrateError, Recalibration, TopLabels};
 use crate::decision::compare::{
-    compare, CompareError, CompareSettings, Comparison, Estimate, Verdict,
+    compare, CompareError, CompareSettings, Comparison, Estimate, Outputs as Side, Paired, Verdict,
 };
 use crate::decision::resampling::stream_seed;
 use crate::sim::repetition_rng;
@@ -181,79 +178,51 @@ pub fn split(
 }
 
 /// The paired comparison of two top-label outputs of the same held-out rows, Δ = CE_a −
-/// CE_b: the one call of [`compare`] in [`choose`]. `compare` takes one correctness
-/// vector for both sides, so `a` and `b` must be equally right on every row ([`choose`]
-/// compares only such outputs; a's labels are passed).
+/// CE_b, each side with its own correctness: the one call of [`compare`] in [`choose`].
 fn paired(
     a: &TopLabels,
     b: &TopLabels,
     settings: &CompareSettings,
 ) -> Result<Comparison, CompareError> {
-    debug_assert_eq!(a.labels, b.labels, "paired outputs share their correctness");
-    compare(&a.scores, &b.scores, &a.labels, settings)
+    let rows = Paired::by_order(
+        Side::new(&a.scores, &a.labels),
+        Side::new(&b.scores, &b.labels),
+    )?;
+    compare(&rows, settings)
 }
 
-/// What came of one method.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Outcome {
-    /// Compared: model A of both comparisons is the method.
-    Compared {
-        /// Against the uncalibrated outputs (B).
-        uncalibrated: Box<Comparison>,
-        /// Against the best other compared method (B), if there is one.
-        best_other: Option<(Recalibration, Box<Comparison>)>,
-    },
-    /// Not compared: the method changed which predictions are right on `rows` held-out
-    /// rows, and the comparison takes one correctness vector for both sides.
-    LabelsChanged {
-        /// Held-out rows whose correctness changed.
-        rows: usize,
-    },
-}
-
-/// One method's result.
+/// One method's result: model A of both comparisons is the method.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Candidate {
     /// The method.
     pub method: Recalibration,
     /// Its held-out top-label outputs.
     pub outputs: TopLabels,
-    /// What came of it.
-    pub outcome: Outcome,
+    /// Against the uncalibrated outputs (B).
+    pub uncalibrated: Comparison,
+    /// Against the best other method (B), if there is one.
+    pub best_other: Option<(Recalibration, Comparison)>,
 }
 
 impl Candidate {
-    /// Its CE on the held-out rows, if compared.
-    pub fn estimate(&self) -> Option<Estimate> {
-        match &self.outcome {
-            Outcome::Compared { uncalibrated, .. } => Some(uncalibrated.a),
-            Outcome::LabelsChanged { .. } => None,
-        }
+    /// Its CE on the held-out rows.
+    pub fn estimate(&self) -> Estimate {
+        self.uncalibrated.a
     }
 
-    /// The comparison against the uncalibrated outputs, if compared.
-    pub fn against_uncalibrated(&self) -> Option<&Comparison> {
-        match &self.outcome {
-            Outcome::Compared { uncalibrated, .. } => Some(uncalibrated),
-            Outcome::LabelsChanged { .. } => None,
-        }
+    /// The comparison against the uncalibrated outputs.
+    pub fn against_uncalibrated(&self) -> &Comparison {
+        &self.uncalibrated
     }
 
     /// The best other method and the comparison against it, if any.
     pub fn against_best_other(&self) -> Option<(Recalibration, &Comparison)> {
-        match &self.outcome {
-            Outcome::Compared {
-                best_other: Some((m, c)),
-                ..
-            } => Some((*m, c)),
-            _ => None,
-        }
+        self.best_other.as_ref().map(|(m, c)| (*m, c))
     }
 
     /// Whether it is significantly better calibrated than the uncalibrated outputs.
     pub fn better_than_uncalibrated(&self) -> bool {
-        self.against_uncalibrated()
-            .is_some_and(|c| c.verdict() == Verdict::ABetter)
+        self.uncalibrated.verdict() == Verdict::ABetter
     }
 }
 
@@ -270,23 +239,22 @@ pub struct Choice {
     pub held_out: Vec<usize>,
     /// The uncalibrated held-out top-label outputs.
     pub uncalibrated: TopLabels,
-    /// The uncalibrated outputs' CE on the held-out rows (None when no method was
-    /// compared).
+    /// The uncalibrated outputs' CE on the held-out rows (None without methods).
     pub uncalibrated_estimate: Option<Estimate>,
     /// One per method, in the order of [`ChooseSettings::methods`].
     pub candidates: Vec<Candidate>,
-    /// The compared candidates (indices of `candidates`) by increasing CE, ties in
+    /// The candidates (indices of `candidates`) by increasing CE, ties in
     /// the given order.
     pub ranking: Vec<usize>,
 }
 
 impl Choice {
-    /// The compared method with the lowest held-out CE.
+    /// The method with the lowest held-out CE.
     pub fn best(&self) -> Option<&Candidate> {
         self.ranking.first().map(|&i| &self.candidates[i])
     }
 
-    /// The compared method with the second lowest.
+    /// The method with the second lowest.
     pub fn runner_up(&self) -> Option<&Candidate> {
         self.ranking.get(1).map(|&i| &self.candidates[i])
     }
@@ -302,7 +270,7 @@ impl Choice {
     }
 
     /// Whether the best method is significantly better than the runner-up (None with
-    /// fewer than two compared methods).
+    /// fewer than two methods).
     pub fn best_beats_runner_up(&self) -> Option<bool> {
         let (_, c) = self.best()?.against_best_other()?;
         Some(c.verdict() == Verdict::ABetter)
@@ -341,32 +309,17 @@ pub fn choose(outputs: &Outputs, settings: &ChooseSettings) -> Result<Choice, Ch
     };
     let mut candidates = Vec::with_capacity(applied.len());
     for (method, top) in applied {
-        let changed = top
-            .labels
-            .iter()
-            .zip(&uncalibrated.labels)
-            .filter(|(a, b)| a != b)
-            .count();
-        let outcome = if changed > 0 {
-            Outcome::LabelsChanged { rows: changed }
-        } else {
-            let c = paired(&top, &uncalibrated, &settings.compare)
-                .map_err(compare_error(method, Against::Uncalibrated))?;
-            Outcome::Compared {
-                uncalibrated: Box::new(c),
-                best_other: None,
-            }
-        };
+        let uncalibrated = paired(&top, &uncalibrated, &settings.compare)
+            .map_err(compare_error(method, Against::Uncalibrated))?;
         candidates.push(Candidate {
             method,
             outputs: top,
-            outcome,
+            uncalibrated,
+            best_other: None,
         });
     }
-    let mut ranking: Vec<usize> = (0..candidates.len())
-        .filter(|&i| candidates[i].estimate().is_some())
-        .collect();
-    let value = |i: usize| candidates[i].estimate().map_or(f64::NAN, |e| e.value);
+    let mut ranking: Vec<usize> = (0..candidates.len()).collect();
+    let value = |i: usize| candidates[i].estimate().value;
     ranking.sort_by(|&i, &j| value(i).total_cmp(&value(j)));
     let mut others = Vec::with_capacity(ranking.len());
     for &i in &ranking {
@@ -380,14 +333,9 @@ pub fn choose(outputs: &Outputs, settings: &ChooseSettings) -> Result<Choice, Ch
         others.push((i, b.method, c));
     }
     for (i, other, c) in others {
-        if let Outcome::Compared { best_other, .. } = &mut candidates[i].outcome {
-            *best_other = Some((other, Box::new(c)));
-        }
+        candidates[i].best_other = Some((other, c));
     }
-    let uncalibrated_estimate = ranking
-        .first()
-        .and_then(|&i| candidates[i].against_uncalibrated())
-        .map(|c| c.b);
+    let uncalibrated_estimate = ranking.first().map(|&i| candidates[i].uncalibrated.b);
     Ok(Choice {
         settings: settings.clone(),
         rows,

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Candidate, Choice, Outcome};
+use super::{Candidate, Choice};
 use crate::decision::compare::{Comparison, Estimate, Verdict};
 use crate::decision::text::p_text;
 
@@ -41,18 +41,6 @@ fn delta_text(c: &Comparison) -> String {
     )
 }
 
-/// Why a candidate was not compared, in one sentence.
-pub fn not_compared_words(c: &Candidate) -> Option<String> {
-    match c.outcome {
-        Outcome::LabelsChanged { rows } => Some(format!(
-            "{} was not compared: it changed which prediction is right on {rows} held-out \
-             row(s), and the paired comparison takes one correctness vector for both sides",
-            c.method
-        )),
-        Outcome::Compared { .. } => None,
-    }
-}
-
 /// The decision at α in words: whether any method is significantly better than the
 /// uncalibrated outputs, and whether the best is significantly better than the
 /// runner-up.
@@ -60,12 +48,9 @@ pub fn decision_words(choice: &Choice) -> String {
     let alpha = choice.settings.compare.alpha;
     let statistic = choice.settings.compare.statistic;
     let Some(best) = choice.best() else {
-        return "no method could be compared with the uncalibrated outputs".to_owned();
+        return "no method was given".to_owned();
     };
-    let p_of = |c: &Candidate| {
-        c.against_uncalibrated()
-            .map_or_else(String::new, |c| p_text(c.p_value))
-    };
+    let p_of = |c: &Candidate| p_text(c.against_uncalibrated().p_value);
     let better = choice.better_than_uncalibrated();
     if better.is_empty() {
         return format!(
@@ -152,18 +137,10 @@ pub fn summary(file: &str, choice: &Choice) -> String {
     }
     for c in &choice.candidates {
         let name = c.method.to_string();
-        match c.estimate() {
-            Some(e) => line(&name, format!("CE {}", estimate_text(&e))),
-            None => line(&name, "not compared".to_owned()),
-        }
-        if let Some(u) = c.against_uncalibrated() {
-            line("  vs uncalibrated", delta_text(u));
-        }
+        line(&name, format!("CE {}", estimate_text(&c.estimate())));
+        line("  vs uncalibrated", delta_text(c.against_uncalibrated()));
         if let Some((other, o)) = c.against_best_other() {
             line(&format!("  vs {other}"), delta_text(o));
-        }
-        if let Some(words) = not_compared_words(c) {
-            line("", words);
         }
     }
     line("decision", decision_words(choice));

@@ -8,7 +8,9 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use tce::fit::{fit_model, EndpointRule, FittedModel as CoreFit};
-use tce::recalibrate::{exact::recalibrated_tce, Method, RecalibrationMap as CoreMap};
+use tce::recalibrate::{
+    exact::recalibrated_tce, Method, Recalibration, RecalibrationMap as CoreMap,
+};
 use tce::sim::curve::CurveParams;
 use tce::sim::estimator::EvaluationSettings;
 use tce::sim::{Beta, Curve, EstimatorSpec, Grid, Model as CoreModel};
@@ -376,21 +378,24 @@ impl RecalibrationMap {
         })
     }
 
-    /// ``"histogram"``, ``"isotonic"``, ``"platt"`` or ``"temperature"``.
+    /// ``"histogram"``, ``"isotonic"``, ``"platt"`` or ``"top-label-temperature"``.
     #[getter]
     fn method(&self) -> &'static str {
-        self.method.name()
+        Recalibration::TopLabel(self.method).name()
     }
 
     fn __repr__(&self) -> String {
-        format!("RecalibrationMap(method={:?})", self.method.name())
+        format!("RecalibrationMap(method={:?})", self.method())
     }
 }
 
-/// Fits a recalibration map on (scores, labels): ``method`` is ``"histogram"`` (15
-/// equal-width bins), ``"isotonic"`` (PAV), ``"platt"`` or ``"temperature"``.
+/// Fits a recalibration map of top-label confidences on (scores, labels): ``method`` is
+/// ``"histogram"`` (15 equal-width bins), ``"isotonic"`` (PAV), ``"platt"`` or
+/// ``"top-label-temperature"`` (temperature scaling of the one logit of the top-label
+/// confidence; the names of `tce recalibrate`). ``"temperature"``, multiclass temperature
+/// scaling of class logits, is refused here with a pointer to the top-label one.
 #[pyfunction]
-#[pyo3(signature = (scores, labels, *, method="temperature", logits=false))]
+#[pyo3(signature = (scores, labels, *, method="top-label-temperature", logits=false))]
 pub fn fit_recalibration(
     py: Python<'_>,
     scores: &Bound<'_, PyAny>,
@@ -400,10 +405,18 @@ pub fn fit_recalibration(
 ) -> PyResult<RecalibrationMap> {
     let method = Method::ALL
         .into_iter()
-        .find(|m| m.name() == method)
+        .find(|&m| Recalibration::TopLabel(m).name() == method)
         .ok_or_else(|| {
+            let hint = if method == "temperature" {
+                " (\"temperature\" is multiclass temperature scaling of class logits, \
+                 `tce recalibrate --method temperature`; the one-logit map of top-label \
+                 confidences is \"top-label-temperature\")"
+            } else {
+                ""
+            };
             Failure::option(format!(
-                "method must be \"histogram\", \"isotonic\", \"platt\" or \"temperature\", not {method:?}"
+                "method must be \"histogram\", \"isotonic\", \"platt\" or \
+                 \"top-label-temperature\", not {method:?}{hint}"
             ))
         })
         .map_err(raise(py))?;

@@ -293,7 +293,7 @@ class RecalibrationMap:
     def method(self) -> str: ...
 
 def fit_recalibration(scores: ArrayLike, labels: ArrayLike, *,
-                      method: Literal["histogram", "isotonic", "platt", "temperature"] = "temperature",
+                      method: Literal["histogram", "isotonic", "platt", "top-label-temperature"] = "top-label-temperature",
                       logits: bool = False) -> RecalibrationMap: ...
 
 class Report:

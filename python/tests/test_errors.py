@@ -243,6 +243,12 @@ def test_fit_and_simulation_errors():
         tce.fit([0.2, float("nan"), 0.9], [1, 0, 1])
     with raises(tce.InvalidOption, r"method"):
         tce.fit_recalibration([0.2, 0.5], [0, 1], method="beta")
+    # "temperature" is the multiclass method (class logits); these are top-label maps.
+    with raises(tce.InvalidOption, r"multiclass.*\"top-label-temperature\""):
+        tce.fit_recalibration([0.2, 0.5], [0, 1], method="temperature")
+    t = tce.fit_recalibration([0.6, 0.7, 0.8, 0.9], [0, 1, 1, 1])
+    assert t.method == "top-label-temperature"
+    assert repr(t) == 'RecalibrationMap(method="top-label-temperature")'
     with raises(tce.InvalidLabel, r"index 1 is 3"):
         tce.fit_recalibration([0.2, 0.5], [0, 3], method="isotonic")
     m = tce.fit_recalibration([0.2, 0.5, 0.7, 0.9], [0, 1, 0, 1], method="histogram")

@@ -372,7 +372,7 @@ impl RecalibrationMap {
     fn tce(&self, py: Python<'_>, model: &Model, p: f64) -> PyResult<f64> {
         options::norm(p).map_err(raise(py))?;
         guard(py, || {
-            py.detach(|| recalibrated_tce(&model.model, &self.map, p))
+            py.detach(|| recalibrated_tce(&model.model.into(), &self.map, p))
                 .map_err(|e| named("SimulationError")(e.to_string()))
                 .map_err(raise(py))
         })

@@ -1,7 +1,7 @@
 //! The exact TCE of a simulator model after recalibration.
 //!
-//! Recalibrating a model (scores C ~ Beta, P(Y = 1 | C = c) = T(c)) by a map g gives a
-//! model whose confidence is g(C):
+//! Recalibrating a model (scores C with a density, P(Y = 1 | C = c) = T(c)) by a map g
+//! gives a model whose confidence is g(C):
 //!
 //! - g continuous and strictly monotone: g(C) determines C, so the accuracy at
 //!   confidence g(c) is still T(c) and TCE_p^p = E|g(C) − T(C)|^p, integrated by the
@@ -20,18 +20,29 @@
 //!   those f64 values, and two that differ in the last bit are different confidences to
 //!   every estimator.
 //!
+//! The model is a [`FlexibleModel`]: the paper's Beta or a mixture of normals in
+//! log-odds, one of SPEC §7's curves or a monotone spline in log-odds. A paper [`Model`]
+//! is one (`FlexibleModel::from(model)`, no allocation) and gets the same numbers as
+//! before the generalisation: the extra quadrature breaks (a mixture's, a spline's
+//! knots) are empty for it. Every integral is split at the density's breaks, which a
+//! mixture needs (tanh-sinh would otherwise miss components between its nodes), and the
+//! monotone case also at a spline's knots, where |g − T| has kinks.
+//!
 //! A model with point masses ([`crate::sim::point_mass`]) is the mixture
-//! w·Beta + π₀·δ₀ + π₁·δ₁ with w = 1 − π₀ − π₁: the Beta part's integrals are scaled by
+//! w·density + π₀·δ₀ + π₁·δ₁ with w = 1 − π₀ − π₁: the density's integrals are scaled by
 //! w, and an atom at s ∈ {0, 1} is one more piece of probability π and hit mass π·a
 //! with value g(s). For a piecewise-constant g it is pooled with the pieces of the same
 //! value (the atom at 1 usually shares the last bin's value); for a monotone g it adds
 //! π·|g(s) − a|^p.
 
 use super::{PiecewiseConstant, RecalibrationMap};
+use crate::sim::flexible::{CalibrationCurve, FlexibleModel};
 use crate::sim::quadrature::{integrate_ln, QuadratureError};
 use crate::sim::tce::{ln_largest_on_grid, lp_of, scales};
 use crate::sim::unit_point::UnitPoint;
-use crate::sim::{Curve, Model, TceError};
+#[cfg(doc)]
+use crate::sim::Model;
+use crate::sim::{Curve, TceError};
 
 /// Log-odds range scanned for crossings of g and T; beyond ±40 both are within e^−40 of
 /// an endpoint and a kink there does not disturb the quadrature.
@@ -68,6 +79,24 @@ fn integrate<F: Fn(&UnitPoint) -> f64>(
     }
 }
 
+/// [`integrate`] over [lo, hi], split at the `breaks` (increasing) that lie strictly
+/// inside: none for a Beta density, so the integral is then exactly [`integrate`]'s.
+fn integrate_split<F: Fn(&UnitPoint) -> f64>(
+    lo: UnitPoint,
+    hi: UnitPoint,
+    breaks: &[UnitPoint],
+    ln_f: F,
+) -> Result<f64, TceError> {
+    let (a, b) = (lo.logit(), hi.logit());
+    let mut total = 0.0;
+    let mut from = lo;
+    for &point in breaks.iter().filter(|p| a < p.logit() && p.logit() < b) {
+        total += integrate(from, point, &ln_f)?;
+        from = point;
+    }
+    Ok(total + integrate(from, hi, &ln_f)?)
+}
+
 fn check_exponent(p: f64) -> Result<(), TceError> {
     if p.is_finite() && p >= 1.0 {
         Ok(())
@@ -77,7 +106,11 @@ fn check_exponent(p: f64) -> Result<(), TceError> {
 }
 
 /// TCE_p (fraction) of `model` with its confidences passed through `map`.
-pub fn recalibrated_tce(model: &Model, map: &RecalibrationMap, p: f64) -> Result<f64, TceError> {
+pub fn recalibrated_tce(
+    model: &FlexibleModel,
+    map: &RecalibrationMap,
+    p: f64,
+) -> Result<f64, TceError> {
     check_exponent(p)?;
     match map {
         RecalibrationMap::Piecewise(pieces) => piecewise_tce(model, pieces, p),
@@ -85,21 +118,31 @@ pub fn recalibrated_tce(model: &Model, map: &RecalibrationMap, p: f64) -> Result
     }
 }
 
+/// The density's quadrature breaks, in increasing log-odds.
+fn density_breaks(model: &FlexibleModel) -> Vec<UnitPoint> {
+    let mut breaks = model.density.quadrature_breaks();
+    breaks.sort_by(|a, b| a.logit().total_cmp(&b.logit()));
+    breaks
+}
+
 /// Σ_v P(U_v) · |v − E[T | U_v]|^p over the distinct values v, U_v the union of the
 /// pieces with value v, then the p-th root.
-fn piecewise_tce(model: &Model, map: &PiecewiseConstant, p: f64) -> Result<f64, TceError> {
+fn piecewise_tce(model: &FlexibleModel, map: &PiecewiseConstant, p: f64) -> Result<f64, TceError> {
     let density = &model.density;
     let curve = &model.curve;
+    let breaks = density_breaks(model);
     let weight = model.point_masses.continuous_mass();
     // (value, probability of the piece, ∫ T·pdf over the piece) per piece.
     let mut pieces = Vec::with_capacity(map.len() + 2);
     for (k, &value) in map.values.iter().enumerate() {
         let (lo, hi) = map.interval(k);
-        let mass = integrate(lo, hi, |x| density.ln_pdf_at(x))?;
+        let mass = integrate_split(lo, hi, &breaks, |x| density.ln_pdf_at(x))?;
         if mass <= 0.0 {
             continue;
         }
-        let hits = integrate(lo, hi, |x| curve.eval_at(x).ln() + density.ln_pdf_at(x))?;
+        let hits = integrate_split(lo, hi, &breaks, |x| {
+            curve.eval_at(x).ln() + density.ln_pdf_at(x)
+        })?;
         pieces.push((value, weight * mass, weight * hits));
     }
     for (score, atom) in model.point_masses.atoms() {
@@ -120,10 +163,10 @@ fn piecewise_tce(model: &Model, map: &PiecewiseConstant, p: f64) -> Result<f64, 
     Ok(lp_of(&groups, p))
 }
 
-/// (∫ |g − T|^p pdf)^(1/p), split at the crossings of g and T.
-fn monotone_tce(model: &Model, g: &Curve, p: f64) -> Result<f64, TceError> {
+/// (∫ |g − T|^p pdf)^(1/p), split at the crossings of g and T (and at the density's
+/// breaks and a spline's knots).
+fn monotone_tce(model: &FlexibleModel, g: &Curve, p: f64) -> Result<f64, TceError> {
     let density = &model.density;
-    let curve = &model.curve;
     if g.params().b == Some(0.0) {
         // A constant map: one piece.
         let whole = PiecewiseConstant {
@@ -135,10 +178,19 @@ fn monotone_tce(model: &Model, g: &Curve, p: f64) -> Result<f64, TceError> {
     // g − T = (c − T) − (c − g), each difference from the curves' cancellation-free
     // ln|c − T(c)|: near c = 1, where Beta densities with β ≪ 1 put most of their mass,
     // g and T are both within 1e−16 of 1 and g(c) − T(c) formed directly is pure rounding.
-    let (from_t, from_g) = (SignedGap::new(curve), SignedGap::new(g));
+    let map = CalibrationCurve::Paper(*g);
+    let (from_t, from_g) = (SignedGap::new(&model.curve), SignedGap::new(&map));
     let gap = |x: &UnitPoint| from_t.at(x) - from_g.at(x);
+    let mut inner = crossings(gap);
+    inner.extend(density.quadrature_breaks());
+    if let CalibrationCurve::Monotone(spline) = &model.curve {
+        // |g − T| has a kink at every knot of T.
+        inner.extend(spline.knots().iter().map(|&z| UnitPoint::from_logit(z)));
+    }
+    inner.sort_by(|a, b| a.logit().total_cmp(&b.logit()));
+    inner.dedup_by(|a, b| a.logit() == b.logit());
     let mut breaks = vec![UnitPoint::ZERO];
-    breaks.extend(crossings(gap));
+    breaks.extend(inner);
     breaks.push(UnitPoint::ONE);
     // In units of the largest gap's p-th power, as `tce::by_quadrature` integrates.
     let ln_scale = if scales(p) {
@@ -166,11 +218,11 @@ fn monotone_tce(model: &Model, g: &Curve, p: f64) -> Result<f64, TceError> {
     Ok(lp_of(&terms, p))
 }
 
-/// c − T(c) with its sign: the magnitude from [`Curve::ln_abs_gap`], the sign constant
-/// between the curve's diagonal crossings and read off once per stretch where the
-/// difference is large.
+/// c − T(c) with its sign: the magnitude from [`CalibrationCurve::ln_abs_gap`], the
+/// sign constant between the curve's diagonal crossings and read off once per stretch
+/// where the difference is large.
 struct SignedGap<'a> {
-    curve: &'a Curve,
+    curve: &'a CalibrationCurve,
     /// Log-odds of the crossings, increasing.
     crossings: Vec<f64>,
     /// The sign on each stretch between crossings (one more than crossings).
@@ -178,7 +230,7 @@ struct SignedGap<'a> {
 }
 
 impl<'a> SignedGap<'a> {
-    fn new(curve: &'a Curve) -> SignedGap<'a> {
+    fn new(curve: &'a CalibrationCurve) -> SignedGap<'a> {
         let crossings: Vec<f64> = curve
             .diagonal_crossings()
             .iter()
@@ -247,7 +299,7 @@ fn crossings<F: Fn(&UnitPoint) -> f64>(gap: F) -> Vec<UnitPoint> {
 mod tests {
     use super::*;
     use crate::recalibrate::Method;
-    use crate::sim::Beta;
+    use crate::sim::{Beta, Model};
 
     /// The same quantity from a large sample: per distinct recalibrated value, the
     /// sample share and the mean of T over the sample's scores with that value; for a
@@ -358,10 +410,10 @@ mod tests {
                 pieces,
                 values: values.clone(),
             });
-            let tce = recalibrated_tce(&model, &map, 2.0).unwrap();
+            let tce = recalibrated_tce(&model.into(), &map, 2.0).unwrap();
             assert!((tce - pooled).abs() < 1e-12, "{tce} vs {pooled}");
             // p = 1: ⅔|½ − 10/27| + ⅓|¼ − 7/27|.
-            let tce1 = recalibrated_tce(&model, &map, 1.0).unwrap();
+            let tce1 = recalibrated_tce(&model.into(), &map, 1.0).unwrap();
             let expected = 2.0 / 3.0 * (0.5 - 10.0 / 27.0) + 1.0 / 3.0 * (7.0 / 27.0 - 0.25);
             assert!((tce1 - expected).abs() < 1e-12, "{tce1} vs {expected}");
         }
@@ -391,7 +443,8 @@ mod tests {
             distinct.dedup();
             repeated += u64::from(distinct.len() < map.len());
             let (pooled, piecewise) = independent_histogram_tce(alpha, beta, &map);
-            let exact = recalibrated_tce(&model, &RecalibrationMap::Piecewise(map), 2.0).unwrap();
+            let exact =
+                recalibrated_tce(&model.into(), &RecalibrationMap::Piecewise(map), 2.0).unwrap();
             assert!(
                 (exact - pooled).abs() < 1e-9,
                 "rep {rep}: exact {exact} vs independent {pooled} (piece by piece {piecewise})"
@@ -434,7 +487,7 @@ mod tests {
             for method in Method::ALL {
                 let map = method.fit(&scores, &labels).unwrap();
                 for p in [1.0, 2.0] {
-                    let exact = recalibrated_tce(model, &map, p).unwrap();
+                    let exact = recalibrated_tce(&(*model).into(), &map, p).unwrap();
                     let sampled = monte_carlo(model, &map, p, 2_000_000);
                     // Monte Carlo error of a mean over 2e6 draws: well below 1% here.
                     assert!(
@@ -454,7 +507,7 @@ mod tests {
             Curve::polynomial(2.0).unwrap(),
         );
         let identity = RecalibrationMap::Monotone(Curve::logistic_log_odds(0.0, 1.0).unwrap());
-        let tce = recalibrated_tce(&model, &identity, 2.0).unwrap();
+        let tce = recalibrated_tce(&model.into(), &identity, 2.0).unwrap();
         assert!((100.0 * tce - 8.4625400048).abs() < 1e-8, "{tce}");
         // Recalibrating to T itself (c² is σ(logit) of nothing simple, but a constant map
         // at the overall accuracy) gives |E T − E T| per piece = 0.
@@ -463,7 +516,7 @@ mod tests {
             pieces: crate::recalibrate::Pieces::Starts(vec![0.0]),
             values: vec![accuracy],
         });
-        assert!(recalibrated_tce(&model, &constant, 2.0).unwrap() < 1e-10);
+        assert!(recalibrated_tce(&model.into(), &constant, 2.0).unwrap() < 1e-10);
     }
 
     #[test]
@@ -488,12 +541,12 @@ mod tests {
             pieces: crate::recalibrate::Pieces::Starts(vec![0.0, 1.0 / 3.0, 2.0 / 3.0]),
             values: vec![0.5, 0.25, 0.5],
         });
-        let tce = recalibrated_tce(&model, &map, 2.0).unwrap();
+        let tce = recalibrated_tce(&model.into(), &map, 2.0).unwrap();
         assert!((tce - expected).abs() < 1e-12, "{tce} vs {expected}");
         // The identity map gives the model's own TCE with its atoms:
         // TCE₂² = ¾·(1/30) + ¼·0.1².
         let identity = RecalibrationMap::Monotone(Curve::logistic_log_odds(0.0, 1.0).unwrap());
-        let tce = recalibrated_tce(&model, &identity, 2.0).unwrap();
+        let tce = recalibrated_tce(&model.into(), &identity, 2.0).unwrap();
         let expected = (0.75 / 30.0 + 0.25 * 0.01f64).sqrt();
         assert!((tce - expected).abs() < 1e-12, "{tce} vs {expected}");
         assert!((model.tce(2.0).unwrap() - expected).abs() < 1e-14);
@@ -524,7 +577,7 @@ mod tests {
         for method in Method::ALL {
             let map = method.fit(&scores, &labels).unwrap();
             for p in [1.0, 2.0] {
-                let exact = recalibrated_tce(&model, &map, p).unwrap();
+                let exact = recalibrated_tce(&model.into(), &map, p).unwrap();
                 let sampled = match &map {
                     RecalibrationMap::Piecewise(pieces) => {
                         let mut groups = std::collections::HashMap::<u64, (f64, f64)>::new();
@@ -554,6 +607,111 @@ mod tests {
                     "{method} p={p}: exact {exact} vs MC {sampled}"
                 );
             }
+        }
+    }
+
+    /// The generalisation to the flexible model: a mixture of normals in log-odds (a
+    /// saturating softmax's shape), a monotone spline curve and an atom at 1, against
+    /// the Monte Carlo mean over 10^6 draws. Per distinct recalibrated value the
+    /// accuracy is the mean of T over the draws with that value (the atom's own accuracy
+    /// for a score of exactly 1), so the only error is the sampling of the scores; the
+    /// tolerance is 5 standard errors of the mean of |g − T|^p (or of the p-th power of
+    /// each group's gap, weighted), plus 1e−12.
+    #[test]
+    fn exact_tce_of_a_flexible_model_agrees_with_monte_carlo() {
+        use crate::sim::flexible::ScoreDensity;
+        use crate::sim::logit_mixture::{LogitComponent, LogitMixture};
+        use crate::sim::{MonotoneCurve, PointMass, PointMasses, Synthetic};
+        let mixture = LogitMixture::new(vec![
+            LogitComponent::new(0.3, 1.5, 1.2),
+            LogitComponent::new(0.7, 6.0, 2.0),
+        ])
+        .unwrap();
+        // Overconfident: slope 0.8 below log-odds 2, 0.5 above.
+        let spline = MonotoneCurve::new(0.1, vec![2.0], vec![0.8, 0.5]).unwrap();
+        let model = FlexibleModel {
+            density: ScoreDensity::LogitMixture(mixture),
+            curve: CalibrationCurve::Monotone(spline),
+            point_masses: PointMasses::at_one(PointMass::new(0.1, 0.93).unwrap()),
+        };
+        let accuracy = |c: f64| {
+            if c == 1.0 {
+                0.93
+            } else {
+                model.curve.eval(c)
+            }
+        };
+        let (scores, labels) = Synthetic::try_dataset(&model, 2, 0, 2_000).unwrap();
+        let n = 1_000_000;
+        let (big, _) = Synthetic::try_dataset(&model, 79, 0, n).unwrap();
+        for method in Method::ALL {
+            let map = method.fit(&scores, &labels).unwrap();
+            for p in [1.0, 2.0] {
+                let exact = recalibrated_tce(&model, &map, p).unwrap().powf(p);
+                // Per draw, its share of the p-th power: |g − T|^p for a monotone map;
+                // for a piecewise-constant one, the group's |v − mean T|^p (the group
+                // means are fixed first, so the spread is that of the draws' groups).
+                let per_draw: Vec<f64> = match &map {
+                    RecalibrationMap::Piecewise(pieces) => {
+                        let mut groups = std::collections::HashMap::<u64, (f64, f64)>::new();
+                        for &c in &big {
+                            let entry = groups.entry(pieces.apply(c).to_bits()).or_default();
+                            entry.0 += 1.0;
+                            entry.1 += accuracy(c);
+                        }
+                        big.iter()
+                            .map(|&c| {
+                                let v = pieces.apply(c);
+                                let (count, t) = groups[&v.to_bits()];
+                                (v - t / count).abs().powf(p)
+                            })
+                            .collect()
+                    }
+                    RecalibrationMap::Monotone(g) => big
+                        .iter()
+                        .map(|&c| (g.eval(c) - accuracy(c)).abs().powf(p))
+                        .collect(),
+                };
+                let mean = per_draw.iter().sum::<f64>() / n as f64;
+                let variance =
+                    per_draw.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+                let se = (variance / n as f64).sqrt();
+                assert!(
+                    (exact - mean).abs() <= 5.0 * se + 1e-12,
+                    "{method} p = {p}: exact {exact} vs Monte Carlo {mean} ± {se}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_identity_map_gives_a_flexible_model_its_own_tce() {
+        // A mixture density, a spline with two knots and an atom: recalibrating by the
+        // identity leaves the model as it was.
+        use crate::sim::flexible::ScoreDensity;
+        use crate::sim::logit_mixture::{LogitComponent, LogitMixture};
+        use crate::sim::{MonotoneCurve, PointMass, PointMasses};
+        let model = FlexibleModel {
+            density: ScoreDensity::LogitMixture(
+                LogitMixture::new(vec![
+                    LogitComponent::new(0.4, 0.5, 1.0),
+                    LogitComponent::new(0.6, 7.0, 2.5),
+                ])
+                .unwrap(),
+            ),
+            curve: CalibrationCurve::Monotone(
+                MonotoneCurve::new(-0.2, vec![1.0, 4.0], vec![1.1, 0.7, 0.4]).unwrap(),
+            ),
+            point_masses: PointMasses::at_one(PointMass::new(0.05, 0.9).unwrap()),
+        };
+        let identity = RecalibrationMap::Monotone(Curve::logistic_log_odds(0.0, 1.0).unwrap());
+        for p in [1.0, 2.0] {
+            let recalibrated = recalibrated_tce(&model, &identity, p).unwrap();
+            let own = model.tce(p).unwrap();
+            assert!(
+                (recalibrated - own).abs() < 1e-10 * own,
+                "p = {p}: {recalibrated} vs {own}"
+            );
         }
     }
 }

@@ -383,7 +383,8 @@ pub fn repetition(setting: &Setting, seed: u64, rep: u64) -> Result<Repetition, 
         let map = method
             .fit(fit_scores, fit_labels)
             .map_err(|error| Table1Error::Recalibrate { method, rep, error })?;
-        outcome.tce[m] = recalibrated_tce(&setting.model, &map, 2.0).map_err(Table1Error::Tce)?;
+        outcome.tce[m] =
+            recalibrated_tce(&setting.model.into(), &map, 2.0).map_err(Table1Error::Tce)?;
         recalibrated.clear();
         recalibrated.extend(test_scores.iter().map(|&s| map.apply(s)));
         outcome.estimates[m] = estimates_in(&recalibrated, test_labels, &mut storage);

@@ -80,11 +80,28 @@ impl CalibrationCurve {
         }
     }
 
+    /// T at a point given with its complement and logarithms.
+    pub fn eval_at(&self, point: &UnitPoint) -> f64 {
+        match self {
+            CalibrationCurve::Paper(curve) => curve.eval_at(point),
+            CalibrationCurve::Monotone(curve) => curve.eval_at(point),
+        }
+    }
+
     /// ln|c − T(c)|, accurate where the two nearly cancel.
     pub fn ln_abs_gap(&self, point: &UnitPoint) -> f64 {
         match self {
             CalibrationCurve::Paper(curve) => curve.ln_abs_gap(point),
             CalibrationCurve::Monotone(curve) => curve.ln_abs_gap(point),
+        }
+    }
+
+    /// Where T(c) − c changes sign (and where it touches 0, for a spline):
+    /// [`Curve::diagonal_crossings`], [`MonotoneCurve::diagonal_crossings`].
+    pub fn diagonal_crossings(&self) -> Vec<UnitPoint> {
+        match self {
+            CalibrationCurve::Paper(curve) => curve.diagonal_crossings(),
+            CalibrationCurve::Monotone(curve) => curve.diagonal_crossings(),
         }
     }
 

@@ -167,6 +167,8 @@ fn table1_args(args: &PaperArgs, files: Vec<PathBuf>) -> Table1Args {
         test: 1000,
         seed: 0,
         paper_sizes: false,
+        mode: crate::recalibrate::Table1Mode::Construction,
+        splits: 1,
         point_mass: crate::fit::PointMassArg::None,
         columns: crate::ColumnArgs::default(),
     }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use serde::Serialize;
 use tce::binning::equal_width_edges;
 use tce::decision::Statistic;
@@ -16,9 +16,10 @@ use tce::recalibrate::choose::{choose, ChooseError, ChooseSettings, DEFAULT_HOLD
 use tce::recalibrate::logistic::temperature_of;
 use tce::recalibrate::multiclass::{ClassTable, MulticlassMap};
 use tce::recalibrate::table1::{
-    run, summarize, wilson_interval, Estimator, Mean, Set, Setting, Summary, Table1Error,
-    ESTIMATORS, PAPER_METHODS,
+    check_repetitions, run, summarize, wilson_interval, Estimator, Mean, Set, Setting, Summary,
+    Table1Error, ESTIMATORS, PAPER_METHODS,
 };
+use tce::recalibrate::table1_real::{self, RealFile, Split, Table1RealError, Truth};
 use tce::recalibrate::{
     Fitted, Method, Outputs, Pieces, PiecewiseConstant, RecalibrateError, Recalibrated,
     Recalibration, RecalibrationMap, TopLabels,
@@ -171,12 +172,43 @@ pub struct Table1Args {
     /// validation and test sizes) for every other file and the simulator settings.
     #[arg(long, conflicts_with_all = ["calibration", "test"])]
     pub paper_sizes: bool,
+    /// Which table: by construction (data simulated from the paper's models and each
+    /// file's fitted model, with the exact TCE), on real splits of the files (the truth
+    /// from flexible-model fits; docs/fit/table1_real.md), or both.
+    #[arg(long, value_enum, default_value_t = Table1Mode::Construction)]
+    pub mode: Table1Mode,
+    /// Random splits of each file per split size, in the real-data table (1 to 100000,
+    /// tce::recalibrate::table1::MAX_REPETITIONS): random halves, and the sizes of
+    /// --calibration/--test or --paper-sizes where the file has the rows.
+    #[arg(long, default_value_t = 20)]
+    pub splits: usize,
     /// Point masses at scores of exactly 0 and 1 in the fits of the files (as in
     /// `tce fit --point-mass`); the paper's two simulator settings stay pure Beta.
     #[arg(long, value_enum, default_value_t = PointMassArg::None)]
     pub point_mass: PointMassArg,
     #[command(flatten)]
     pub columns: ColumnArgs,
+}
+
+/// The tables `tce table1` makes.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Table1Mode {
+    /// By construction: simulated data sets with the exact TCE.
+    Construction,
+    /// Real splits of the files.
+    Real,
+    /// Both, the by-construction table first.
+    Both,
+}
+
+impl Table1Mode {
+    fn construction(self) -> bool {
+        matches!(self, Table1Mode::Construction | Table1Mode::Both)
+    }
+
+    fn real(self) -> bool {
+        matches!(self, Table1Mode::Real | Table1Mode::Both)
+    }
 }
 
 /// The paper's calibration/test sizes (Roelofs et al., Table 1): validation folds of
@@ -922,6 +954,9 @@ pub fn check_table1(args: &Table1Args, reps_option: &str) -> Result<(), Failure>
         tce::recalibrate::table1::check(calibration, test, args.reps)
             .map_err(|e| table1_failure(&e, reps_option))?;
     }
+    if args.mode.real() {
+        check_repetitions(args.splits).map_err(|e| table1_failure(&e, "--splits"))?;
+    }
     Ok(())
 }
 
@@ -931,9 +966,54 @@ pub fn run_table1(args: &Table1Args) -> Result<(), Failure> {
     crate::write_stdout(&table1_markdown(args)?)
 }
 
-/// The Table 1 experiment as markdown: the tables `tce table1` prints and `tce paper`
-/// writes to table1.md.
+/// The Table 1 experiment as markdown: the tables `tce table1` prints (by construction,
+/// on real splits, or both, as `--mode` says).
 pub fn table1_markdown(args: &Table1Args) -> Result<String, Failure> {
+    let mut text = String::new();
+    if args.mode.construction() {
+        text.push_str(&construction_markdown(args)?);
+    }
+    if args.mode.real() {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&real_markdown(args)?);
+    }
+    Ok(text)
+}
+
+/// The paper's own count, for comparison: over its 10 settings EM ECE_sweep picked the
+/// best of its three methods 7 times and EW ECE_bin 3 times.
+fn paper_count() -> String {
+    format!(
+        "The paper's Table 1 (Roelofs et al. 2022, 10 settings): EM ECE_sweep picks \
+         best {} %, EW ECE_bin {} % (7 and 3 of 10, 95 % Wilson intervals).",
+        share_with_interval(7, 10),
+        share_with_interval(3, 10)
+    )
+}
+
+/// "Pooled over all {count} {what} ({total} {units}): EW ECE_bin 57.3 [56.2, 58.3] %; …;"
+fn pooled_line(summaries: &[Summary], what: &str, units: &str) -> String {
+    let total: usize = summaries.iter().map(|s| s.repetitions).sum();
+    let mut line = format!(
+        "Pooled over all {} {what} ({total} {units}):",
+        summaries.len()
+    );
+    for (e, estimator) in Estimator::ALL.iter().enumerate() {
+        let agreements: usize = summaries.iter().map(|s| s.agreements[e]).sum();
+        let _ = write!(
+            line,
+            " {} {} %;",
+            estimator.name(),
+            share_with_interval(agreements, total)
+        );
+    }
+    line
+}
+
+/// The by-construction tables: the paper's simulator settings, then one per data file.
+fn construction_markdown(args: &Table1Args) -> Result<String, Failure> {
     let sizes = |name: &str| {
         if args.paper_sizes {
             paper_sizes_for(name)
@@ -1020,33 +1100,13 @@ pub fn table1_markdown(args: &Table1Args) -> Result<String, Failure> {
     ] {
         let _ = writeln!(text, "### {title}\n");
         text.push_str(&markdown(summaries, methods));
-        let total: usize = summaries.iter().map(|s| s.repetitions).sum();
-        let _ = writeln!(text);
-        let _ = write!(
+        let _ = writeln!(
             text,
-            "Pooled over all {} settings ({total} repetitions):",
-            summaries.len()
+            "\n{}\n",
+            pooled_line(summaries, "settings", "repetitions")
         );
-        for (e, estimator) in Estimator::ALL.iter().enumerate() {
-            let agreements: usize = summaries.iter().map(|s| s.agreements[e]).sum();
-            let _ = write!(
-                text,
-                " {} {} %;",
-                estimator.name(),
-                share_with_interval(agreements, total)
-            );
-        }
-        let _ = writeln!(text, "\n");
         if methods == PAPER_METHODS {
-            // The paper's own count, for comparison: over its 10 settings EM ECE_sweep
-            // picked the best of these methods 7 times and EW ECE_bin 3 times.
-            let _ = writeln!(
-                text,
-                "The paper's Table 1 (Roelofs et al. 2022, 10 settings): EM ECE_sweep picks \
-                 best {} %, EW ECE_bin {} % (7 and 3 of 10, 95 % Wilson intervals).\n",
-                share_with_interval(7, 10),
-                share_with_interval(3, 10)
-            );
+            let _ = writeln!(text, "{}\n", paper_count());
         }
     }
     let _ = writeln!(
@@ -1061,5 +1121,135 @@ pub fn table1_markdown(args: &Table1Args) -> Result<String, Failure> {
          the number of bins that hold samples.\n"
     );
     text.push_str(&signed_error_markdown(&paper));
+    Ok(text)
+}
+
+/// A real-data run failed: a split count out of range is the option's doing and a file
+/// too small for a split is the input's (exit 2); a fit or a TCE that fails is not
+/// (exit 1).
+fn real_failure(path: &Path, error: &Table1RealError) -> Failure {
+    match error {
+        Table1RealError::Table1(e) => table1_failure(e, "--splits"),
+        Table1RealError::TooFewRows { .. } => {
+            Failure::input(format!("{}: {error}", path.display()))
+        }
+        Table1RealError::FileFit(_) => failure(1)(format!("{}: {error}", path.display())),
+    }
+}
+
+/// The real-data tables: per split design (random halves, then the sized splits) and
+/// truth, the paper's methods per file and pooled, then all four methods pooled; last,
+/// the signed errors under the whole-file model's truth.
+fn real_markdown(args: &Table1Args) -> Result<String, Failure> {
+    let mut files = Vec::new();
+    for path in &args.files {
+        let rows = crate::read_samples(path, &args.columns)?;
+        let name = path.file_stem().map_or_else(
+            || path.display().to_string(),
+            |s| s.to_string_lossy().into(),
+        );
+        let file =
+            RealFile::new(name, rows.scores, rows.labels).map_err(|e| real_failure(path, &e))?;
+        files.push((path, file));
+    }
+    let sized = |name: &str| {
+        let (calibration, test) = if args.paper_sizes {
+            paper_sizes_for(name)
+        } else {
+            (args.calibration, args.test)
+        };
+        Split::Sizes { calibration, test }
+    };
+    let mut text = format!(
+        "## Table 1 on real splits ({} splits per file and split size, seed {})\n\n",
+        args.splits, args.seed
+    );
+    let _ = writeln!(text, "{}\n", paper_count());
+    let mut signed = Vec::new();
+    for design in ["Random halves", "sized"] {
+        // Per truth: the paper's methods' and all four methods' summaries.
+        let mut by_truth = [(Vec::new(), Vec::new()), (Vec::new(), Vec::new())];
+        let mut notes = Vec::new();
+        let mut heading = String::from(design);
+        for (path, file) in &files {
+            let split = if design == "Random halves" {
+                Split::Halves
+            } else {
+                sized(&file.name)
+            };
+            if let Split::Sizes { calibration, test } = split {
+                heading = if args.paper_sizes {
+                    "the paper's sizes".into()
+                } else {
+                    format!("{calibration}/{test}")
+                };
+            }
+            if let Err(e @ Table1RealError::TooFewRows { .. }) = split.sizes(file.scores.len()) {
+                notes.push(format!("{} is left out: {e}.", file.name));
+                continue;
+            }
+            let outcomes = table1_real::run(file, split, args.splits, args.seed)
+                .map_err(|e| real_failure(path, &e))?;
+            for (t, truth) in Truth::ALL.into_iter().enumerate() {
+                for (methods, into) in [
+                    (&PAPER_METHODS[..], &mut by_truth[t].0),
+                    (&Method::ALL[..], &mut by_truth[t].1),
+                ] {
+                    let (mut summary, left_out) =
+                        table1_real::summarize(file, split, &outcomes, truth, methods)
+                            .map_err(|e| real_failure(path, &e))?;
+                    let mut notes = Vec::new();
+                    if left_out > 0 {
+                        notes.push(format!(
+                            "{left_out} of {} splits without this truth",
+                            args.splits
+                        ));
+                    }
+                    if summary.tied > 0 {
+                        notes.push(format!("{} with a tied best", summary.tied));
+                    }
+                    if !notes.is_empty() {
+                        summary.name = format!("{} ({})", summary.name, notes.join("; "));
+                    }
+                    if summary.repetitions > 0 {
+                        into.push(summary);
+                    }
+                }
+            }
+            eprintln!("tce table1: {} ({split}) done", file.name);
+        }
+        for (t, truth) in Truth::ALL.into_iter().enumerate() {
+            let (paper, all) = &by_truth[t];
+            let label = ["a", "b"][t];
+            let _ = writeln!(
+                text,
+                "### {heading}, truth ({label}): {}\n",
+                truth.describe()
+            );
+            for note in &notes {
+                let _ = writeln!(text, "{note}\n");
+            }
+            if paper.is_empty() {
+                continue;
+            }
+            text.push_str(&markdown(paper, &PAPER_METHODS));
+            let _ = writeln!(text, "\n{}\n", pooled_line(paper, "files", "splits"));
+            let _ = writeln!(
+                text,
+                "All four methods (with Platt scaling): {}\n",
+                pooled_line(all, "files", "splits")
+            );
+        }
+        signed.push((heading, by_truth[1].0.clone()));
+    }
+    for (heading, summaries) in signed.iter().filter(|(_, s)| !s.is_empty()) {
+        let _ = writeln!(
+            text,
+            "### Signed error, {heading}, truth (b): mean of estimate − truth (b), in % \
+             (histogram / isotonic / temperature)\n"
+        );
+        text.push_str(&signed_error_markdown(summaries));
+        text.push('\n');
+    }
     Ok(text)
 }

@@ -50,8 +50,10 @@ const CROSSING_SCAN: (f64, f64, usize) = (-40.0, 40.0, 1600);
 
 /// A quadrature that stops short of the simulator's 1e−13 agreement but within this
 /// relative change is accepted: its value is then accurate to far better than any TCE
-/// needs. It happens on pieces of negligible mass (1e−70) far out in a Beta tail.
-const ACCEPTED_RELATIVE_CHANGE: f64 = 1e-9;
+/// needs (the tables print TCE to 1e−4 %). It happens on pieces of negligible mass
+/// (1e−70) far out in a Beta tail, and on ordinary pieces of a real file's log-odds
+/// mixture (a piece of mass 0.019 of DenseNet-40/CIFAR-100's fit stopped at 1.3e−9).
+const ACCEPTED_RELATIVE_CHANGE: f64 = 1e-7;
 
 /// A quadrature that stops short is also accepted if its absolute error bound
 /// (relative change × estimate) is below this: pieces of mass 1e−50 in a Beta tail

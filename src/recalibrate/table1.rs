@@ -122,7 +122,7 @@ pub fn estimates(scores: &[f64], labels: &[u8]) -> Estimates {
 
 /// [`estimates`] with the sorted buffer in `storage` (at least one slot; with fewer
 /// slots than samples the EM estimators are undefined).
-fn estimates_in(scores: &[f64], labels: &[u8], storage: &mut [Slot]) -> Estimates {
+pub(super) fn estimates_in(scores: &[f64], labels: &[u8], storage: &mut [Slot]) -> Estimates {
     let norm = Norm::L2;
     let mut bins = [BinStats::EMPTY; BINS];
     let mut histogram = Histogram::with_storage(&mut bins, crate::Closure::Left).expect("BINS > 0");
@@ -471,12 +471,18 @@ pub struct Summary {
     pub repetitions: usize,
     /// TCE of the unrecalibrated model (fraction).
     pub original_tce: f64,
-    /// Per estimator, the number of repetitions in which it picked the TCE-best method.
+    /// Per estimator, the number of repetitions in which it picked a TCE-best method (one
+    /// whose TCE equals the lowest: see `tied`).
     pub agreements: [usize; ESTIMATORS],
     /// Per estimator, repetitions in which it was undefined for some method.
     pub undefined: [usize; ESTIMATORS],
     /// Per method, how often it had the lowest exact TCE.
     pub tce_best: [usize; 4],
+    /// Repetitions in which several competing methods share the lowest TCE exactly.
+    /// Picking any of them counts as picking the best; `tce_best` credits the first in
+    /// [`Method::ALL`] order. Exact ties do not occur by construction (continuous TCEs);
+    /// on real data a fitted model's TCE is exactly 0 wherever its curve is the identity.
+    pub tied: usize,
     /// Per method, the mean exact TCE (fraction).
     pub mean_tce: [f64; 4],
     /// Per method and estimator, the mean of estimate − exact TCE (fraction, like
@@ -517,16 +523,37 @@ pub fn summarize(
     outcomes: &[Repetition],
     methods: &[Method],
 ) -> Result<Summary, Table1Error> {
+    let original_tce = setting.model.tce(2.0).map_err(Table1Error::Tce)?;
+    Ok(summarize_outcomes(
+        setting.name.clone(),
+        (setting.calibration, setting.test),
+        original_tce,
+        outcomes,
+        methods,
+    ))
+}
+
+/// The summary of repetitions when only the `methods` compete, for any source of them
+/// (a setting's, [`summarize`]; a real file's splits, [`super::table1_real::summarize`]):
+/// `name`, `sizes` and `original_tce` are reported as given.
+pub fn summarize_outcomes(
+    name: String,
+    sizes: (usize, usize),
+    original_tce: f64,
+    outcomes: &[Repetition],
+    methods: &[Method],
+) -> Summary {
     let among: [bool; 4] = Method::ALL.map(|m| methods.contains(&m));
     let repetitions = outcomes.len();
     let mut summary = Summary {
-        name: setting.name.clone(),
-        sizes: (setting.calibration, setting.test),
+        name,
+        sizes,
         repetitions,
-        original_tce: setting.model.tce(2.0).map_err(Table1Error::Tce)?,
+        original_tce,
         agreements: [0; ESTIMATORS],
         undefined: [0; ESTIMATORS],
         tce_best: [0; 4],
+        tied: 0,
         mean_tce: [0.0; 4],
         signed_error: [[Mean::default(); ESTIMATORS]; 4],
         sweep_bins: [[Mean::default(); ESTIMATORS]; 4],
@@ -535,6 +562,10 @@ pub fn summarize(
         let best = outcome.tce_best(&among);
         if let Some(best) = best {
             summary.tce_best[best] += 1;
+            let lowest = (0..4).filter(|&m| among[m] && outcome.tce[m] == outcome.tce[best]);
+            if lowest.count() > 1 {
+                summary.tied += 1;
+            }
         }
         for m in 0..4 {
             summary.mean_tce[m] += outcome.tce[m] / repetitions as f64;
@@ -545,7 +576,11 @@ pub fn summarize(
             }
         }
         for e in 0..ESTIMATORS {
-            if best.is_some() && outcome.picked_by(e, &among) == best {
+            let lowest = best.map(|b| outcome.tce[b]);
+            if outcome
+                .picked_by(e, &among)
+                .is_some_and(|p| Some(outcome.tce[p]) == lowest)
+            {
                 summary.agreements[e] += 1;
             }
             if (0..4).any(|m| among[m] && outcome.estimates[m].values[e].is_none()) {
@@ -553,7 +588,7 @@ pub fn summarize(
             }
         }
     }
-    Ok(summary)
+    summary
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@
 //! 5. Figure 5: the calibration tests' detection rate at α = 0.05 against TCE along
 //!    T = c^d from d = 1 (calibrated) to 2.5, Beta(1.1, 0.1), at Figure 4's two n
 //!    (`tce::decision::construction::power_curve`).
+//! 6. Table 1 by construction (`table1.md`, `--table1-reps`) and, with `--table1-splits`,
+//!    on real splits of the bundled files (`table1_real.md`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -19,13 +21,14 @@ use std::time::Instant;
 use clap::Args;
 use tce::decision::construction::{power_curve, PowerPoint};
 use tce::decision::{Statistic, StatisticChoice, TestSettings};
+use tce::recalibrate::table1::check_repetitions;
 use tce::sim::estimator::EvaluationSettings;
 use tce::sim::runner::MAX_REPETITIONS;
 use tce::sim::{Beta, Curve, EstimatorSpec, Grid, Model, Simulation, SimulationError};
 use tce::{Norm, SweepOptions};
 
 use crate::plot::{self, Guide, HistogramPanel, LinePanel, Series, XScale};
-use crate::recalibrate::{check_table1, table1_markdown, Table1Args};
+use crate::recalibrate::{check_table1, table1_failure, table1_markdown, Table1Args, Table1Mode};
 use crate::simulate::{
     bias_heat_maps, cell_record, draw_failure, run_with_progress, series_against_n, series_name,
     significant, write_csv, CELL_COLUMNS,
@@ -50,6 +53,12 @@ pub struct PaperArgs {
     /// that both copies of the table are one run.
     #[arg(long, default_value_t = 1000)]
     table1_reps: usize,
+    /// Random splits of each file per split size for Table 1 on real data, written to
+    /// table1_real.md (0, the default, skips it; at most 100000,
+    /// tce::recalibrate::table1::MAX_REPETITIONS). It costs about 2 CPU-seconds a split
+    /// for the six bundled files (docs/fit/table1_real.md: 100 splits).
+    #[arg(long, default_value_t = 0)]
+    table1_splits: usize,
     /// Data sets per (model, n) of Figure 5, the calibration tests' detection rates
     /// (0 skips it; at most 100000, tce::sim::runner::MAX_REPETITIONS). Smooth ECE's
     /// resamples are most of its time.
@@ -158,6 +167,27 @@ fn table1(args: &PaperArgs, files: Vec<PathBuf>) -> Result<(), Failure> {
     })
 }
 
+/// Table 1 on real splits of every `files`, written to table1_real.md.
+fn table1_real(args: &PaperArgs, files: Vec<PathBuf>) -> Result<(), Failure> {
+    let table1_args = Table1Args {
+        mode: Table1Mode::Real,
+        splits: args.table1_splits,
+        ..table1_args(args, files)
+    };
+    let text = format!(
+        "# Table 1 on real data\n\nMade by `tce paper` (the same as `tce table1 --mode real \
+         --splits {} --seed 0 {}/*.csv`; [../fit/table1_real.md](../fit/table1_real.md) \
+         says what the columns mean).\n\n{}",
+        args.table1_splits,
+        args.data.display(),
+        table1_markdown(&table1_args)?
+    );
+    std::fs::write(args.out.join("table1_real.md"), text).map_err(|e| Failure {
+        code: 1,
+        message: format!("table1_real.md: {e}"),
+    })
+}
+
 /// The `tce table1` options `tce paper` runs Table 1 with.
 fn table1_args(args: &PaperArgs, files: Vec<PathBuf>) -> Table1Args {
     Table1Args {
@@ -167,7 +197,8 @@ fn table1_args(args: &PaperArgs, files: Vec<PathBuf>) -> Table1Args {
         test: 1000,
         seed: 0,
         paper_sizes: false,
-        mode: crate::recalibrate::Table1Mode::Construction,
+        mode: Table1Mode::Construction,
+        // Read in real mode only (table1_real sets it).
         splits: 1,
         point_mass: crate::fit::PointMassArg::None,
         columns: crate::ColumnArgs::default(),
@@ -203,7 +234,10 @@ pub fn run(args: &PaperArgs) -> Result<(), Failure> {
     if args.table1_reps > 0 {
         check_table1(&table1_args(args, Vec::new()), "--table1-reps")?;
     }
-    let data = if args.table1_reps > 0 {
+    if args.table1_splits > 0 {
+        check_repetitions(args.table1_splits).map_err(|e| table1_failure(&e, "--table1-splits"))?;
+    }
+    let data = if args.table1_reps > 0 || args.table1_splits > 0 {
         Some(data_files(args)?)
     } else {
         None
@@ -237,12 +271,22 @@ pub fn run(args: &PaperArgs) -> Result<(), Failure> {
         );
     }
     if let Some(files) = data {
-        let started = Instant::now();
-        table1(args, files)?;
-        eprintln!(
-            "tce paper: table 1 in {:.1} s",
-            started.elapsed().as_secs_f64()
-        );
+        if args.table1_reps > 0 {
+            let started = Instant::now();
+            table1(args, files.clone())?;
+            eprintln!(
+                "tce paper: table 1 in {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        if args.table1_splits > 0 {
+            let started = Instant::now();
+            table1_real(args, files)?;
+            eprintln!(
+                "tce paper: table 1 on real data in {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
+        }
     }
     let text = findings.render(&context);
     std::fs::write(context.path("findings.md"), text).map_err(|e| Failure {

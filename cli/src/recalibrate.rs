@@ -11,6 +11,7 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 use tce::binning::equal_width_edges;
 use tce::decision::Statistic;
+use tce::fit::flexible::FlexibleFitError;
 use tce::fit::EndpointRule;
 use tce::recalibrate::choose::{choose, ChooseError, ChooseSettings, DEFAULT_HOLDOUT};
 use tce::recalibrate::logistic::temperature_of;
@@ -1124,16 +1125,15 @@ fn construction_markdown(args: &Table1Args) -> Result<String, Failure> {
     Ok(text)
 }
 
-/// A real-data run failed: a split count out of range is the option's doing and a file
-/// too small for a split is the input's (exit 2); a fit or a TCE that fails is not
-/// (exit 1).
+/// A real-data run failed: a split count out of range is the option's doing, a file too
+/// small for a split or whose rows admit no model is the input's (exit 2); a map that
+/// cannot be fitted or a TCE that fails is not (exit 1).
 fn real_failure(path: &Path, error: &Table1RealError) -> Failure {
+    let message = format!("{}: {error}", path.display());
     match error {
         Table1RealError::Table1(e) => table1_failure(e, "--splits"),
-        Table1RealError::TooFewRows { .. } => {
-            Failure::input(format!("{}: {error}", path.display()))
-        }
-        Table1RealError::FileFit(_) => failure(1)(format!("{}: {error}", path.display())),
+        Table1RealError::FileFit(FlexibleFitError::Tce(_)) => Failure::internal(message),
+        Table1RealError::TooFewRows { .. } | Table1RealError::FileFit(_) => Failure::input(message),
     }
 }
 

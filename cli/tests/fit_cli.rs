@@ -755,6 +755,96 @@ fn table1_paper_sizes_are_chosen_by_data_set() {
 }
 
 #[test]
+fn table1_on_real_splits_counts_as_the_library_does() {
+    let args = [
+        "table1",
+        &birds(),
+        "--mode",
+        "real",
+        "--splits",
+        "6",
+        "--seed",
+        "1",
+        "--calibration",
+        "300",
+        "--test",
+        "300",
+    ];
+    let text = stdout(&tce(&args));
+    let sections: Vec<&str> = text.split("### ").skip(1).collect();
+    let titles: Vec<&str> = sections.iter().map(|s| s.lines().next().unwrap()).collect();
+    assert_eq!(titles.len(), 6, "{titles:?}");
+    assert!(titles[0].starts_with("Random halves, truth (a)"));
+    assert!(titles[1].starts_with("Random halves, truth (b)"));
+    assert!(titles[2].starts_with("300/300, truth (a)"));
+    assert!(titles[3].starts_with("300/300, truth (b)"));
+    assert!(titles[4].starts_with("Signed error, Random halves"));
+    // The 300/300 split under truth (b): the counts of
+    // `table1_real::tests::a_small_run_on_birds_counts_exactly` (temperature scaling best
+    // in all 6 splits; the estimators pick it 2, 3, 4, 4, 2 and 5 times), as shares.
+    let rows = markdown_rows(sections[3]);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[1][0], "resnet50_birds_test");
+    assert_eq!(rows[1][1], "300/300");
+    assert!(
+        rows[1][5].ends_with("(100.0 [61.0, 100.0])"),
+        "{:?}",
+        rows[1]
+    );
+    let picks: Vec<&str> = rows[1][6..12]
+        .iter()
+        .map(|c| c.split(' ').next().unwrap())
+        .collect();
+    assert_eq!(picks, ["33.3", "50.0", "66.7", "66.7", "33.3", "83.3"]);
+    assert!(
+        sections[3].contains("Pooled over all 1 files (6 splits): EW ECE_bin 33.3 [9.7, 70.0] %;")
+    );
+    // Under truth (a), 3 splits have a tied best (the test part's fit is calibrated
+    // after more than one method).
+    assert_eq!(
+        markdown_rows(sections[2])[1][0],
+        "resnet50_birds_test (3 with a tied best)"
+    );
+}
+
+#[test]
+fn table1_on_real_splits_refuses_bad_counts_and_notes_small_files() {
+    let file = birds();
+    let stderr = exits(
+        &tce(&["table1", &file, "--mode", "real", "--splits", "0"]),
+        2,
+        "--splits 0",
+    );
+    assert!(stderr.contains("--splits: 0 repetitions"), "{stderr}");
+    // Birds' 2897 rows hold no paper-size split (5000 + 10000): that table notes it and
+    // the halves stand.
+    let text = stdout(&tce(&[
+        "table1",
+        &file,
+        "--mode",
+        "real",
+        "--splits",
+        "1",
+        "--paper-sizes",
+    ]));
+    assert!(
+        text.contains(
+            "resnet50_birds_test is left out: 2897 rows cannot be split into 5000 \
+             calibration and 10000 test rows"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("### Random halves, truth (b)"));
+    // Both tables: by construction first.
+    let both = stdout(&tce(&[
+        "table1", &file, "--mode", "both", "--splits", "1", "--reps", "1",
+    ]));
+    let construction = both.find("### The paper's methods").unwrap();
+    let real = both.find("## Table 1 on real splits").unwrap();
+    assert!(construction < real);
+}
+
+#[test]
 fn fit_check_with_point_masses_reports_the_atom() {
     let file = c10();
     let text = stdout(&tce(&[

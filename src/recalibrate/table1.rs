@@ -785,4 +785,33 @@ mod tests {
         assert_eq!(pooled.count, 3);
         assert_eq!(pooled.value(), Some(-0.25 / 3.0));
     }
+
+    #[test]
+    fn a_pick_that_ties_the_lowest_tce_counts_as_best() {
+        let setting = paper_setting("ties", 10);
+        // Histogram binning and isotonic regression share the lowest TCE, 0.
+        let estimates = |histogram: f64, isotonic: f64, temperature: f64| {
+            [histogram, isotonic, 0.9, temperature].map(|v| {
+                let mut values = [None; ESTIMATORS];
+                values[0] = Some(v);
+                Estimates {
+                    values,
+                    sweep_bins: [None; ESTIMATORS],
+                }
+            })
+        };
+        let tied = Repetition {
+            tce: [0.0, 0.0, 0.3, 0.2],
+            estimates: estimates(0.4, 0.1, 0.3),
+        };
+        let missed = Repetition {
+            tce: [0.0, 0.0, 0.3, 0.2],
+            estimates: estimates(0.4, 0.5, 0.3),
+        };
+        let s = summarize(&setting, &[tied, missed], &PAPER_METHODS).unwrap();
+        // "Best in" credits the first tied method; picking the other is still right.
+        assert_eq!(s.tce_best, [2, 0, 0, 0]);
+        assert_eq!(s.tied, 2);
+        assert_eq!(s.agreements[0], 1);
+    }
 }

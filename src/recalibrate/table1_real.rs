@@ -335,51 +335,93 @@ mod tests {
         );
     }
 
-    /// 600 rows of a paper model, as a file.
-    fn small_file() -> RealFile {
-        let model = crate::sim::Model::new(
-            crate::sim::Beta::new(2.0, 0.5).unwrap(),
-            Curve::polynomial(1.5).unwrap(),
-        );
-        let (scores, labels) = model.dataset(4, 0, 600);
-        RealFile::new("small".into(), scores, labels).unwrap()
+    /// The bundled Birds file (ResNet-50 on Caltech-UCSD Birds, 2897 rows), its first two
+    /// columns.
+    fn birds() -> RealFile {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/resnet50_birds_test.csv");
+        let text = std::fs::read_to_string(path).unwrap();
+        let (mut scores, mut labels) = (Vec::new(), Vec::new());
+        for line in text.lines().skip(1) {
+            let mut fields = line.split(',');
+            scores.push(fields.next().unwrap().parse::<f64>().unwrap());
+            labels.push(fields.next().unwrap().parse::<u8>().unwrap());
+        }
+        assert_eq!(scores.len(), 2897);
+        RealFile::new("birds".into(), scores, labels).unwrap()
     }
 
     #[test]
-    fn a_split_partitions_the_rows_and_the_identity_map_gives_the_file_model_tce() {
-        let file = small_file();
-        let split = Split::Sizes {
-            calibration: 200,
-            test: 300,
-        };
-        let outcome = repetition(&file, split, 9, 1).unwrap();
-        assert_eq!(outcome, repetition(&file, split, 9, 1).unwrap());
-        assert_ne!(outcome, repetition(&file, split, 9, 2).unwrap());
+    fn a_small_run_on_birds_counts_exactly() {
+        let file = birds();
         // Truth (b) of the identity map is the whole file's model's own TCE.
         let identity = RecalibrationMap::Monotone(Curve::logistic_log_odds(0.0, 1.0).unwrap());
         let tce = recalibrated_tce(&file.fit.model, &identity, 2.0).unwrap();
         assert!(
-            (tce - file.fit.tce_l2).abs() < 1e-10 * file.fit.tce_l2,
+            (tce - file.fit.tce_l2).abs() <= 1e-10 * file.fit.tce_l2,
             "{tce} vs {}",
             file.fit.tce_l2
         );
-        assert!(outcome
-            .file_model_tce
-            .iter()
-            .all(|t| t.is_finite() && *t >= 0.0));
+        let split = Split::Sizes {
+            calibration: 300,
+            test: 300,
+        };
+        let outcomes = run(&file, split, 6, 1).unwrap();
+        // Each split is a pure function of (seed, index).
+        assert_eq!(outcomes[2], repetition(&file, split, 1, 2).unwrap());
+        assert_ne!(outcomes[2], repetition(&file, split, 2, 2).unwrap());
+        let paper = &super::super::table1::PAPER_METHODS;
+        // The counts `tce table1 --mode real --splits 6 --seed 1 --calibration 300
+        // --test 300 data/resnet50_birds_test.csv` prints (as shares of 6).
+        let (a, left_out) = summarize(&file, split, &outcomes, Truth::TestFit, paper).unwrap();
+        assert_eq!((left_out, a.repetitions, a.sizes), (0, 6, (300, 300)));
+        // Histogram, isotonic, Platt (not competing), temperature.
+        assert_eq!(a.tce_best, [3, 1, 0, 2]);
+        // The flexible fit of a recalibrated test part is often calibrated (TCE 0) for
+        // more than one method.
+        assert_eq!(a.tied, 3);
+        // EW ECE_bin, EM ECE_bin, EM ECE_sweep, ties kept, EM ECE_debias, KDE.
+        assert_eq!(a.agreements, [3, 5, 5, 5, 4, 3]);
+        let (b, _) = summarize(&file, split, &outcomes, Truth::FileModel, paper).unwrap();
+        assert_eq!(b.tce_best, [0, 0, 0, 6]);
+        assert_eq!(b.tied, 0);
+        assert_eq!(b.agreements, [2, 3, 4, 4, 2, 5]);
+        assert_eq!(b.original_tce, file.fit.tce_l2);
+    }
+
+    #[test]
+    fn the_split_count_and_the_rows_are_checked() {
+        let file = birds();
+        let split = Split::Sizes {
+            calibration: 2000,
+            test: 898,
+        };
         assert_eq!(
-            run(&file, split, 0, 9),
+            run(&file, split, 1, 0),
+            Err(Table1RealError::TooFewRows {
+                rows: 2897,
+                calibration: 2000,
+                test: 898
+            })
+        );
+        assert_eq!(
+            run(&file, Split::Halves, 0, 0),
             Err(Table1RealError::Table1(Table1Error::RepetitionsOutOfRange(
                 0
             )))
         );
-        let too_big = Split::Sizes {
-            calibration: 300,
-            test: 301,
-        };
+        let too_many = super::super::table1::MAX_REPETITIONS + 1;
+        assert_eq!(
+            run(&file, Split::Halves, too_many, 0),
+            Err(Table1RealError::Table1(Table1Error::RepetitionsOutOfRange(
+                too_many
+            )))
+        );
+        // A file whose every score is 0 or 1 has no model to integrate maps against.
         assert!(matches!(
-            run(&file, too_big, 1, 9),
-            Err(Table1RealError::TooFewRows { rows: 600, .. })
+            RealFile::new("atoms".into(), vec![0.0, 1.0, 1.0], vec![0, 1, 1]),
+            Err(Table1RealError::FileFit(
+                FlexibleFitError::NoContinuousScores
+            ))
         ));
     }
 }

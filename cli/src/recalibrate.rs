@@ -957,6 +957,11 @@ pub fn check_table1(args: &Table1Args, reps_option: &str) -> Result<(), Failure>
     }
     if args.mode.real() {
         check_repetitions(args.splits).map_err(|e| table1_failure(&e, "--splits"))?;
+        if args.files.is_empty() {
+            return Err(Failure::input(
+                "--mode real and --mode both split data files: give at least one",
+            ));
+        }
     }
     Ok(())
 }

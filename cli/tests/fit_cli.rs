@@ -816,6 +816,8 @@ fn table1_on_real_splits_refuses_bad_counts_and_notes_small_files() {
         "--splits 0",
     );
     assert!(stderr.contains("--splits: 0 repetitions"), "{stderr}");
+    let stderr = exits(&tce(&["table1", "--mode", "real"]), 2, "no files");
+    assert!(stderr.contains("at least one"), "{stderr}");
     // Birds' 2897 rows hold no paper-size split (5000 + 10000): that table notes it and
     // the halves stand.
     let text = stdout(&tce(&[

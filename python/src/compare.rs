@@ -218,14 +218,17 @@ impl Comparison {
 /// both models on the same rows; BCa, percentile where BCa is undefined), the p-value
 /// of Δ = 0 and the decision p <= ``alpha``. One model before and after recalibration:
 /// ``scores_a`` the original, ``scores_b`` the recalibrated confidences, the same
-/// labels twice. The same options as ``tce compare``; the same seed gives the same
+/// labels twice. ``ids_a`` and ``ids_b`` (optional, both or neither: sequences of ids,
+/// compared as their ``str()``) pair the rows by id, as ``tce compare --id`` does: every
+/// id exactly once in each and in both, rows in A's order; otherwise rows pair by
+/// position. The same options as ``tce compare``; the same seed gives the same
 /// numbers. ``sources`` names the two arrays in the outputs.
 #[pyfunction]
 #[pyo3(signature = (
     scores_a, labels_a, scores_b, labels_b, *, statistic="ece_sweep:equal_mass",
     resamples=tce::decision::DEFAULT_RESAMPLES, alpha=tce::decision::DEFAULT_ALPHA, seed=0,
     bins=15, norm=2.0, max_bins=None, paper_limit=false, logits=false,
-    sources=("A".to_owned(), "B".to_owned())
+    sources=("A".to_owned(), "B".to_owned()), ids_a=None, ids_b=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn compare(
@@ -244,6 +247,8 @@ pub fn compare(
     paper_limit: bool,
     logits: bool,
     sources: (String, String),
+    ids_a: Option<&Bound<'_, PyAny>>,
+    ids_b: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Comparison> {
     let settings = (|| -> Result<CompareSettings, Failure> {
         if let Some(b) = max_bins {
@@ -277,8 +282,23 @@ pub fn compare(
         })
     };
     let (a, b) = (read(scores_a, labels_a)?, read(scores_b, labels_b)?);
+    let ids = match (ids_a, ids_b) {
+        (None, None) => None,
+        (Some(ids_a), Some(ids_b)) => Some((id_strings(ids_a)?, id_strings(ids_b)?)),
+        _ => {
+            return Err(raise(py)(Failure::option(
+                "ids_a and ids_b go together: give both or neither".to_owned(),
+            )))
+        }
+    };
     let comparison = py
-        .detach(|| core_compare(&Paired::by_order(a.outputs(), b.outputs())?, &settings))
+        .detach(|| {
+            let rows = match &ids {
+                None => Paired::by_order(a.outputs(), b.outputs())?,
+                Some((ids_a, ids_b)) => Paired::by_id((ids_a, a.outputs()), (ids_b, b.outputs()))?,
+            };
+            core_compare(&rows, &settings)
+        })
         .map_err(|e| raise(py)(failure(e)))?;
     let input = |read: &Read| ArrayInput {
         format: "arrays",
@@ -312,4 +332,12 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Comparison>()?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     Ok(())
+}
+
+/// The ids of one input as strings (each element's ``str()``), so that ids of any type
+/// compare as the CLI's column values do.
+fn id_strings(ids: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    ids.try_iter()?
+        .map(|id| id.and_then(|id| Ok(id.str()?.to_cow()?.into_owned())))
+        .collect()
 }

@@ -406,4 +406,6 @@ def compare(scores_a: ArrayLike, labels_a: ArrayLike, scores_b: ArrayLike,
             resamples: int = 999, alpha: float = 0.05, seed: int = 0, bins: int = 15,
             norm: float = 2.0, max_bins: Optional[int] = None, paper_limit: bool = False,
             logits: bool = False,
-            sources: tuple[str, str] = ("A", "B")) -> Comparison: ...
+            sources: tuple[str, str] = ("A", "B"),
+            ids_a: Optional[Sequence[object]] = None,
+            ids_b: Optional[Sequence[object]] = None) -> Comparison: ...

@@ -148,3 +148,29 @@ def test_bad_input_is_a_named_error():
         tce.compare(a, y_a, b, y_b, alpha=0.0)
     with pytest.raises(tce.Error):
         tce.compare(a, y_a, b, np.full(50, 2))
+
+
+def test_ids_pair_rows_as_the_order_does():
+    """B's rows shuffled and paired back by id give the comparison of the rows in order,
+    bit for bit; ids of any type compare as their str(); bad ids are named errors."""
+    a, y_a, b, y_b = two_classifiers(n=300, seed=4)
+    ids = np.arange(300)
+    perm = np.random.default_rng(5).permutation(300)
+    by_order = tce.compare(a, y_a, b, y_b, **OPTIONS)
+    by_id = tce.compare(a, y_a, b[perm], y_b[perm], ids_a=ids, ids_b=[str(i) for i in ids[perm]],
+                        **OPTIONS)
+    assert (by_id.delta, by_id.interval, by_id.p_value) == \
+        (by_order.delta, by_order.interval, by_order.p_value)
+    assert by_id.replicates == by_order.replicates
+    # Shuffled but paired by position: the same Δ (each CE is its own rows'), another pairing.
+    shuffled = tce.compare(a, y_a, b[perm], y_b[perm], **OPTIONS)
+    assert shuffled.delta == pytest.approx(by_order.delta, abs=1e-12)
+    assert shuffled.replicates != by_order.replicates
+    with pytest.raises(tce.InvalidOption, match="give both or neither"):
+        tce.compare(a, y_a, b, y_b, ids_a=ids, **OPTIONS)
+    with pytest.raises(tce.InvalidOption, match='"7"'):
+        tce.compare(a, y_a, b, y_b, ids_a=ids, ids_b=[*ids[:7], 300, *ids[8:]], **OPTIONS)
+    with pytest.raises(tce.InvalidOption, match='"1"'):
+        tce.compare(a, y_a, b, y_b, ids_a=[0, 1, 1, *ids[3:]], ids_b=ids, **OPTIONS)
+    with pytest.raises(tce.LengthMismatch):
+        tce.compare(a, y_a, b, y_b, ids_a=ids[:10], ids_b=ids, **OPTIONS)

@@ -21,6 +21,7 @@
 //! (`tce compare`, `tce.compare`). Later decisions (the choice of a recalibration) belong
 //! beside them in this module.
 
+pub mod adjust;
 pub mod chi_square;
 pub mod compare;
 pub mod construction;

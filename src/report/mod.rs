@@ -848,6 +848,73 @@ pub fn report(
     })
 }
 
+/// One of the report's estimators on (scores, labels), with its bootstrap (`None` with 0
+/// resamples): the report's [`EstimatorResult`] for `target`, without the rest of the
+/// report. It equals the row of [`report`] for the same target, settings and seed bit
+/// for bit: resample r draws its positions from its own generator whatever the targets,
+/// and the jackknife's groups depend on n and the seed alone. What `tce.by_group`
+/// computes per group.
+pub fn estimator_result(
+    scores: &[f64],
+    labels: &[u8],
+    target: Target,
+    evaluation: &EvaluationSettings,
+    resampling: Resampling,
+) -> Result<EstimatorResult, ReportError> {
+    if !(resampling.level > 0.0 && resampling.level < 1.0) {
+        return Err(ReportError::InvalidLevel(resampling.level));
+    }
+    if resampling.resamples > MAX_RESAMPLES {
+        return Err(ReportError::TooManyResamples(resampling.resamples));
+    }
+    crate::sample::check_batch(scores, labels).map_err(ReportError::Push)?;
+    if scores.is_empty() {
+        return Err(ReportError::NoSamples);
+    }
+    let n = scores.len();
+    crate::buffer::check_capacity(n).map_err(|_| ReportError::TooManySamples(n))?;
+    let mut storage = crate::storage::sorting_slots(n).map_err(|_| ReportError::OutOfMemory {
+        bytes: 2 * n * core::mem::size_of::<crate::buffer::Slot>(),
+    })?;
+    let mut buffer =
+        SortedBuffer::with_storage(&mut storage[..]).map_err(|_| ReportError::TooManySamples(n))?;
+    buffer
+        .push_batch(scores, labels)
+        .map_err(ReportError::Push)?;
+    let sorted = buffer.sorted_parallel();
+    let data = DataView {
+        sorted,
+        scores,
+        labels,
+    };
+    let on_data = target
+        .spec
+        .evaluate(&data, target.bins, evaluation)
+        .map_err(|cause| ReportError::Estimate {
+            estimator: target.spec,
+            cause,
+        })?;
+    let bootstrap = if resampling.resamples > 0 {
+        bootstrap::try_bootstrap(
+            &sorted,
+            &[target],
+            &[on_data.value],
+            evaluation,
+            resampling,
+            &|| {},
+        )?
+        .pop()
+    } else {
+        None
+    };
+    Ok(EstimatorResult {
+        target,
+        estimate: on_data.value,
+        sweep_bins: on_data.sweep_bins,
+        bootstrap,
+    })
+}
+
 /// The report's estimators on the data: those defined there (`available`, with their
 /// `evaluations` in the same order) and those left out of the rest of the report with the
 /// reason (`unavailable`).
@@ -1185,6 +1252,50 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.estimators, without.estimators);
+    }
+
+    #[test]
+    fn one_estimator_equals_the_reports_row() {
+        // Scores and labels that are not calibrated, with ties, n below and above the
+        // jackknife's group count.
+        for n in [37usize, 400] {
+            let scores: Vec<f64> = (0..n).map(|i| ((i * 37) % 101) as f64 / 100.0).collect();
+            let labels: Vec<u8> = (0..n).map(|i| u8::from((i * 7) % 10 < 6)).collect();
+            let settings = ReportSettings {
+                resamples: 50,
+                simulations: Some(2),
+                test: None,
+                seed: 11,
+                ..ReportSettings::default()
+            };
+            let r = report(&scores, &labels, &settings, &|_| {}).unwrap();
+            let evaluation = EvaluationSettings {
+                norm: settings.norm,
+                sweep: settings.sweep,
+            };
+            let resampling = Resampling {
+                resamples: settings.resamples,
+                level: settings.level,
+                seed: settings.seed,
+            };
+            for row in &r.estimators {
+                let one = estimator_result(&scores, &labels, row.target, &evaluation, resampling)
+                    .unwrap();
+                assert_eq!(&one, row, "{}", row.target.spec);
+            }
+        }
+        let no = estimator_result(
+            &[],
+            &[],
+            targets(&ReportSettings::default())[0],
+            &EvaluationSettings::default(),
+            Resampling {
+                resamples: 10,
+                level: 0.95,
+                seed: 0,
+            },
+        );
+        assert_eq!(no, Err(ReportError::NoSamples));
     }
 
     #[test]

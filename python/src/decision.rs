@@ -69,6 +69,15 @@ impl CalibrationTest {
 
 #[pymethods]
 impl CalibrationTest {
+    /// The notebook's view (Jupyter calls it): an HTML table of the key numbers, made by
+    /// ``tce._display`` from :meth:`to_dict`.
+    fn _repr_html_(slf: &Bound<'_, Self>) -> PyResult<String> {
+        slf.py()
+            .import("tce._display")?
+            .call_method1("test_html", (slf,))?
+            .extract()
+    }
+
     /// Every number as one line of JSON, as ``tce test --json`` prints it (without the
     /// final newline).
     fn to_json(&self) -> String {

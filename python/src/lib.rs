@@ -10,6 +10,8 @@
 //!   library as the CLI renders it;
 //! - `compare`: the paired comparison of two models (`tce.compare`, a `Comparison`);
 //! - `decision`: the calibration test (`tce.calibration_test`, a `CalibrationTest`);
+//! - `groups`: one report estimator with its bootstrap interval per group, and the
+//!   adjusted p-values of `tce.by_group` (python/tce/_groups.py);
 //! - `errors`: the exception of each cause, and the panic boundary.
 
 mod compare;
@@ -17,6 +19,7 @@ mod decision;
 mod errors;
 mod estimates;
 mod functions;
+mod groups;
 mod input;
 mod options;
 mod report;
@@ -61,6 +64,7 @@ fn _tce(m: &Bound<'_, PyModule>) -> PyResult<()> {
     report::register(m)?;
     decision::register(m)?;
     compare::register(m)?;
+    groups::register(m)?;
     // Not `add_function`: that would list it in `__all__`, and so in `tce`'s namespace.
     m.setattr(
         "_panic_for_test",

@@ -52,7 +52,7 @@ pub struct Report {
     json: String,
 }
 
-fn failure(e: ReportError) -> Failure {
+pub(crate) fn failure(e: ReportError) -> Failure {
     match e {
         ReportError::NoSamples => Failure::Named("NoSamples", e.to_string()),
         ReportError::TooManyResamples(_)
@@ -103,6 +103,15 @@ impl Report {
 
 #[pymethods]
 impl Report {
+    /// The notebook's view (Jupyter calls it): an HTML table of the key numbers, made by
+    /// ``tce._display`` from :meth:`to_dict`.
+    fn _repr_html_(slf: &Bound<'_, Self>) -> PyResult<String> {
+        slf.py()
+            .import("tce._display")?
+            .call_method1("report_html", (slf,))?
+            .extract()
+    }
+
     /// Every number as one line of JSON, as ``tce report --json`` prints it (without the
     /// final newline).
     fn to_json(&self) -> String {

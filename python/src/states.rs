@@ -531,6 +531,25 @@ macro_rules! sample_state_methods {
                 self.__copy__(py)
             }
 
+            /// The held samples as ``(scores, labels)`` numpy arrays (float64, uint8), in
+            /// sorted order (by score; equal scores in arrival order): what the
+            /// estimators read. For computations on a state's samples that the state has
+            /// no method for (``tce.spark``'s per-group intervals and tests).
+            fn samples<'py>(
+                &self,
+                py: Python<'py>,
+            ) -> PyResult<(
+                Bound<'py, numpy::PyArray1<f64>>,
+                Bound<'py, numpy::PyArray1<u8>>,
+            )> {
+                let (scores, labels): (Vec<f64>, Vec<u8>) =
+                    locked(py, &self.state, |s| Ok(s.with_sorted(|sorted| sorted.iter().unzip())))?;
+                Ok((
+                    numpy::PyArray1::from_vec(py, scores),
+                    numpy::PyArray1::from_vec(py, labels),
+                ))
+            }
+
             /// ECE_bin of the held samples; arguments as :func:`tce.ece_bin`.
             #[pyo3(signature = (*, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split"))]
             fn ece_bin(

@@ -13,7 +13,10 @@ Functions over arrays: :func:`ece_bin`, :func:`ece_sweep`, :func:`ece_debias`,
 :class:`Model`, :func:`simulate`, :func:`fit`, :func:`fit_recalibration`. The calibration
 report (``tce report``): :func:`report`, a :class:`Report`. Is it calibrated?
 :func:`calibration_test`, a :class:`CalibrationTest` (``tce test``). Is A better calibrated
-than B? :func:`compare`, a :class:`Comparison` (``tce compare``). Errors: every
+than B? :func:`compare`, a :class:`Comparison` (``tce compare``). Which group is
+miscalibrated? :func:`by_group` (a pandas DataFrame, one row per group, with adjusted
+p-values: :func:`p_adjust`). A reliability diagram: ``tce.plot.reliability`` (matplotlib,
+imported when used). Errors: every
 one is a :class:`tce.Error` (a ValueError). Documentation: docs/python.md.
 """
 
@@ -36,6 +39,7 @@ from ._py import (
     LengthMismatch,
     MaskedInput,
     MergeMismatch,
+    MissingGroup,
     NoSamples,
     NonFiniteScore,
     NotNormalized,
@@ -50,3 +54,4 @@ from ._py import (
 )
 from ._tce import *  # noqa: F401,F403  (the extension: functions and classes)
 from ._tce import MAX_BINS, MAX_COUNT, __version__  # noqa: F401
+from ._groups import by_group  # noqa: F401  (pandas is imported when it is called)

@@ -44,6 +44,11 @@ class MaskedInput(Error, TypeError):
     ``a.filled(value)``."""
 
 
+class MissingGroup(Error):
+    """A group key is missing (None or NaN): ``tce.by_group`` neither drops those rows nor
+    makes a group of them; fill them first (``groups.fillna("unknown")``)."""
+
+
 class NotNormalized(Error):
     """A row of class probabilities does not sum to 1 (logits passed as probabilities?)."""
 

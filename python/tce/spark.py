@@ -28,6 +28,10 @@ the partitioning; a merged reservoir is a uniform sample either way and the same
 same input layout (merges run in partition order, then in row order within a partition).
 :func:`partial_states` gives the first step's DataFrame and :func:`merge_partials` the
 second, for a pipeline that stores the partials (a daily job, say).
+
+:func:`by_group` gives ``tce.by_group``'s table (estimate, bootstrap interval, calibration
+test, adjusted p-values) per group of a prediction log, from the same partial states:
+each group's merged reservoir holds the samples the interval and the test need.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ import tce
 
 __all__ = [
     "ESTIMATE_COLUMNS",
+    "by_group",
     "calibration_from_predictions",
     "calibration_from_states",
     "decode_state",
@@ -678,3 +683,115 @@ def calibration_from_states(
     return merge_partials(partials, group_by, paired=False, norm=norm, bins=bins,
                           closure=closure, ties=ties, sweep_limit=sweep_limit,
                           max_bins=max_bins)
+
+
+#: The columns :func:`by_group`'s groups come back with from the workers (the group
+#: columns before them); the adjusted p-values are added on the driver.
+_BY_GROUP_FIELDS = [
+    T.StructField("sample_n", T.LongType(), True),
+    T.StructField("source", T.StringType(), True),
+    T.StructField("n", T.LongType(), True),
+    T.StructField("hits", T.LongType(), True),
+    T.StructField("estimate", T.DoubleType(), True),
+    T.StructField("lower", T.DoubleType(), True),
+    T.StructField("upper", T.DoubleType(), True),
+    T.StructField("interval_kind", T.StringType(), True),
+    T.StructField("statistic", T.StringType(), True),
+    T.StructField("p_value", T.DoubleType(), True),
+    T.StructField("flag", T.BooleanType(), False),
+    T.StructField("reason", T.StringType(), True),
+]
+
+
+def by_group(
+    df: DataFrame,
+    group_by: Sequence[str],
+    *,
+    score_col: str = "score",
+    label_col: str = "label",
+    probs: Union[None, str, Sequence[str]] = None,
+    logits: bool = False,
+    estimator: str = "ece_sweep:equal_mass",
+    bins: int = 15,
+    norm: float = 2.0,
+    max_bins: Optional[int] = None,
+    paper_limit: bool = False,
+    resamples: int = 1000,
+    level: float = 0.95,
+    test: bool = True,
+    test_statistic: str = "auto",
+    test_resamples: Optional[int] = None,
+    test_power_simulations: Optional[int] = None,
+    alpha: float = 0.05,
+    p_adjust: Optional[str] = "holm",
+    min_samples: int = 30,
+    reservoir: int = 10_000,
+    seed: int = 0,
+):
+    """``tce.by_group`` on a Spark DataFrame of predictions: a pandas DataFrame on the
+    driver, one row per group (sorted by key), with ``tce.by_group``'s columns and two
+    more: ``sample_n``, the samples the estimate, interval and test are computed on, and
+    ``source``, ``all samples`` (the group's merged reservoir held every row: the row
+    is ``tce.by_group``'s on those rows) or ``reservoir sample`` (a uniform sample of
+    ``sample_n`` of the group's ``n`` rows: an estimate, interval and test of that
+    sample, valid for it, with the width and power of ``sample_n`` rows). ``n`` is the
+    group's row count (exact, from its histogram), ``hits`` and the flags count the
+    samples. The groups are computed in the workers (``groupBy().applyInArrow``, as
+    :func:`merge_partials`); only their rows come to the driver, which adjusts the
+    p-values over the groups (``p_adjust``, the family as in ``tce.by_group``).
+
+    Inputs and ``reservoir``/``seed`` as :func:`calibration_from_predictions` (the
+    reservoir is required: a histogram holds no samples to resample); the estimator, the
+    bootstrap and the test as ``tce.by_group``. The samples come out of the reservoir
+    sorted by score (equal scores in arrival order), so with distinct scores an
+    ``all samples`` row equals ``tce.by_group`` over the group's rows in score order,
+    bit for bit; the bootstrap interval does not depend on the order of distinct
+    scores, while the test's resampled labels do (the same test, other draws).
+    """
+    from ._groups import _options, _pandas, finish, group_row
+
+    pd = _pandas()
+    group_by = list(group_by)
+    if not group_by:
+        raise ValueError("by_group needs at least one group column")
+    if reservoir is None:
+        raise tce.InvalidOption("by_group needs a reservoir: the bootstrap and the test "
+                                "resample samples, which a histogram does not hold")
+    # Checked on the driver, before any task runs. The reservoir holds top-label samples,
+    # so the group computations read confidences (logits only reach the first step).
+    options = _options(estimator=estimator, bins=bins, norm=norm, max_bins=max_bins,
+                       paper_limit=paper_limit, resamples=resamples, level=level, test=test,
+                       test_statistic=test_statistic, test_resamples=test_resamples,
+                       test_power_simulations=test_power_simulations, alpha=alpha,
+                       p_adjust=p_adjust, min_samples=min_samples, seed=seed, logits=False)
+    partials = partial_states(df, group_by, score_col=score_col, label_col=label_col,
+                              probs=probs, logits=logits, bins=bins, reservoir=reservoir,
+                              seed=seed)
+    group_fields = _group_fields(partials, group_by)
+    out_schema = T.StructType(group_fields + _BY_GROUP_FIELDS)
+    arrow_schema = pa.schema([pa.field(f.name, _arrow_type(f.dataType)) for f in out_schema])
+
+    def compute(table: "pa.Table") -> "pa.Table":
+        merged = {}
+        order = np.argsort(table.column(_PART).to_numpy(), kind="stable")
+        kinds = table.column(_KIND).to_pylist()
+        states = table.column(_STATE).to_pylist()
+        for i in order:
+            merged.setdefault(kinds[i], _Merged()).add_bytes(states[i])
+        histogram, samples = merged["histogram"].state, merged["reservoir"].state
+        for m in merged.values():
+            if m.invalid:  # partials written by partial_states always decode
+                raise tce.DecodeError(m.error)
+        s, y = samples.samples()
+        row = group_row(s, y, options)
+        row["sample_n"] = row.pop("n")
+        row["source"] = _sample_source(samples, len(samples), samples.seen)
+        row["n"] = histogram.samples
+        for c in group_by:
+            row[c] = table.column(c)[0].as_py()
+        return pa.Table.from_pylist([row], schema=arrow_schema)
+
+    rows = partials.groupBy(*group_by).applyInArrow(compute, out_schema).toArrow()
+    rows = rows.sort_by([(c, "ascending") for c in group_by]).to_pylist()
+    extra = ("sample_n", "source")
+    return finish(pd, rows, group_by, options, extra=extra)

@@ -209,6 +209,41 @@ def test_class_probabilities_and_logits_reduce_to_the_top_label(spark, ts):
                                                           logits=True).value
 
 
+def test_by_group_equals_tce_by_group_where_the_reservoir_holds_every_row(spark, ts):
+    import pandas as pd
+
+    rng = np.random.default_rng(4)
+    model = np.array(["a"] * 400 + ["b"] * 300 + ["c"] * 200)
+    scores = rng.uniform(0.3, 1.0, model.size)  # distinct: one sorted order
+    # Group c overconfident by 0.3: the one miscalibrated (known truth).
+    hit = rng.uniform(size=model.size) < np.clip(scores - np.where(model == "c", 0.3, 0), 0, 1)
+    labels = hit.astype(np.int64)
+    rows = [(str(m), float(s), int(y)) for m, s, y in zip(model, scores, labels)]
+    df = spark.sparkContext.parallelize(rows, 3).toDF("model string, score double, label long")
+    fast = dict(resamples=100, test_resamples=99, test_power_simulations=10, seed=3)
+    got = ts.by_group(df, ["model"], reservoir=1000, **fast)
+    assert list(got["source"]) == ["all samples"] * 3
+    assert list(got["n"]) == list(got["sample_n"]) == [400, 300, 200]
+    # The reservoir's samples come sorted by score: tce.by_group over the rows in that
+    # order gives every column, bit for bit (the test's resampled labels follow the order).
+    order = np.argsort(scores, kind="stable")
+    expected = tce.by_group(scores[order], labels[order], model[order], **fast)
+    pd.testing.assert_frame_equal(
+        got.drop(columns=["sample_n", "source"]).rename(columns={"model": "group"}), expected)
+    assert list(got["reject"]) == [False, False, True]
+    # A reservoir smaller than a group: the row is over a uniform sample of it; n stays
+    # the group's exact row count.
+    small = ts.by_group(df, ["model"], reservoir=250, **fast)
+    assert list(small["source"]) == ["reservoir sample", "reservoir sample", "all samples"]
+    assert list(small["sample_n"]) == [250, 250, 200]
+    assert list(small["n"]) == [400, 300, 200]
+    assert small.iloc[2]["estimate"] == got.iloc[2]["estimate"]
+    with pytest.raises(tce.InvalidOption, match="needs a reservoir"):
+        ts.by_group(df, ["model"], reservoir=None)
+    with pytest.raises(tce.InvalidOption, match="p_adjust"):
+        ts.by_group(df, ["model"], p_adjust="bonferroni")
+
+
 def test_bad_predictions_fail_with_the_named_error(spark, ts):
     df = spark.createDataFrame([(0.5, 1), (1.5, 0)], "score double, label long")
     with pytest.raises(Exception, match="ScoreOutOfRange|outside"):

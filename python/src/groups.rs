@@ -58,8 +58,15 @@ pub fn estimator_interval<'py>(
             spec,
             bins: spec.uses_bins().then_some(options::bins(bins)?),
         };
+        let norm = options::norm(norm)?;
+        if spec.kind() == tce::sim::estimator::EstimatorKind::SmoothEce && norm != tce::Norm::L1 {
+            // The core's SmoothEceNeedsL1, as an option error before any data is read.
+            return Err(Failure::option(
+                "smece estimates an L1 calibration error: it needs norm=1".to_owned(),
+            ));
+        }
         let evaluation = EvaluationSettings {
-            norm: options::norm(norm)?,
+            norm,
             sweep: options::sweep(if paper_limit { "paper_code" } else { "samples" }, max_bins)?,
         };
         Ok((target, evaluation))

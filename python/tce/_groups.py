@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _tce
-from ._py import LengthMismatch, MaskedInput, MissingGroup, NoSamples
+from ._py import Error, LengthMismatch, MaskedInput, MissingGroup, NoSamples
 
 #: The default smallest group for which a row is tested (``min_samples``): below it a
 #: group's bootstrap interval and test rest on too few samples to mean much (the
@@ -189,8 +189,14 @@ def _options(*, estimator, bins, norm, max_bins, paper_limit, resamples, level, 
         checks["resamples"] = test_resamples
     if test_power_simulations is not None:
         checks["power_simulations"] = test_power_simulations
-    probe_s, probe_y = np.array([0.25, 0.75]), np.array([0, 1])
-    name = _tce._estimator_interval(probe_s, probe_y,
+    # The estimator checks its options before it reads any sample (NoSamples with none);
+    # its canonical name comes from a run on four samples where every estimator is defined.
+    try:
+        _tce._estimator_interval(np.empty(0), np.empty(0, np.uint8),
+                                 **dict(estimate, logits=False))
+    except NoSamples:
+        pass
+    name = _tce._estimator_interval(np.array([0.2, 0.4, 0.6, 0.8]), np.array([0, 1, 1, 0]),
                                     **dict(estimate, logits=False, resamples=0))["estimator"]
     if test:
         # The test checks its options before it reads any sample: with none, good options
@@ -221,12 +227,19 @@ def group_row(scores, labels, options):
     if hits in (0, n):
         _undefined(row, f"one class of labels (every label is {int(hits == n)}): "
                         "the interval and the test see no label noise")
-    e = _tce._estimator_interval(scores, labels, **options["estimate"])
-    row["estimate"] = e["value"]
-    if e["lower"] is not None:
-        row.update(lower=e["lower"], upper=e["upper"], interval_kind=e["interval_kind"])
-    elif options["estimate"]["resamples"] > 0:
-        _undefined(row, f"no interval: {e['interval_error']}")
+    try:
+        e = _tce._estimator_interval(scores, labels, **options["estimate"])
+    except Error as err:
+        # The options were checked before any group ran: what fails here is the
+        # estimator on these samples (KDE without a hit, say).
+        e = None
+        _undefined(row, f"no estimate: {type(err).__name__}: {err}")
+    if e is not None:
+        row["estimate"] = e["value"]
+        if e["lower"] is not None:
+            row.update(lower=e["lower"], upper=e["upper"], interval_kind=e["interval_kind"])
+        elif options["estimate"]["resamples"] > 0:
+            _undefined(row, f"no interval: {e['interval_error']}")
     if options["test"] is not None:
         t = _tce.calibration_test(scores, labels, **options["test"])
         row["statistic"] = t.statistic

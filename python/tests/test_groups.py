@@ -247,3 +247,16 @@ def test_named_errors():
         tce.by_group(s, y, g, min_samples=0)
     with pytest.raises(tce.InvalidOption):
         tce.by_group(s, y, g, test_statistic="nope")
+    with pytest.raises(tce.InvalidOption, match="norm=1"):
+        tce.by_group(s, y, g, estimator="smece")
+
+
+def test_a_group_where_the_estimator_is_undefined_is_flagged():
+    # KDE is undefined without a hit: that group's row says so, the others are computed.
+    s, y, g = data(sizes=(60, 50), shift=(0.0, 0.0))
+    y = y.copy()
+    y[g == "b"] = 0
+    table = tce.by_group(s, y, g, estimator="kde", test=False, resamples=50)
+    a, b = table.iloc[0], table.iloc[1]
+    assert a["estimate"] == tce.kde_ece(s[g == "a"], y[g == "a"]).value
+    assert b["flag"] and np.isnan(b["estimate"]) and "no estimate: KdeUndefined" in b["reason"]

@@ -33,8 +33,10 @@ def report_html(r) -> str:
     words = r.words or []
     parts = [
         f"<div><strong>tce.Report</strong> n = {r.n}: <strong>{escape(str(r.estimator))}"
-        f" = {num(r.estimate)}</strong> {_interval(r.interval)}"
-        f" ({escape(str(r.interval_kind))}, basis {escape(str(r.basis))})</div>",
+        f" = {num(r.estimate)}</strong>"
+        + ("" if r.interval is None
+           else f" {_interval(r.interval)} ({escape(str(r.interval_kind))})")
+        + f", basis {escape(str(r.basis))}</div>",
     ]
     if words:
         parts.append(f"<p>{escape(words[0])}</p>")

@@ -34,6 +34,9 @@ def test_report_html_shows_the_recommendation_every_estimator_and_the_test():
         assert f"<td>{e['name']}</td><td>{num(e['value'])}</td>" in html
     assert f"p = {num(r.calibration_test['p_value'])}" in html
     assert "n = 20" in html and "tce.Report" in repr(r)
+    # Without resamples: no interval, and no "None" written for it.
+    bare = tce.report(F, Y, resamples=0, simulations=5, test=False)._repr_html_()
+    assert "None" not in bare and "Calibration test" not in bare
 
 
 def test_calibration_test_and_comparison_html():

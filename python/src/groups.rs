@@ -142,6 +142,9 @@ pub fn p_adjust<'py>(
     Ok(PyArray1::from_vec(py, adjusted))
 }
 
+/// The lower and upper ends of intervals, one each per bin.
+type Ends<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
+
 /// The Wilson score interval of each bin's accuracy at `level`, as the report draws its
 /// reliability diagrams ([`tce::report::wilson`]): (lower, upper) arrays, NaN for an
 /// empty bin. ``tce.plot.reliability``'s error bars.
@@ -152,7 +155,7 @@ pub fn wilson_intervals<'py>(
     hits: Vec<u64>,
     counts: Vec<u64>,
     level: f64,
-) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
+) -> PyResult<Ends<'py>> {
     if hits.len() != counts.len() {
         return Err(raise(py)(Failure::Named(
             "LengthMismatch",

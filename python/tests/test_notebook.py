@@ -47,7 +47,7 @@ def test_calibration_test_and_comparison_html():
         assert f"<td>{name}</td><td>{num(p)}</td>" in html
     assert f"p={t.p_value:.4f}" in repr(t)
     a, y = beta_data(400)
-    c = tce.compare(a, np.clip(a - 0.05, 0, 1), y, seed=0, resamples=199)
+    c = tce.compare(a, y, np.clip(a - 0.05, 0, 1), y, seed=0, resamples=199)
     html = c._repr_html_()
     for value in (c.estimate_a, c.estimate_b, c.delta, c.p_value, *c.interval):
         assert num(value) in html

@@ -39,6 +39,11 @@ pub enum ConfigError {
     ZeroCapacity,
     /// A half-life must lie between 1/510 and about 1.25e16 samples (see [`crate::decay`]).
     InvalidHalfLife,
+    /// A calibration alarm's shift θ must be in (0, [`crate::alarm::MAX_SHIFT`]] log-odds.
+    InvalidShift,
+    /// A calibration alarm's threshold h (or a target ARL0 it is derived from) must give
+    /// h in (0, [`crate::alarm::MAX_THRESHOLD`]].
+    InvalidThreshold,
     /// A window's slot and ring storage differ in length.
     StorageMismatch { slots: usize, ring: usize },
     /// The storage holds more slots than a buffer can index (`max`).
@@ -150,6 +155,13 @@ impl fmt::Display for ConfigError {
             Self::InvalidHalfLife => f.write_str(
                 "the half-life must be between 1/510 and about 1.25e16 samples \
                  (so that the decay per sample, 2^(-1/half_life), lies in [2^-510, 1))",
+            ),
+            Self::InvalidShift => f.write_str(
+                "the alarm's shift must be finite, above 0 and at most 10 (in log-odds)",
+            ),
+            Self::InvalidThreshold => f.write_str(
+                "the alarm's threshold must be finite, above 0 and at most 700 \
+                 (a target ARL0 must be finite, positive and give such a threshold)",
             ),
             Self::StorageMismatch { slots, ring } => {
                 write!(f, "{slots} slots but a ring of {ring}: they must be equal")

@@ -30,6 +30,7 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+pub mod alarm;
 pub mod binning;
 pub mod buffer;
 #[cfg(target_has_atomic = "64")]
@@ -70,6 +71,7 @@ pub mod sweep;
 pub mod toplabel;
 pub mod window;
 
+pub use alarm::{AlarmBin, CalibrationAlarm, InlineAlarm};
 pub use binning::{Binning, Closure, Ties};
 pub use buffer::{InlineBuffer, Slot, SortedBuffer, SortedSamples};
 #[cfg(target_has_atomic = "64")]
@@ -86,6 +88,8 @@ pub use stats::BinStats;
 pub use sweep::{SweepLimit, SweepOptions};
 pub use window::{InlineWindow, SlidingWindow};
 
+#[cfg(feature = "std")]
+pub use alarm::BoxedAlarm;
 #[cfg(feature = "std")]
 pub use buffer::BoxedBuffer;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]

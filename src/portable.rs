@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | 0 | 4 | magic `b"TCE\0"` |
 //! | 4 | 2 | format version, [`FORMAT_VERSION`] |
-//! | 6 | 2 | kind: 1 equal-width histogram, 2 sorted buffer, 3 reservoir, 4 sliding window, 5 decaying histogram |
+//! | 6 | 2 | kind: 1 equal-width histogram, 2 sorted buffer, 3 reservoir, 4 sliding window, 5 decaying histogram, 6 calibration alarm |
 //! | 8 | 4 | payload length L |
 //! | 12 | L | payload |
 //! | 12 + L | 4 | CRC-32 (IEEE 802.3) of bytes 0 .. 12 + L |
@@ -22,7 +22,11 @@
 //! arrival order as a buffer payload, so 16 + 9·n bytes. Decaying-histogram payload:
 //! closure (u8), 3 zero bytes, bin count B (u32), the retain factor λ and the next
 //! sample's weight (f64 bits each), then per bin count (u64) and weight, hit weight,
-//! score weight and squared weight (f64 bits each), so 24 + 40·B bytes. Scores are never
+//! score weight and squared weight (f64 bits each), so 24 + 40·B bytes. Calibration-alarm
+//! payload: closure (u8), 3 zero bytes, bin count B (u32), the shift θ and the threshold
+//! h (f64 bits each), samples since the reset and the alarm's sample (0: none) (u64
+//! each), the information sum (f64 bits), then per bin its two CUSUMs (f64 bits each)
+//! and its samples (u64), so 48 + 24·B bytes. Scores are never
 //! −0 (states store +0) and every f64 is written by its IEEE-754 bits, so a decoded state
 //! encodes back to the very same bytes.
 //!
@@ -32,6 +36,7 @@
 
 use core::fmt;
 
+use crate::alarm::{self, AlarmBin, CalibrationAlarm};
 use crate::binning::{equal_width_score_bounds, Closure};
 use crate::buffer::{Slot, SortedBuffer};
 use crate::decay::{self, DecayedBin, DecayingHistogram, MIN_RETAIN, RESCALE_ABOVE};
@@ -53,6 +58,10 @@ const KIND_BUFFER: u16 = 2;
 const KIND_RESERVOIR: u16 = 3;
 const KIND_WINDOW: u16 = 4;
 const KIND_DECAYING: u16 = 5;
+const KIND_ALARM: u16 = 6;
+/// Closure, padding, bin count, shift, threshold, samples, alarm sample, information.
+const ALARM_HEADER: usize = 4 + 4 + 5 * 8;
+const ALARM_BIN_BYTES: usize = 3 * 8;
 /// Capacity, samples seen and the generator's state, before the reservoir's samples.
 const RESERVOIR_HEADER: usize = 4 + 8 + 32;
 /// Window size and samples seen, before the window's samples.
@@ -483,6 +492,13 @@ pub enum FrameShape {
         /// Its bin count B.
         bins: usize,
     },
+    /// A calibration alarm of `bins` bins.
+    Alarm {
+        /// Its bin closure.
+        closure: Closure,
+        /// Its bin count B.
+        bins: usize,
+    },
 }
 
 /// The shape of the state in `bytes`, after checking the frame (magic, version, length,
@@ -543,6 +559,11 @@ pub fn frame_shape(bytes: &[u8]) -> Result<FrameShape, DecodeError> {
             let (closure, bins) = (fields.closure()?, fields.len()?);
             implied(holds(payload, DECAYING_HEADER, DECAYED_BIN_BYTES, bins))?;
             Ok(FrameShape::Decaying { closure, bins })
+        }
+        KIND_ALARM => {
+            let (closure, bins) = (fields.closure()?, fields.len()?);
+            implied(holds(payload, ALARM_HEADER, ALARM_BIN_BYTES, bins))?;
+            Ok(FrameShape::Alarm { closure, bins })
         }
         found => Err(DecodeError::WrongKind { found }),
     }
@@ -1007,6 +1028,132 @@ impl<S: AsRef<[DecayedBin]> + AsMut<[DecayedBin]> + ?Sized> DecayingHistogram<S>
         self.retain = retain;
         self.next_weight = next_weight;
         self.samples = samples;
+        Ok(())
+    }
+}
+
+/// How far (relative) a decoded CUSUM or information sum may pass the most its samples
+/// can add: they are sums of rounded terms. Far above rounding, far below a real excess.
+const ALARM_SLACK: f64 = 1e-9;
+
+impl<S: AsRef<[AlarmBin]> + ?Sized> CalibrationAlarm<S> {
+    /// The number of bytes [`CalibrationAlarm::encode`] writes: 64 + 24 per bin. For an
+    /// alarm too large for the format (a payload above `u32::MAX` bytes) `usize::MAX`:
+    /// `encode` refuses it with [`EncodeError::FrameTooLarge`].
+    pub fn encoded_len(&self) -> usize {
+        or_unencodable(self.frame_len())
+    }
+
+    /// The frame's length, or why there is none.
+    pub(crate) fn frame_len(&self) -> Result<usize, EncodeError> {
+        frame_len(ALARM_HEADER, ALARM_BIN_BYTES, self.bin_count())
+    }
+
+    /// Writes the alarm (settings, samples, alarm sample, information and every bin's
+    /// CUSUMs, bit for bit) into `out` and returns the number of bytes written.
+    ///
+    /// Errors: [`EncodeError::FrameTooLarge`] (see [`Self::encoded_len`]),
+    /// [`EncodeError::BufferTooSmall`]; nothing is written then.
+    pub fn encode(&self, out: &mut [u8]) -> Result<usize, EncodeError> {
+        let payload_len = payload_of(self.frame_len()?);
+        write_frame(out, KIND_ALARM, payload_len, |payload| {
+            payload.put([closure_byte(self.closure()), 0, 0, 0]);
+            // The bin count fits: the payload, longer than it, fits 32 bits.
+            payload.u32(self.bin_count() as u32);
+            payload.f64(self.shift);
+            payload.f64(self.threshold);
+            payload.u64(self.samples);
+            payload.u64(self.alarm_at);
+            payload.f64(self.information);
+            for bin in self.bins() {
+                payload.f64(bin.up);
+                payload.f64(bin.down);
+                payload.u64(bin.samples);
+            }
+        })
+    }
+}
+
+/// Reads one alarm bin, or `None` when no samples of shift θ can have left it: a CUSUM
+/// negative, not finite, or above θ per sample (an increment l± is at most θ), or a
+/// CUSUM without samples.
+fn alarm_bin(unit: &[u8; ALARM_BIN_BYTES], shift: f64) -> Option<AlarmBin> {
+    let mut fields = Reader(unit);
+    let bin = AlarmBin {
+        up: fields.f64().ok()?,
+        down: fields.f64().ok()?,
+        samples: fields.u64().ok()?,
+    };
+    // In f64: samples ≤ 2^64 and θ ≤ 10, no overflow.
+    let most = shift * bin.samples as f64 * (1.0 + ALARM_SLACK);
+    let possible = [bin.up, bin.down]
+        .iter()
+        .all(|w| w.is_finite() && *w >= 0.0 && *w <= most);
+    possible.then_some(bin)
+}
+
+impl<S: AsRef<[AlarmBin]> + AsMut<[AlarmBin]> + ?Sized> CalibrationAlarm<S> {
+    /// Replaces this alarm's state (closure, shift, threshold, samples, alarm and bins)
+    /// with the one in `bytes`, which must have as many bins: it then goes on exactly as
+    /// the encoded one would. On error nothing changes.
+    ///
+    /// Refused as [`DecodeError::Inconsistent`], besides malformed frames: a shift or
+    /// threshold the constructors refuse, bins whose samples do not add up to the
+    /// samples, a CUSUM no samples can reach (see `alarm_bin`), an alarm sample after the
+    /// last sample, no alarm although a CUSUM is at the threshold (the alarm is raised
+    /// as soon as one reaches it), or an information sum negative, not finite or above
+    /// what the samples carry (θ/2 each at most).
+    pub fn decode(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
+        let mut fields = Reader(read_frame(bytes, KIND_ALARM)?);
+        let closure = fields.closure()?;
+        let found = fields.len()?;
+        let (shift, threshold) = (fields.f64()?, fields.f64()?);
+        let (samples, alarm_at) = (fields.u64()?, fields.u64()?);
+        let information = fields.f64()?;
+        let body = fields.rest();
+        // No state has more bins than MAX_BINS, so no encoder writes such a frame.
+        if found > crate::MAX_BINS || !holds(body, 0, ALARM_BIN_BYTES, found) {
+            return Err(DecodeError::Inconsistent);
+        }
+        if found != self.bin_count() {
+            return Err(DecodeError::BinCountMismatch {
+                expected: self.bin_count(),
+                found,
+            });
+        }
+        let settings = alarm::check_shift(shift).and(alarm::check_threshold(threshold));
+        let most_information = 0.5 * shift * samples as f64 * (1.0 + ALARM_SLACK);
+        let possible = settings.is_ok()
+            && samples <= MAX_COUNT
+            && alarm_at <= samples
+            && information.is_finite()
+            && (0.0..=most_information).contains(&information);
+        if !possible {
+            return Err(DecodeError::Inconsistent);
+        }
+        let bins = units::<ALARM_BIN_BYTES>(body);
+        let mut total = 0u64;
+        for chunk in bins.clone() {
+            let bin = alarm_bin(chunk, shift).ok_or(DecodeError::Inconsistent)?;
+            if alarm_at == 0 && (bin.up >= threshold || bin.down >= threshold) {
+                return Err(DecodeError::Inconsistent);
+            }
+            total = add_counts(total, bin.samples).map_err(|_| DecodeError::Inconsistent)?;
+        }
+        if total != samples {
+            return Err(DecodeError::Inconsistent);
+        }
+        for (bin, chunk) in self.bins.as_mut().iter_mut().zip(bins) {
+            *bin = alarm_bin(chunk, shift).unwrap_or(AlarmBin::EMPTY);
+        }
+        self.closure = closure;
+        self.shift = shift;
+        self.threshold = threshold;
+        self.up_factor = libm::expm1(shift);
+        self.down_factor = libm::expm1(-shift);
+        self.samples = samples;
+        self.alarm_at = alarm_at;
+        self.information = information;
         Ok(())
     }
 }

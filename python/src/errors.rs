@@ -139,6 +139,8 @@ impl Failure {
                     ConfigError::ZeroBins => "ZeroBins",
                     ConfigError::ZeroCapacity => "ZeroCapacity",
                     ConfigError::InvalidHalfLife => "InvalidHalfLife",
+                    ConfigError::InvalidShift => "InvalidShift",
+                    ConfigError::InvalidThreshold => "InvalidThreshold",
                     ConfigError::CapacityTooLarge { .. } => "CapacityTooLarge",
                     ConfigError::TooManyBins { .. } => "TooManyBins",
                     ConfigError::StorageMismatch { .. } | ConfigError::ShardMismatch { .. } => {

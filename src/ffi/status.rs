@@ -108,11 +108,16 @@ pub enum tce_status {
     DegenerateWeights = 39,
     /// Merged decaying histograms decay at different rates (different half-lives).
     HalfLifeMismatch = 40,
+    /// A calibration alarm's shift must be finite, above 0 and at most 10 (log-odds).
+    InvalidShift = 41,
+    /// A calibration alarm's threshold must be finite, above 0 and at most 700, or a
+    /// target ARL0 does not give such a threshold.
+    InvalidThreshold = 42,
 }
 
 impl tce_status {
     /// Every status, in value order.
-    pub(crate) const ALL: [tce_status; 41] = [
+    pub(crate) const ALL: [tce_status; 43] = [
         Self::Ok,
         Self::NullPointer,
         Self::NonFiniteScore,
@@ -154,6 +159,8 @@ impl tce_status {
         Self::FrameTooLarge,
         Self::DegenerateWeights,
         Self::HalfLifeMismatch,
+        Self::InvalidShift,
+        Self::InvalidThreshold,
     ];
 
     /// The static NUL-terminated message of the status.
@@ -208,6 +215,10 @@ impl tce_status {
             Self::HalfLifeMismatch => {
                 "cannot merge decaying histograms with different half-lives\0"
             }
+            Self::InvalidShift => "the alarm's shift must be in (0, 10] log-odds\0",
+            Self::InvalidThreshold => {
+                "the alarm's threshold (or the one a target ARL0 gives) must be in (0, 700]\0"
+            }
         }
     }
 }
@@ -244,6 +255,8 @@ impl From<ConfigError> for tce_status {
             ConfigError::ZeroCapacity => Self::ZeroCapacity,
             ConfigError::CapacityTooLarge { .. } => Self::CapacityTooLarge,
             ConfigError::InvalidHalfLife => Self::InvalidHalfLife,
+            ConfigError::InvalidShift => Self::InvalidShift,
+            ConfigError::InvalidThreshold => Self::InvalidThreshold,
             ConfigError::StorageMismatch { .. } | ConfigError::ShardMismatch { .. } => {
                 Self::StorageMismatch
             }

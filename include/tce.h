@@ -231,6 +231,15 @@ enum tce_status
    * Merged decaying histograms decay at different rates (different half-lives).
    */
   TCE_STATUS_HALF_LIFE_MISMATCH = 40,
+  /**
+   * A calibration alarm's shift must be finite, above 0 and at most 10 (log-odds).
+   */
+  TCE_STATUS_INVALID_SHIFT = 41,
+  /**
+   * A calibration alarm's threshold must be finite, above 0 and at most 700, or a
+   * target ARL0 does not give such a threshold.
+   */
+  TCE_STATUS_INVALID_THRESHOLD = 42,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -370,6 +379,19 @@ typedef enum tce_row_kind tce_row_kind;
 typedef uint32_t tce_row_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
+
+/**
+ * A calibration alarm: per equal-width bin, two CUSUMs of the log-likelihood ratio of
+ * calibration against odds times e^shift (accuracy above the confidence) and e^−shift
+ * (below it); raised when one reaches the threshold h, until `tce_alarm_reset`. On a
+ * calibrated stream the mean number of samples from a reset to a false alarm (ARL0) is
+ * at least e^h/2 (`tce_alarm_guaranteed_arl0`), and about (e^h − h − 1)/(2·I)
+ * (`tce_alarm_approximate_arl0`) for scores of mean information I per sample
+ * (`tce_alarm_information`); docs/monitoring.md measures both. Alarms do not merge (a
+ * CUSUM depends on the order of its samples). Opaque; lives in caller memory
+ * (`tce_alarm_layout`, `tce_alarm_init`) or on the heap (`tce_alarm_new`, with `std`).
+ */
+typedef struct tce_alarm tce_alarm;
 
 /**
  * An equal-width histogram that many threads push into at once, without locks: the
@@ -549,6 +571,50 @@ typedef struct tce_decayed_bin_stats {
    */
   double effective_count;
 } tce_decayed_bin_stats;
+
+/**
+ * What an alarm reports (`tce_alarm_read`).
+ */
+typedef struct tce_alarm_report {
+  /**
+   * The largest of the 2B CUSUMs (0 before any sample).
+   */
+  double statistic;
+  /**
+   * The threshold h.
+   */
+  double threshold;
+  /**
+   * The shift in log-odds the CUSUMs test for.
+   */
+  double shift;
+  /**
+   * 1 if the statistic has reached the threshold since the last reset, else 0.
+   */
+  uint8_t alarm;
+  /**
+   * The sample since the reset (1 for the first) at which the alarm went off; 0 if it
+   * has not.
+   */
+  uint64_t alarm_at;
+  /**
+   * Samples since initialisation or the last reset.
+   */
+  uint64_t samples;
+  /**
+   * The mean information per sample of the scores since the reset (NaN before any).
+   */
+  double mean_information;
+  /**
+   * The guaranteed lower bound on ARL0, e^h/2 samples.
+   */
+  double guaranteed_arl0;
+  /**
+   * The approximate ARL0 on the scores since the reset, (e^h − h − 1)/(2·I) samples
+   * (NaN before any sample, infinite if all were 0 or 1).
+   */
+  double approximate_arl0;
+} tce_alarm_report;
 
 /**
  * A smooth ECE and its bandwidth.
@@ -1591,6 +1657,203 @@ tce_status tce_decaying_histogram_ece_debias(const struct tce_decaying_histogram
 tce_status tce_decaying_histogram_bin_stats(const struct tce_decaying_histogram *h,
                                             struct tce_decayed_bin_stats *out,
                                             size_t out_len);
+
+/**
+ * The size and alignment of caller memory for an alarm of `bins` bins (24 bytes a bin
+ * and a header).
+ *
+ * Errors: `ZERO_BINS`; `TOO_MANY_BINS` (above `TCE_MAX_BINS`); `NULL_POINTER`.
+ *
+ * # Safety
+ * `size` and `align` must be NULL or valid for writes.
+ */
+tce_status tce_alarm_layout(size_t bins, size_t *size, size_t *align);
+
+/**
+ * Initialises an empty alarm of `bins` bins closed as `closure` (a `tce_closure`
+ * value), testing for a log-odds shift of `shift` (in (0, 10]; ln 2 ≈ 0.693 tests for
+ * doubled or halved odds) and raised at `threshold` (in (0, 700]; from a target ARL0
+ * with `tce_alarm_threshold_for_arl0`), in `memory[0..memory_len]` (at least the size
+ * and alignment of `tce_alarm_layout`), and writes its handle to `*out`. The memory
+ * stays the caller's; nothing to free.
+ *
+ * Errors: `NULL_POINTER`, `ZERO_BINS`, `TOO_MANY_BINS`, `INVALID_ENUM`,
+ * `INVALID_SHIFT`, `INVALID_THRESHOLD`, `MISALIGNED`, `BUFFER_TOO_SMALL`,
+ * `CAPACITY_TOO_LARGE`. On error the memory is untouched.
+ *
+ * # Safety
+ * `memory` must be NULL or writable for `memory_len` bytes; `out` NULL or valid for a
+ * write.
+ */
+tce_status tce_alarm_init(void *memory,
+                          size_t memory_len,
+                          size_t bins,
+                          uint32_t closure,
+                          double shift,
+                          double threshold,
+                          struct tce_alarm **out);
+
+/**
+ * Allocates an empty alarm on the heap (arguments as `tce_alarm_init`); release it
+ * with `tce_alarm_free`. Only in builds with the `std` feature.
+ *
+ * Errors: `NULL_POINTER`, `ZERO_BINS`, `TOO_MANY_BINS`, `INVALID_ENUM`,
+ * `INVALID_SHIFT`, `INVALID_THRESHOLD`, `CAPACITY_TOO_LARGE`, `ALLOCATION_FAILED`.
+ * Every argument is checked before allocating; on error nothing stays allocated.
+ *
+ * # Safety
+ * `out` must be NULL or valid for a write.
+ */
+tce_status tce_alarm_new(size_t bins,
+                         uint32_t closure,
+                         double shift,
+                         double threshold,
+                         struct tce_alarm **out);
+
+/**
+ * Releases an alarm from `tce_alarm_new`. NULL is a no-op, and so is one in caller
+ * memory or a handle of another kind. Only in builds with the `std` feature.
+ *
+ * # Safety
+ * `a` must be NULL or a valid handle, not used afterwards (a double free is undefined).
+ */
+void tce_alarm_free(struct tce_alarm *a);
+
+/**
+ * Records one (score, label) pair, whenever its label comes.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `NON_FINITE_SCORE`, `SCORE_OUT_OF_RANGE`,
+ * `INVALID_LABEL`, `COUNT_OVERFLOW` (already `TCE_MAX_COUNT` samples since the reset);
+ * nothing is recorded then.
+ *
+ * # Safety
+ * `a` must be NULL or a valid handle.
+ */
+tce_status tce_alarm_push(struct tce_alarm *a, double score, uint8_t label);
+
+/**
+ * Records a batch in order: all of it, or (a bad element) none of it.
+ *
+ * Errors: as `tce_alarm_push`, and `LENGTH_MISMATCH`, `MISALIGNED`.
+ *
+ * # Safety
+ * `a` NULL or a valid handle; `scores` / `labels` NULL or readable for their lengths.
+ */
+tce_status tce_alarm_push_batch(struct tce_alarm *a,
+                                const double *scores,
+                                size_t scores_len,
+                                const uint8_t *labels,
+                                size_t labels_len);
+
+/**
+ * Clears the CUSUMs, the alarm, the samples and the information (the ARL0 counts from
+ * here); bins, closure, shift and threshold stay.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`.
+ *
+ * # Safety
+ * `a` must be NULL or a valid handle.
+ */
+tce_status tce_alarm_reset(struct tce_alarm *a);
+
+/**
+ * Writes the alarm's statistic, settings, alarm flag and stated rates to `*out`.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`.
+ *
+ * # Safety
+ * `a` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_alarm_read(const struct tce_alarm *a, struct tce_alarm_report *out);
+
+/**
+ * The number of bins B.
+ *
+ * # Safety
+ * `a` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_alarm_bin_count(const struct tce_alarm *a, size_t *out);
+
+/**
+ * The guaranteed lower bound on the ARL0 of threshold `threshold`: e^h/2 samples, for
+ * any scores in any order (NaN for a NaN threshold).
+ */
+double tce_alarm_guaranteed_arl0(double threshold);
+
+/**
+ * The approximate ARL0 of threshold `threshold` on scores of mean information
+ * `mean_information` per sample: (e^h − h − 1)/(2·I) samples.
+ */
+double tce_alarm_approximate_arl0(double threshold, double mean_information);
+
+/**
+ * The information per sample of a score `score` for shift `shift`: average it over
+ * reference scores to get the I of `tce_alarm_threshold_for_arl0`.
+ */
+double tce_alarm_information(double shift, double score);
+
+/**
+ * The threshold whose approximate ARL0 is `arl0` samples on scores of mean information
+ * `mean_information`, to `*out`.
+ *
+ * Errors: `NULL_POINTER`, `INVALID_THRESHOLD` (a non-positive or non-finite argument,
+ * or a threshold above 700).
+ *
+ * # Safety
+ * `out` NULL or valid for a write.
+ */
+tce_status tce_alarm_threshold_for_arl0(double arl0, double mean_information, double *out);
+
+/**
+ * The threshold whose guaranteed ARL0 is `arl0` samples, ln(2·arl0), to `*out`.
+ *
+ * Errors: `NULL_POINTER`, `INVALID_THRESHOLD` (`arl0` below 1 or not finite).
+ *
+ * # Safety
+ * `out` NULL or valid for a write.
+ */
+tce_status tce_alarm_threshold_for_guaranteed_arl0(double arl0, double *out);
+
+/**
+ * The number of bytes `tce_alarm_encode` writes: 64 + 24 per bin.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `FRAME_TOO_LARGE`.
+ *
+ * # Safety
+ * `a` NULL or a valid handle; `out` NULL or valid for a write.
+ */
+tce_status tce_alarm_encoded_len(const struct tce_alarm *a, size_t *out);
+
+/**
+ * Serialises the alarm (settings, samples, alarm and every CUSUM, bit for bit) into
+ * `out[0..out_len]` and writes the number of bytes to `*written`.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `MISALIGNED`, `BUFFER_TOO_SMALL`,
+ * `FRAME_TOO_LARGE`; nothing written then.
+ *
+ * # Safety
+ * `a` NULL or a valid handle; `out` NULL or writable for `out_len` bytes, not
+ * overlapping the state; `written` NULL or valid for a write.
+ */
+tce_status tce_alarm_encode(const struct tce_alarm *a,
+                            uint8_t *out,
+                            size_t out_len,
+                            size_t *written);
+
+/**
+ * Replaces the state of `a` with the one in `bytes[0..bytes_len]`, which must have as
+ * many bins: `a` then goes on exactly as the encoded alarm would. Checks everything
+ * first.
+ *
+ * Errors: `NULL_POINTER`, `WRONG_STATE`, `TRUNCATED`, `BAD_MAGIC`,
+ * `UNSUPPORTED_VERSION`, `CHECKSUM`, `WRONG_KIND`, `INCONSISTENT`,
+ * `BIN_COUNT_MISMATCH`; `a` is unchanged then.
+ *
+ * # Safety
+ * `a` NULL or a valid handle; `bytes` NULL or readable for `bytes_len` bytes, not
+ * overlapping the state.
+ */
+tce_status tce_alarm_decode(struct tce_alarm *a, const uint8_t *bytes, size_t bytes_len);
 
 /**
  * The size and alignment of caller memory for a concurrent histogram of `shards` shards

@@ -864,6 +864,56 @@ fn prometheus_exporter_writes_exact_metrics_atomically() {
         .sum();
     assert_eq!(total, n as f64);
 
+    // The alarm: 10 bins, shift ln 2, threshold 10, every row, never reset.
+    let mut alarm =
+        tce::InlineAlarm::<10>::new(Closure::Left, core::f64::consts::LN_2, 10.0).unwrap();
+    alarm.push_batch(&scores, &labels).unwrap();
+    assert_eq!(types["tce_alarm_raised"], "gauge");
+    let alarm_expected = [
+        ("tce_alarm_statistic", &[][..], alarm.statistic()),
+        ("tce_alarm_threshold", &[][..], 10.0),
+        ("tce_alarm_raised", &[][..], f64::from(u8::from(alarm.alarm()))),
+        ("tce_alarm_samples", &[][..], n as f64),
+        (
+            "tce_alarm_stated_arl0",
+            &[("bound", "guaranteed")][..],
+            alarm.guaranteed_arl0(),
+        ),
+        (
+            "tce_alarm_stated_arl0",
+            &[("bound", "approximate")][..],
+            alarm.approximate_arl0(),
+        ),
+    ];
+    for (name, labels, rust) in alarm_expected {
+        let exported = prom_value(&samples, name, labels);
+        assert!(
+            (exported - rust).abs() <= 1e-12 * rust.abs().max(1.0),
+            "{name}{labels:?}: exported {exported}, Rust {rust}"
+        );
+    }
+    // ResNet-110 on CIFAR-10 is over-confident (ECE about 6.6 %): the alarm is raised.
+    assert!(alarm.alarm() && alarm.statistic() > 10.0);
+
+    // And the real tool agrees the exposition is valid: promtool (Debian package
+    // `prometheus`, installed by scripts/test) reads it from stdin. Missing, it fails
+    // the test rather than skipping it.
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian package `prometheus`) must be installed: scripts/test installs it");
+    std::io::Write::write_all(promtool.stdin.as_mut().unwrap(), text.as_bytes()).unwrap();
+    let checked = promtool.wait_with_output().unwrap();
+    assert!(
+        checked.status.success(),
+        "promtool check metrics: {}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+
     // The parser is strict: it refuses what a scraper would.
     for bad in [
         "tce_x 1\n",                                                                // no TYPE

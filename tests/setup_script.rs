@@ -149,8 +149,8 @@ fn check_reports_exactly_what_is_missing() {
     let real_path = std::env::var_os("PATH").unwrap();
     let base = baseline(Path::new(&real_path), &venv);
 
-    // No valgrind, cmake, pkg-config, setarch, chromium, QEMU, ARM cross-compiler; a gcc
-    // that cannot link TSan; a toolchain without the bare-metal target.
+    // No valgrind, cmake, pkg-config, setarch, chromium, promtool, QEMU, ARM
+    // cross-compiler; a gcc that cannot link TSan; a toolchain without the bare-metal target.
     let bin = tmp.0.join("bin");
     std::fs::create_dir(&bin).unwrap();
     stripped_path(
@@ -161,6 +161,7 @@ fn check_reports_exactly_what_is_missing() {
             "pkg-config",
             "setarch",
             "chromium",
+            "promtool",
             "qemu-system-arm",
             "arm-none-eabi-gcc",
         ],
@@ -200,6 +201,7 @@ fn check_reports_exactly_what_is_missing() {
         "cmake (apt) because `cmake` is missing",
         "util-linux (apt) because `setarch` is missing",
         "chromium (apt) because `chromium` is missing",
+        "prometheus (apt) because `promtool` is missing",
         "qemu-system-arm (apt) because `qemu-system-arm` is missing",
         "gcc-arm-none-eabi (apt) because `arm-none-eabi-gcc` is missing",
         "libnewlib-arm-none-eabi (apt) because `arm-none-eabi-gcc` is missing, and it comes \

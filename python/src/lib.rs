@@ -59,6 +59,7 @@ fn _tce(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<states::SlidingWindow>()?;
     m.add_class::<states::Reservoir>()?;
     m.add_class::<states::DecayingHistogram>()?;
+    m.add_class::<states::CalibrationAlarm>()?;
     m.add_class::<states::ConcurrentHistogram>()?;
     simulation::register(m)?;
     report::register(m)?;

@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use tce::portable::{frame_shape, DecodeError, FrameShape};
+use tce::alarm::{self, AlarmBin, BoxedAlarm};
 use tce::{
     AtomicBin, BinStats, BoxedBuffer, BoxedConcurrentHistogram, BoxedDecayingHistogram,
     BoxedHistogram, BoxedReservoir, BoxedWindow, Closure, ConcurrentHistogram as CoreConcurrent,
@@ -158,6 +159,41 @@ impl Portable for BoxedDecayingHistogram {
     fn encode(&mut self, out: &mut [u8]) -> Result<usize, tce::portable::EncodeError> {
         CoreDecaying::encode(self, out)
     }
+}
+
+impl Portable for BoxedAlarm {
+    fn decode_new(bytes: &[u8], shape: FrameShape, _: Option<usize>) -> Result<Self, Failure> {
+        let FrameShape::Alarm { closure, bins } = shape else {
+            return Err(wrong_kind(bytes));
+        };
+        // Any valid settings: decoding replaces them with the frame's.
+        let mut a = new_alarm(bins, closure, 1.0, 1.0)?;
+        a.decode(bytes)?;
+        Ok(a)
+    }
+    fn encoded_len(&self) -> usize {
+        tce::CalibrationAlarm::encoded_len(self)
+    }
+    fn encode(&mut self, out: &mut [u8]) -> Result<usize, tce::portable::EncodeError> {
+        tce::CalibrationAlarm::encode(self, out)
+    }
+}
+
+fn new_alarm(
+    bins: usize,
+    closure: Closure,
+    shift: f64,
+    threshold: f64,
+) -> Result<BoxedAlarm, Failure> {
+    tce::binning::check_bin_count(bins)?;
+    alarm::check_shift(shift)?;
+    alarm::check_threshold(threshold)?;
+    Ok(tce::CalibrationAlarm::with_boxed_storage(
+        boxed(AlarmBin::EMPTY, bins, "bins")?,
+        closure,
+        shift,
+        threshold,
+    )?)
 }
 
 fn new_histogram(bins: usize, closure: Closure) -> Result<BoxedHistogram, Failure> {
@@ -1107,6 +1143,202 @@ impl DecayingHistogram {
                 d.bin_count(),
                 options::closure_name(d.closure()),
                 d.samples()
+            ))
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// A calibration alarm with a stated false-alarm rate (per-bin CUSUMs against odds times
+/// e^±shift; docs/monitoring.md): ``CalibrationAlarm(threshold, shift=ln 2, bins=10,
+/// closure="left")``. On a calibrated stream the mean number of samples from a reset to
+/// a false alarm is at least ``guaranteed_arl0`` (e^threshold / 2) and about
+/// ``approximate_arl0``; ``threshold_for_arl0`` gives the threshold for a target.
+#[pyclass(frozen, module = "tce")]
+pub struct CalibrationAlarm {
+    state: Mutex<BoxedAlarm>,
+}
+
+impl CalibrationAlarm {
+    fn wrap(a: BoxedAlarm) -> Self {
+        CalibrationAlarm {
+            state: Mutex::new(a),
+        }
+    }
+}
+
+#[pymethods]
+impl CalibrationAlarm {
+    #[new]
+    #[pyo3(signature = (threshold, shift=std::f64::consts::LN_2, bins=10, closure="left"))]
+    fn new(
+        py: Python<'_>,
+        threshold: f64,
+        shift: f64,
+        #[pyo3(from_py_with = options::bins_arg)] bins: usize,
+        closure: &str,
+    ) -> PyResult<Self> {
+        let closure = options::closure(closure).map_err(raise(py))?;
+        Ok(Self::wrap(
+            new_alarm(bins, closure, shift, threshold).map_err(raise(py))?,
+        ))
+    }
+
+    /// Records one (score, label) pair, whenever its label comes; a bad one is refused
+    /// and nothing changes. Returns whether the alarm is raised.
+    fn push(&self, py: Python<'_>, score: f64, label: u8) -> PyResult<bool> {
+        locked(py, &self.state, |a| {
+            a.push(score, label)?;
+            Ok(a.alarm())
+        })
+    }
+
+    /// Records a batch in order: all of it, or (on a bad element) none of it.
+    #[pyo3(signature = (scores, labels, *, logits=false))]
+    fn update(
+        &self,
+        scores: &Bound<'_, PyAny>,
+        labels: &Bound<'_, PyAny>,
+        logits: bool,
+    ) -> PyResult<()> {
+        update(&self.state, scores, labels, logits, |a, s, l| {
+            a.push_batch(s, l)
+        })
+    }
+
+    /// The largest of the per-bin CUSUMs (0 before any sample).
+    #[getter]
+    fn statistic(&self, py: Python<'_>) -> PyResult<f64> {
+        locked(py, &self.state, |a| Ok(a.statistic()))
+    }
+
+    /// Whether the statistic has reached the threshold since the last reset.
+    #[getter]
+    fn alarm(&self, py: Python<'_>) -> PyResult<bool> {
+        locked(py, &self.state, |a| Ok(a.alarm()))
+    }
+
+    /// The sample since the reset (1 for the first) at which the alarm went off, or None.
+    #[getter]
+    fn alarm_at(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        locked(py, &self.state, |a| Ok(a.alarm_at()))
+    }
+
+    /// Clears the CUSUMs, the alarm and the samples: the ARL0 counts from here.
+    fn reset(&self, py: Python<'_>) -> PyResult<()> {
+        locked(py, &self.state, |a| {
+            a.reset();
+            Ok(())
+        })
+    }
+
+    /// Samples since creation or the last reset.
+    #[getter]
+    fn samples(&self, py: Python<'_>) -> PyResult<u64> {
+        locked(py, &self.state, |a| Ok(a.samples()))
+    }
+
+    /// The number of bins B.
+    #[getter]
+    fn bins(&self, py: Python<'_>) -> PyResult<usize> {
+        locked(py, &self.state, |a| Ok(a.bin_count()))
+    }
+
+    /// The threshold h.
+    #[getter]
+    fn threshold(&self, py: Python<'_>) -> PyResult<f64> {
+        locked(py, &self.state, |a| Ok(a.threshold()))
+    }
+
+    /// The shift in log-odds the CUSUMs test for.
+    #[getter]
+    fn shift(&self, py: Python<'_>) -> PyResult<f64> {
+        locked(py, &self.state, |a| Ok(a.shift()))
+    }
+
+    /// ``"left"`` or ``"right"``.
+    #[getter]
+    fn closure(&self, py: Python<'_>) -> PyResult<&'static str> {
+        locked(py, &self.state, |a| Ok(options::closure_name(a.closure())))
+    }
+
+    /// The mean information per sample of the scores since the reset (NaN before any).
+    #[getter]
+    fn mean_information(&self, py: Python<'_>) -> PyResult<f64> {
+        locked(py, &self.state, |a| Ok(a.mean_information()))
+    }
+
+    /// The guaranteed lower bound on ARL0: e^threshold / 2 samples.
+    #[getter]
+    fn guaranteed_arl0(&self, py: Python<'_>) -> PyResult<f64> {
+        locked(py, &self.state, |a| Ok(a.guaranteed_arl0()))
+    }
+
+    /// The approximate ARL0 on the scores seen since the reset.
+    #[getter]
+    fn approximate_arl0(&self, py: Python<'_>) -> PyResult<f64> {
+        locked(py, &self.state, |a| Ok(a.approximate_arl0()))
+    }
+
+    /// The threshold whose approximate ARL0 is ``arl0`` samples on scores of mean
+    /// information ``mean_information`` per sample (see :meth:`information`).
+    #[staticmethod]
+    fn threshold_for_arl0(py: Python<'_>, arl0: f64, mean_information: f64) -> PyResult<f64> {
+        alarm::threshold_for_arl0(arl0, mean_information)
+            .map_err(Failure::from)
+            .map_err(raise(py))
+    }
+
+    /// The threshold whose guaranteed ARL0 is ``arl0`` samples: ln(2·arl0).
+    #[staticmethod]
+    fn threshold_for_guaranteed_arl0(py: Python<'_>, arl0: f64) -> PyResult<f64> {
+        alarm::threshold_for_guaranteed_arl0(arl0)
+            .map_err(Failure::from)
+            .map_err(raise(py))
+    }
+
+    /// The information per sample of a score for shift ``shift``: its mean over
+    /// reference scores is the ``mean_information`` of :meth:`threshold_for_arl0`.
+    #[staticmethod]
+    #[pyo3(signature = (score, shift=std::f64::consts::LN_2))]
+    fn information(score: f64, shift: f64) -> f64 {
+        alarm::information(shift, score)
+    }
+
+    /// The state in the portable format (kind 6).
+    fn to_bytes(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
+        to_bytes(py, &self.state)
+    }
+
+    /// An alarm decoded from the portable format.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: Cow<'_, [u8]>) -> PyResult<Self> {
+        Ok(Self::wrap(from_bytes(py, &data, None)?))
+    }
+
+    fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+        reduce::<Self>(py, self.to_bytes(py)?, None)
+    }
+
+    fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+        Ok(Self::wrap(cloned(py, &self.state)?))
+    }
+
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.__copy__(py)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        locked(py, &self.state, |a| {
+            Ok(format!(
+                "CalibrationAlarm(threshold={:?}, shift={:?}, bins={}, closure={:?}, samples={}, alarm={})",
+                a.threshold(),
+                a.shift(),
+                a.bin_count(),
+                options::closure_name(a.closure()),
+                a.samples(),
+                if a.alarm() { "True" } else { "False" }
             ))
         })
     }

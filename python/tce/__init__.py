@@ -9,7 +9,7 @@ The estimators of Roelofs et al., "Mitigating Bias in Calibration Error Estimati
 Functions over arrays: :func:`ece_bin`, :func:`ece_sweep`, :func:`ece_debias`,
 :func:`mce`, :func:`kde_ece`, :func:`smooth_ece`, :func:`reliability_bins`. Monitoring states:
 :class:`Histogram`, :class:`SortedBuffer`, :class:`SlidingWindow`, :class:`Reservoir`,
-:class:`DecayingHistogram`, :class:`ConcurrentHistogram`. The simulator and fits:
+:class:`DecayingHistogram`, :class:`ConcurrentHistogram`, :class:`CalibrationAlarm`. The simulator and fits:
 :class:`Model`, :func:`simulate`, :func:`fit`, :func:`fit_recalibration`. The calibration
 report (``tce report``): :func:`report`, a :class:`Report`. Is it calibrated?
 :func:`calibration_test`, a :class:`CalibrationTest` (``tce test``). Is A better calibrated
@@ -32,6 +32,8 @@ from ._py import (
     FitError,
     InternalError,
     InvalidHalfLife,
+    InvalidShift,
+    InvalidThreshold,
     InvalidLabel,
     InvalidNorm,
     InvalidOption,

@@ -85,6 +85,15 @@ class InvalidHalfLife(Error):
     """A half-life must be a finite number of samples above 0 (within the accepted range)."""
 
 
+class InvalidShift(Error):
+    """A calibration alarm's shift must be finite, above 0 and at most 10 (log-odds)."""
+
+
+class InvalidThreshold(Error):
+    """A calibration alarm's threshold must be finite, above 0 and at most 700 (or a
+    target ARL0 does not give such a threshold)."""
+
+
 class InvalidNorm(Error):
     """The norm exponent p must be finite and at least 1."""
 

@@ -10,11 +10,12 @@
 //!   range are named statuses, not undefined behaviour.
 //!
 //! States (the equal-width, decaying and concurrent histograms, the sorted buffer, the
-//! sliding window, the reservoir) live in memory the C program provides (`tce_*_layout`
+//! sliding window, the reservoir, the calibration alarm) live in memory the C program provides (`tce_*_layout`
 //! then `tce_*_init`) or, with `std`, on the heap (`tce_*_new` / `tce_*_free`). A state is
 //! a small header (a magic number naming its kind, its size) followed by the core's view
 //! of it: the unsized `Histogram<[BinStats]>`, `SortedBuffer<[Slot]>`,
-//! `DecayingHistogram<[DecayedBin]>` and `ConcurrentHistogram<[AtomicBin]>`, which the
+//! `DecayingHistogram<[DecayedBin]>`, `CalibrationAlarm<[AlarmBin]>` and
+//! `ConcurrentHistogram<[AtomicBin]>`, which the
 //! core lays out `#[repr(C)]` with their storage last for exactly this purpose, or the
 //! bookkeeping of a `SlidingWindow` / `Reservoir` with their storage after it (see
 //! `state.rs`).
@@ -49,6 +50,8 @@ mod reservoir;
 
 mod decay;
 
+mod alarm;
+
 #[cfg(target_has_atomic = "64")]
 mod concurrent;
 
@@ -60,6 +63,7 @@ mod smece;
 
 mod toplabel;
 
+pub use alarm::*;
 pub use buffer::*;
 #[cfg(target_has_atomic = "64")]
 pub use concurrent::*;

@@ -23,6 +23,7 @@ use core::mem::{align_of, size_of};
 
 use super::raw::is_aligned;
 use super::status::tce_status;
+use crate::alarm::{AlarmBin, CalibrationAlarm};
 use crate::buffer::{Slot, SortedBuffer, MAX_CAPACITY};
 #[cfg(target_has_atomic = "64")]
 use crate::concurrent::{AtomicBin, ConcurrentHistogram};
@@ -167,6 +168,17 @@ inline_kind!(
     DecayingHistogram<[DecayedBin]>,
     DecayingHistogram<[DecayedBin; 0]>,
     b"tce_dcay",
+    bin_count
+);
+
+/// The calibration alarm.
+pub(crate) enum AlarmKind {}
+inline_kind!(
+    AlarmKind,
+    AlarmBin,
+    CalibrationAlarm<[AlarmBin]>,
+    CalibrationAlarm<[AlarmBin; 0]>,
+    b"tce_alrm",
     bin_count
 );
 

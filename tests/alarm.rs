@@ -18,11 +18,11 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use tce::alarm::{
     approximate_arl0, guaranteed_arl0, information, threshold_for_arl0, CalibrationAlarm,
 };
-use tce::portable::{crc32, frame_shape, DecodeError, FrameShape};
-use tce::{ConfigError, PushError, MAX_COUNT};
 use tce::decision::construction::calibrated;
+use tce::portable::{crc32, frame_shape, DecodeError, FrameShape};
 use tce::sim::{repetition_rng, Beta, CalibrationCurve, Curve, FlexibleModel, Model};
 use tce::{AlarmBin, Closure, InlineAlarm};
+use tce::{ConfigError, PushError, MAX_COUNT};
 
 /// θ = ln 2: the alternatives double or halve the odds (Steiner et al.'s choice).
 const SHIFT: f64 = core::f64::consts::LN_2;
@@ -128,7 +128,6 @@ fn mean_se(values: &[f64]) -> (f64, f64) {
     (mean, (var / n).sqrt())
 }
 
-
 /// Sorted copy's quantile q (nearest rank).
 fn quantile(sorted: &[u64], q: f64) -> u64 {
     let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
@@ -138,7 +137,10 @@ fn quantile(sorted: &[u64], q: f64) -> u64 {
 /// The mean information per sample of a model's scores, over `n` draws.
 fn model_information(model: &FlexibleModel, n: usize, seed: u64) -> f64 {
     let mut stream = Stream::new(model.clone(), seed, 0);
-    (0..n).map(|_| information(SHIFT, stream.pair().0)).sum::<f64>() / n as f64
+    (0..n)
+        .map(|_| information(SHIFT, stream.pair().0))
+        .sum::<f64>()
+        / n as f64
 }
 
 /// The rule people use today: the equal-width (15 bins) L2 ECE of the last `window`
@@ -215,7 +217,8 @@ fn ece_mean_sd(model: &FlexibleModel, window: usize, values: usize, seed: u64) -
         }
     }
     let (mean, _) = mean_se(&seen);
-    let sd = (seen.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (seen.len() - 1) as f64).sqrt();
+    let sd =
+        (seen.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (seen.len() - 1) as f64).sqrt();
     (mean, sd)
 }
 
@@ -349,7 +352,12 @@ fn models() -> Vec<(&'static str, FlexibleModel)> {
 
 /// The stated and the measured ARL0 of the alarm at `target` stated ARL0 on a model:
 /// (Ī, h, run lengths' mean, its standard error).
-fn measured_arl0(model: &FlexibleModel, target: f64, alarms: usize, seed: u64) -> (f64, f64, f64, f64) {
+fn measured_arl0(
+    model: &FlexibleModel,
+    target: f64,
+    alarms: usize,
+    seed: u64,
+) -> (f64, f64, f64, f64) {
     let info = model_information(model, 200_000, seed);
     let h = threshold_for_arl0(target, info).unwrap();
     let mut alarm = Alarm::new(Closure::Left, SHIFT, h).unwrap();
@@ -404,8 +412,15 @@ fn alarm_table_delays() {
             let after = with_exponent(model, d);
             let (cusum, early_c) =
                 delays(&mut cusum_detector(h), model, &after, t0, reps, horizon, 16);
-            let (ece, early_e) =
-                delays(&mut ece_detector(window, tau), model, &after, t0, reps, horizon, 16);
+            let (ece, early_e) = delays(
+                &mut ece_detector(window, tau),
+                model,
+                &after,
+                t0,
+                reps,
+                horizon,
+                16,
+            );
             println!(
                 "| {name} | {:.0} % | {d:.4} | {h:.3} | {} | {k:.2} | {} |<!-- early {early_c} {early_e} -->",
                 tce * 100.0,
@@ -430,7 +445,10 @@ fn the_stated_arl0_holds_on_calibrated_streams() {
         // 150 alarms: the mean's standard error is about ARL0/√150, 8 %.
         let target = 400.0;
         let (info, h, mean, se) = measured_arl0(&model, target, 150, seed);
-        assert!(mean + 3.0 * se >= target, "{name}: {mean} ± {se} < {target}");
+        assert!(
+            mean + 3.0 * se >= target,
+            "{name}: {mean} ± {se} < {target}"
+        );
         assert!(mean <= 3.0 * target, "{name}: {mean} ± {se}, {target}");
         assert!(mean >= guaranteed_arl0(h), "{name}: {mean} {h}");
         // Pinned: the information of the paper's models with θ = ln 2.
@@ -507,19 +525,30 @@ fn the_statistic_and_the_alarm_follow_the_cusum_recursion() {
     // The alarm stays raised; the information is that of two scores 0.5.
     assert_eq!(alarm.alarm_at(), Some(1));
     assert!((alarm.mean_information() - information(SHIFT, 0.5)).abs() < 1e-15);
-    assert!((alarm.approximate_arl0() - approximate_arl0(0.2, information(SHIFT, 0.5))).abs() < 1e-9);
+    assert!(
+        (alarm.approximate_arl0() - approximate_arl0(0.2, information(SHIFT, 0.5))).abs() < 1e-9
+    );
     alarm.reset();
-    assert_eq!((alarm.samples(), alarm.alarm(), alarm.statistic()), (0, false, 0.0));
+    assert_eq!(
+        (alarm.samples(), alarm.alarm(), alarm.statistic()),
+        (0, false, 0.0)
+    );
     assert_eq!(alarm.bins(), &[AlarmBin::EMPTY; 2]);
 }
 
 #[test]
 fn bad_settings_and_bad_input_are_named_and_change_nothing() {
     for shift in [0.0, -1.0, f64::NAN, f64::INFINITY, 10.5] {
-        assert_eq!(Alarm::new(Closure::Left, shift, 5.0), Err(ConfigError::InvalidShift));
+        assert_eq!(
+            Alarm::new(Closure::Left, shift, 5.0),
+            Err(ConfigError::InvalidShift)
+        );
     }
     for h in [0.0, -1.0, f64::NAN, f64::INFINITY, 701.0] {
-        assert_eq!(Alarm::new(Closure::Left, SHIFT, h), Err(ConfigError::InvalidThreshold));
+        assert_eq!(
+            Alarm::new(Closure::Left, SHIFT, h),
+            Err(ConfigError::InvalidThreshold)
+        );
     }
     assert_eq!(
         InlineAlarm::<0>::new(Closure::Left, SHIFT, 5.0),
@@ -534,16 +563,28 @@ fn bad_settings_and_bad_input_are_named_and_change_nothing() {
     let mut alarm = Alarm::new(Closure::Left, SHIFT, 5.0).unwrap();
     alarm.push_batch(&[0.3, 0.9], &[0, 1]).unwrap();
     let before = alarm.clone();
-    assert_eq!(alarm.push(f64::NAN, 1), Err(PushError::NonFiniteScore { index: 0 }));
-    assert_eq!(alarm.push(1.5, 1), Err(PushError::ScoreOutOfRange { index: 0 }));
-    assert_eq!(alarm.push(0.5, 2), Err(PushError::InvalidLabel { index: 0 }));
+    assert_eq!(
+        alarm.push(f64::NAN, 1),
+        Err(PushError::NonFiniteScore { index: 0 })
+    );
+    assert_eq!(
+        alarm.push(1.5, 1),
+        Err(PushError::ScoreOutOfRange { index: 0 })
+    );
+    assert_eq!(
+        alarm.push(0.5, 2),
+        Err(PushError::InvalidLabel { index: 0 })
+    );
     assert_eq!(
         alarm.push_batch(&[0.5, 0.5, -0.1], &[1, 0, 1]),
         Err(PushError::ScoreOutOfRange { index: 2 })
     );
     assert_eq!(
         alarm.push_batch(&[0.5], &[1, 0]),
-        Err(PushError::LengthMismatch { scores: 1, labels: 2 })
+        Err(PushError::LengthMismatch {
+            scores: 1,
+            labels: 2
+        })
     );
     assert_eq!(alarm, before);
 }
@@ -595,11 +636,18 @@ fn counts_at_their_bound_are_refused_and_record_nothing() {
     let mut almost = Alarm::new(Closure::Left, SHIFT, 5.0).unwrap();
     almost.decode(&forged).unwrap();
     let before = almost.clone();
-    assert_eq!(almost.push_batch(&[0.5, 0.5], &[1, 1]), Err(PushError::CountOverflow));
+    assert_eq!(
+        almost.push_batch(&[0.5, 0.5], &[1, 1]),
+        Err(PushError::CountOverflow)
+    );
     assert_eq!(almost, before);
     // Counts past MAX_COUNT, or bins that do not add up, do not decode.
     for forged in [
-        forge(&forge(&bytes, SAMPLES_AT, MAX_COUNT + 1), bin_field(9, 2), MAX_COUNT + 1),
+        forge(
+            &forge(&bytes, SAMPLES_AT, MAX_COUNT + 1),
+            bin_field(9, 2),
+            MAX_COUNT + 1,
+        ),
         forge(&bytes, SAMPLES_AT, 2),
         forge(&bytes, bin_field(3, 2), u64::MAX),
     ] {
@@ -625,14 +673,36 @@ fn impossible_states_do_not_decode() {
         ("shift NaN", forge(&bytes, 8, bits(f64::NAN))),
         ("threshold 701", forge(&bytes, 16, bits(701.0))),
         ("alarm after the last sample", forge(&bytes, ALARM_AT, 4)),
-        ("negative information", forge(&bytes, INFORMATION_AT, bits(-1.0))),
-        ("information above θ/2 a sample", forge(&bytes, INFORMATION_AT, bits(1.1))),
-        ("a CUSUM at the threshold without an alarm", forge(&bytes, bin_field(9, 1), bits(2.0))),
-        ("a CUSUM above θ a sample", forge(&forge(&bytes, 16, bits(9.0)), bin_field(9, 1), bits(1.4))),
-        ("a negative CUSUM", forge(&bytes, bin_field(9, 0), bits(-0.0 - 1e-300))),
-        ("an infinite CUSUM", forge(&bytes, bin_field(5, 0), bits(f64::INFINITY))),
+        (
+            "negative information",
+            forge(&bytes, INFORMATION_AT, bits(-1.0)),
+        ),
+        (
+            "information above θ/2 a sample",
+            forge(&bytes, INFORMATION_AT, bits(1.1)),
+        ),
+        (
+            "a CUSUM at the threshold without an alarm",
+            forge(&bytes, bin_field(9, 1), bits(2.0)),
+        ),
+        (
+            "a CUSUM above θ a sample",
+            forge(&forge(&bytes, 16, bits(9.0)), bin_field(9, 1), bits(1.4)),
+        ),
+        (
+            "a negative CUSUM",
+            forge(&bytes, bin_field(9, 0), bits(-0.0 - 1e-300)),
+        ),
+        (
+            "an infinite CUSUM",
+            forge(&bytes, bin_field(5, 0), bits(f64::INFINITY)),
+        ),
     ] {
-        assert_eq!(target.decode(&forged), Err(DecodeError::Inconsistent), "{what}");
+        assert_eq!(
+            target.decode(&forged),
+            Err(DecodeError::Inconsistent),
+            "{what}"
+        );
         assert_eq!(target, before, "{what}");
     }
     // Two misses at 0.95 put bin 9's over-confidence CUSUM at 2·ln(1/0.525) ≈ 1.29: with
@@ -646,13 +716,22 @@ fn impossible_states_do_not_decode() {
     let mut small = InlineAlarm::<3>::new(Closure::Left, SHIFT, 2.0).unwrap();
     assert_eq!(
         small.decode(&bytes),
-        Err(DecodeError::BinCountMismatch { expected: 3, found: 10 })
+        Err(DecodeError::BinCountMismatch {
+            expected: 3,
+            found: 10
+        })
     );
     let mut histogram = tce::InlineHistogram::<10>::new(Closure::Left);
-    assert_eq!(histogram.decode(&bytes), Err(DecodeError::WrongKind { found: 6 }));
+    assert_eq!(
+        histogram.decode(&bytes),
+        Err(DecodeError::WrongKind { found: 6 })
+    );
     assert_eq!(
         frame_shape(&bytes),
-        Ok(FrameShape::Alarm { closure: Closure::Left, bins: 10 })
+        Ok(FrameShape::Alarm {
+            closure: Closure::Left,
+            bins: 10
+        })
     );
     // Every cut and every flipped bit is refused, and changes nothing.
     for cut in 0..bytes.len() {
@@ -669,7 +748,10 @@ fn impossible_states_do_not_decode() {
 
 fn pairs(max: usize) -> impl Strategy<Value = Vec<(f64, u8)>> {
     prop::collection::vec(
-        (prop_oneof![0.0..=1.0f64, Just(1.0), Just(0.0), 0.9..1.0f64], 0u8..=1),
+        (
+            prop_oneof![0.0..=1.0f64, Just(1.0), Just(0.0), 0.9..1.0f64],
+            0u8..=1,
+        ),
         0..max,
     )
 }
@@ -735,4 +817,25 @@ proptest! {
         prop_assert!(out.iter().all(|&b| b == 0));
         prop_assert_eq!(alarm, before);
     }
+}
+
+/// The exporter's alarm (examples/prometheus_exporter.c: 10 bins, θ = ln 2, h = 10) on
+/// ResNet-110 CIFAR-10's test set, whose model is over-confident (ECE about 6.6 %): the
+/// values docs/monitoring.md shows.
+#[test]
+fn the_exporters_alarm_on_resnet110() {
+    let (scores, labels) = common::read_bundled("resnet110_c10_test.csv");
+    let mut alarm = Alarm::new(Closure::Left, SHIFT, 10.0).unwrap();
+    alarm.push_batch(&scores, &labels).unwrap();
+    println!(
+        "statistic {:.17} approximate {:.17} at {:?}",
+        alarm.statistic(),
+        alarm.approximate_arl0(),
+        alarm.alarm_at()
+    );
+    assert!(alarm.alarm());
+    assert_eq!(alarm.guaranteed_arl0(), 0.5 * 10f64.exp());
+    // About 3.9 million samples between false alarms, were the model calibrated.
+    let approximate = alarm.approximate_arl0();
+    assert!((3.5e6..4.5e6).contains(&approximate), "{approximate}");
 }

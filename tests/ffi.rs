@@ -872,7 +872,11 @@ fn prometheus_exporter_writes_exact_metrics_atomically() {
     let alarm_expected = [
         ("tce_alarm_statistic", &[][..], alarm.statistic()),
         ("tce_alarm_threshold", &[][..], 10.0),
-        ("tce_alarm_raised", &[][..], f64::from(u8::from(alarm.alarm()))),
+        (
+            "tce_alarm_raised",
+            &[][..],
+            f64::from(u8::from(alarm.alarm())),
+        ),
         ("tce_alarm_samples", &[][..], n as f64),
         (
             "tce_alarm_stated_arl0",
@@ -904,7 +908,9 @@ fn prometheus_exporter_writes_exact_metrics_atomically() {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .expect("promtool (Debian package `prometheus`) must be installed: scripts/test installs it");
+        .expect(
+            "promtool (Debian package `prometheus`) must be installed: scripts/test installs it",
+        );
     std::io::Write::write_all(promtool.stdin.as_mut().unwrap(), text.as_bytes()).unwrap();
     let checked = promtool.wait_with_output().unwrap();
     assert!(

@@ -152,9 +152,11 @@ fn decode(bytes: &[u8]) -> Result<State, String> {
         // A CUSUM depends on the order of its samples: two streams' alarms do not
         // determine their interleaving's (see tce::alarm).
         FrameShape::Alarm { .. } => {
-            return Err("calibration alarms do not merge (a CUSUM depends on the order of \
+            return Err(
+                "calibration alarms do not merge (a CUSUM depends on the order of \
                         its samples): push the pairs into one alarm"
-                .into())
+                    .into(),
+            )
         }
     })
 }

@@ -13,8 +13,8 @@ use std::sync::Mutex;
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use tce::portable::{frame_shape, DecodeError, FrameShape};
 use tce::alarm::{self, AlarmBin, BoxedAlarm};
+use tce::portable::{frame_shape, DecodeError, FrameShape};
 use tce::{
     AtomicBin, BinStats, BoxedBuffer, BoxedConcurrentHistogram, BoxedDecayingHistogram,
     BoxedHistogram, BoxedReservoir, BoxedWindow, Closure, ConcurrentHistogram as CoreConcurrent,

@@ -147,6 +147,20 @@ fn core_operations_do_not_allocate() {
             .unwrap();
         decaying.merge(&other_decaying).unwrap();
         decaying.ece_debias(Norm::L2).unwrap();
+
+        // The calibration alarm: pushes, the statistic, the stated rates, a round trip.
+        let mut alarm =
+            tce::InlineAlarm::<10>::new(Closure::Left, core::f64::consts::LN_2, 5.0).unwrap();
+        alarm.push_batch(&scores, &labels).unwrap();
+        alarm.push(0.9, 0).unwrap();
+        std::hint::black_box((alarm.statistic(), alarm.alarm(), alarm.approximate_arl0()));
+        let threshold = tce::alarm::threshold_for_arl0(1e4, alarm.mean_information()).unwrap();
+        std::hint::black_box(threshold);
+        let mut alarm_bytes = [0u8; 64 + 24 * 10];
+        alarm.encode(&mut alarm_bytes).unwrap();
+        let mut decoded = tce::InlineAlarm::<10>::new(Closure::Right, 1.0, 1.0).unwrap();
+        decoded.decode(&alarm_bytes).unwrap();
+        decoded.reset();
         let shared = ConcurrentHistogram::<[[AtomicBin; 15]; 4]>::new(Closure::Left);
         shared.push_batch_to(3, &scores, &labels).unwrap();
         shared.push_to(6, 0.5, 1).unwrap();

@@ -161,3 +161,39 @@ def test_estimate_objects():
     assert repr(e).startswith("Estimate(value=")
     k = tce.kde_ece(SCORES, LABELS)
     assert float(k) == k.value and k.samples == len(SCORES)
+
+
+
+def test_calibration_alarm():
+    import math
+
+    a = tce.CalibrationAlarm(threshold=0.2, bins=2)
+    assert a.statistic == 0.0 and not a.alarm and a.alarm_at is None
+    assert a.shift == math.log(2) and a.bins == 2 and a.closure == "left"
+    # θ = ln 2, score 0.5, a miss: l₋ = ln(4/3) ≥ 0.2, the alarm goes off at sample 1.
+    assert a.push(0.5, 0) is True
+    assert abs(a.statistic - math.log(4 / 3)) < 1e-15 and a.alarm_at == 1
+    assert a.guaranteed_arl0 == pytest.approx(0.5 * math.exp(0.2), rel=1e-15)
+    assert a.mean_information == pytest.approx(tce.CalibrationAlarm.information(0.5), rel=1e-15)
+    back = tce.CalibrationAlarm.from_bytes(a.to_bytes())
+    assert back.to_bytes() == a.to_bytes() and back.alarm_at == 1
+    assert pickle.loads(pickle.dumps(a)).to_bytes() == a.to_bytes()
+    assert copy.copy(a).to_bytes() == a.to_bytes()
+    a.update(SCORES, LABELS)
+    assert a.samples == 1 + len(SCORES)
+    a.reset()
+    assert a.samples == 0 and not a.alarm and a.statistic == 0.0
+    h = tce.CalibrationAlarm.threshold_for_arl0(1e4, 0.003)
+    assert math.expm1(h) - h == pytest.approx(2 * 0.003 * 1e4, rel=1e-12)
+    assert tce.CalibrationAlarm.threshold_for_guaranteed_arl0(1e4) == pytest.approx(math.log(2e4), rel=1e-15)
+    for bad in (0.0, -1.0, float("nan"), 701.0):
+        with pytest.raises(tce.InvalidThreshold):
+            tce.CalibrationAlarm(threshold=bad)
+    with pytest.raises(tce.InvalidShift):
+        tce.CalibrationAlarm(threshold=5.0, shift=0.0)
+    with pytest.raises(tce.InvalidThreshold):
+        tce.CalibrationAlarm.threshold_for_arl0(1e4, 0.0)
+    before = a.to_bytes()
+    with pytest.raises(tce.ScoreOutOfRange):
+        a.push(1.5, 1)
+    assert a.to_bytes() == before

@@ -172,14 +172,16 @@ static void write_metrics(FILE *out, tce_ew_histogram *h, tce_window *w, tce_ala
     must(tce_ew_histogram_bin_stats(h, stats, BINS), "bin_stats");
     static const char *const names[3] = {"tce_bin_samples", "tce_bin_accuracy", "tce_bin_mean_confidence"};
     static const char *const helps[3] = {
-        "Samples in equal-width bin `bin` (upper edge `le`; per bin, not cumulative).",
+        "Samples in equal-width bin `bin` (upper edge `upper`; per bin, not cumulative).",
         "Accuracy of the samples in the bin (NaN if empty).",
         "Mean confidence of the samples in the bin (NaN if empty).",
     };
     for (int m = 0; m < 3; m++) {
         family(out, names[m], "gauge", helps[m]);
         for (int k = 0; k < BINS; k++) {
-            snprintf(labels, sizeof labels, "bin=\"%d\",le=\"%g\"", k, stats[k].upper);
+            /* `upper`, not `le`: `le` belongs to histogram buckets, which are cumulative (promtool
+             * refuses it on a gauge). */
+            snprintf(labels, sizeof labels, "bin=\"%d\",upper=\"%g\"", k, stats[k].upper);
             double value = m == 0 ? (double)stats[k].count : m == 1 ? stats[k].accuracy : stats[k].mean_score;
             metric(out, names[m], labels, value);
         }

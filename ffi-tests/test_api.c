@@ -72,12 +72,12 @@ static void test_version_and_status(void) {
     snprintf(expected, sizeof expected, "%d.%d.%d", TCE_VERSION_MAJOR, TCE_VERSION_MINOR, TCE_VERSION_PATCH);
     CHECK(strcmp(tce_version(), expected) == 0);
     CHECK(strcmp(tce_version(), TCE_VERSION_STRING) == 0);
-    for (uint32_t s = 0; s <= TCE_STATUS_HALF_LIFE_MISMATCH; s++) {
+    for (uint32_t s = 0; s <= TCE_STATUS_INVALID_THRESHOLD; s++) {
         const char *m = tce_status_str(s);
         CHECK(m != NULL && strlen(m) > 0 && strcmp(m, "unknown status") != 0);
     }
     CHECK(strcmp(tce_status_str(TCE_STATUS_OK), "ok") == 0);
-    CHECK(strcmp(tce_status_str(TCE_STATUS_HALF_LIFE_MISMATCH + 1), "unknown status") == 0);
+    CHECK(strcmp(tce_status_str(TCE_STATUS_INVALID_THRESHOLD + 1), "unknown status") == 0);
     CHECK(strcmp(tce_status_str(0xffffffffu), "unknown status") == 0);
     seen[TCE_STATUS_PANIC] = 1;            /* see the file comment */
     seen[TCE_STATUS_STORAGE_MISMATCH] = 1; /* likewise */
@@ -903,6 +903,101 @@ static void test_decaying_histogram(void) {
     EXPECT(tce_decaying_histogram_ece_bin((const tce_decaying_histogram *)(const void *)garbage, 2.0, &e),
            TCE_STATUS_WRONG_STATE);
     EXPECT(tce_ew_histogram_push((tce_ew_histogram *)(void *)h, 0.5, 1), TCE_STATUS_WRONG_STATE);
+}
+
+ALIGNED(16) static unsigned char alarm_memory[1024];
+ALIGNED(16) static unsigned char alarm_memory2[1024];
+
+static void test_alarm(void) {
+    const double ln2 = 0.69314718055994531;
+    size_t size = 0, align = 0;
+    OK(tce_alarm_layout(2, &size, &align));
+    CHECK(size >= 2 * 24 && size <= sizeof alarm_memory && align >= 8);
+    EXPECT(tce_alarm_layout(0, &size, &align), TCE_STATUS_ZERO_BINS);
+    EXPECT(tce_alarm_layout(SIZE_MAX / 2, &size, &align), TCE_STATUS_TOO_MANY_BINS);
+    EXPECT(tce_alarm_layout(2, NULL, &align), TCE_STATUS_NULL_POINTER);
+
+    tce_alarm *a = NULL;
+    memset(alarm_memory, 0x44, sizeof alarm_memory);
+    EXPECT(tce_alarm_init(alarm_memory, size, 2, TCE_CLOSURE_LEFT, 0.0, 0.2, &a), TCE_STATUS_INVALID_SHIFT);
+    EXPECT(tce_alarm_init(alarm_memory, size, 2, TCE_CLOSURE_LEFT, NAN, 0.2, &a), TCE_STATUS_INVALID_SHIFT);
+    EXPECT(tce_alarm_init(alarm_memory, size, 2, TCE_CLOSURE_LEFT, ln2, 0.0, &a), TCE_STATUS_INVALID_THRESHOLD);
+    EXPECT(tce_alarm_init(alarm_memory, size, 2, TCE_CLOSURE_LEFT, ln2, 701.0, &a), TCE_STATUS_INVALID_THRESHOLD);
+    EXPECT(tce_alarm_init(alarm_memory, size, 2, 7, ln2, 0.2, &a), TCE_STATUS_INVALID_ENUM);
+    EXPECT(tce_alarm_init(alarm_memory, size - 1, 2, TCE_CLOSURE_LEFT, ln2, 0.2, &a), TCE_STATUS_BUFFER_TOO_SMALL);
+    EXPECT(tce_alarm_init(alarm_memory + 4, size, 2, TCE_CLOSURE_LEFT, ln2, 0.2, &a), TCE_STATUS_MISALIGNED);
+    EXPECT(tce_alarm_init(alarm_memory, size, 2, TCE_CLOSURE_LEFT, ln2, 0.2, NULL), TCE_STATUS_NULL_POINTER);
+    CHECK(a == NULL && alarm_memory[0] == 0x44 && alarm_memory[size - 1] == 0x44);
+    OK(tce_alarm_init(alarm_memory, size, 2, TCE_CLOSURE_LEFT, ln2, 0.2, &a));
+
+    tce_alarm_report r;
+    OK(tce_alarm_read(a, &r));
+    CHECK(r.statistic == 0.0 && r.alarm == 0 && r.alarm_at == 0 && r.samples == 0 && isnan(r.mean_information));
+    CHECK(r.threshold == 0.2 && r.shift == ln2 && isnan(r.approximate_arl0));
+    EXPECT(tce_alarm_read(a, NULL), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_alarm_read(NULL, &r), TCE_STATUS_NULL_POINTER);
+    /* Score 0.5, a miss: the over-confidence CUSUM is ln(4/3) >= 0.2 at sample 1. */
+    OK(tce_alarm_push(a, 0.5, 0));
+    OK(tce_alarm_read(a, &r));
+    CHECK(close_to(r.statistic, log(4.0 / 3.0)) && r.alarm == 1 && r.alarm_at == 1 && r.samples == 1);
+    CHECK(close_to(r.mean_information, tce_alarm_information(ln2, 0.5)));
+    CHECK(close_to(r.guaranteed_arl0, 0.5 * exp(0.2)) && r.guaranteed_arl0 == tce_alarm_guaranteed_arl0(0.2));
+    CHECK(r.approximate_arl0 == tce_alarm_approximate_arl0(0.2, r.mean_information));
+    EXPECT(tce_alarm_push(a, NAN, 1), TCE_STATUS_NON_FINITE_SCORE);
+    EXPECT(tce_alarm_push(a, 1.5, 1), TCE_STATUS_SCORE_OUT_OF_RANGE);
+    EXPECT(tce_alarm_push(a, 0.5, 2), TCE_STATUS_INVALID_LABEL);
+    EXPECT(tce_alarm_push(NULL, 0.5, 1), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_alarm_push_batch(a, F, 20, Y, 19), TCE_STATUS_LENGTH_MISMATCH);
+    OK(tce_alarm_push_batch(a, F, 20, Y, 20));
+    size_t bins = 0;
+    OK(tce_alarm_bin_count(a, &bins));
+    CHECK(bins == 2);
+    EXPECT(tce_alarm_bin_count(a, NULL), TCE_STATUS_NULL_POINTER);
+
+    /* The portable round trip, into an alarm of other settings. */
+    size_t len = 0, written = 0;
+    OK(tce_alarm_encoded_len(a, &len));
+    CHECK(len == 64 + 24 * 2 && len <= sizeof scratch);
+    EXPECT(tce_alarm_encode(a, scratch, len - 1, &written), TCE_STATUS_BUFFER_TOO_SMALL);
+    OK(tce_alarm_encode(a, scratch, sizeof scratch, &written));
+    CHECK(written == len);
+    tce_alarm *b = NULL;
+    OK(tce_alarm_init(alarm_memory2, sizeof alarm_memory2, 2, TCE_CLOSURE_RIGHT, 1.0, 5.0, &b));
+    EXPECT(tce_alarm_decode(b, scratch, len - 1), TCE_STATUS_TRUNCATED);
+    OK(tce_alarm_decode(b, scratch, len));
+    tce_alarm_report rb;
+    OK(tce_alarm_read(b, &rb));
+    OK(tce_alarm_read(a, &r));
+    CHECK(rb.statistic == r.statistic && rb.mean_information == r.mean_information);
+    CHECK(rb.samples == 21 && rb.alarm_at == 1 && rb.threshold == 0.2);
+    OK(tce_alarm_reset(b));
+    OK(tce_alarm_read(b, &rb));
+    CHECK(rb.samples == 0 && rb.alarm == 0 && rb.statistic == 0.0);
+    EXPECT(tce_alarm_reset(NULL), TCE_STATUS_NULL_POINTER);
+
+    /* The rates' inverses. */
+    double h = 0.0;
+    OK(tce_alarm_threshold_for_arl0(1e4, 0.003, &h));
+    CHECK(fabs(expm1(h) - h - 60.0) < 1e-9);
+    EXPECT(tce_alarm_threshold_for_arl0(1e4, 0.0, &h), TCE_STATUS_INVALID_THRESHOLD);
+    EXPECT(tce_alarm_threshold_for_arl0(1e4, 0.003, NULL), TCE_STATUS_NULL_POINTER);
+    OK(tce_alarm_threshold_for_guaranteed_arl0(1e4, &h));
+    CHECK(close_to(h, log(2e4)));
+    EXPECT(tce_alarm_threshold_for_guaranteed_arl0(0.5, &h), TCE_STATUS_INVALID_THRESHOLD);
+
+    /* The heap, and a handle of another kind. */
+    tce_alarm *heap = NULL, *none = NULL;
+    OK(tce_alarm_new(10, TCE_CLOSURE_LEFT, ln2, 10.0, &heap));
+    OK(tce_alarm_push_batch(heap, F, 20, Y, 20));
+    EXPECT(tce_alarm_new(10, TCE_CLOSURE_LEFT, 11.0, 10.0, &none), TCE_STATUS_INVALID_SHIFT);
+    EXPECT(tce_alarm_new(0, TCE_CLOSURE_LEFT, ln2, 10.0, &none), TCE_STATUS_ZERO_BINS);
+    CHECK(none == NULL);
+    tce_alarm_free(NULL);
+    tce_alarm_free(a); /* caller memory: a no-op */
+    tce_alarm_free(heap);
+    OK(tce_alarm_read(a, &r));
+    EXPECT(tce_alarm_push((tce_alarm *)(void *)garbage, 0.5, 1), TCE_STATUS_WRONG_STATE);
+    EXPECT(tce_alarm_decode(a, garbage, 128), TCE_STATUS_BAD_MAGIC);
 }
 
 static void test_concurrent_histogram(void) {
@@ -2000,6 +2095,7 @@ int main(void) {
     test_window();
     test_reservoir();
     test_decaying_histogram();
+    test_alarm();
     test_concurrent_histogram();
     test_portable();
     test_decay_limits();
@@ -2011,9 +2107,10 @@ int main(void) {
     /* Every status up to INCONSISTENT, and those appended after it that C can raise
      * (FRAME_TOO_LARGE needs a 4 GiB state and DEGENERATE_WEIGHTS a state no push or
      * valid frame makes). */
-    for (uint32_t s = 0; s <= TCE_STATUS_HALF_LIFE_MISMATCH; s++) {
+    for (uint32_t s = 0; s <= TCE_STATUS_INVALID_THRESHOLD; s++) {
         int raised = s <= TCE_STATUS_INCONSISTENT || s == TCE_STATUS_COUNT_OVERFLOW || s == TCE_STATUS_TOO_MANY_BINS
-                     || s == TCE_STATUS_HALF_LIFE_MISMATCH;
+                     || s == TCE_STATUS_HALF_LIFE_MISMATCH || s == TCE_STATUS_INVALID_SHIFT
+                     || s == TCE_STATUS_INVALID_THRESHOLD;
         if (raised && !seen[s]) {
             fprintf(stderr, "status %u (%s) never returned by the test\n", (unsigned)s, tce_status_str(s));
             failed++;

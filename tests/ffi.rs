@@ -846,7 +846,7 @@ fn prometheus_exporter_writes_exact_metrics_atomically() {
     }
     for (k, bin) in h.bins().iter().enumerate() {
         let k_text = k.to_string();
-        let labels = [("bin", k_text.as_str()), ("le", &format_g(h.edges(k).1))];
+        let labels = [("bin", k_text.as_str()), ("upper", &format_g(h.edges(k).1))];
         assert_eq!(
             prom_value(&samples, "tce_bin_samples", &labels),
             bin.count() as f64

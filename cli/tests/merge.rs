@@ -242,6 +242,20 @@ fn kinds_and_shapes_that_do_not_merge_are_named() {
         error.contains(&d2.display().to_string()) && error.contains("different half-lives"),
         "{error}"
     );
+    // A calibration alarm's CUSUMs depend on the order of its samples: no merge, even of
+    // one file, and the message says why.
+    let mut alarm =
+        tce::InlineAlarm::<10>::new(Closure::Left, core::f64::consts::LN_2, 5.0).unwrap();
+    alarm.push_batch(s, l).unwrap();
+    let mut alarm_frame = vec![0; alarm.encoded_len()];
+    alarm.encode(&mut alarm_frame).unwrap();
+    let a = dir.file("a.tce", alarm_frame);
+    let error = failure(&tce(&["merge".as_ref(), a.as_os_str()]));
+    assert!(
+        error.contains(&a.display().to_string())
+            && error.contains("calibration alarms do not merge"),
+        "{error}"
+    );
 }
 
 fn decaying_bytes(scores: &[f64], labels: &[u8], half_life: f64) -> Vec<u8> {

@@ -810,6 +810,38 @@ proptest! {
         prop_assert!(alarm.mean_information() <= 0.5 * shift || alarm.samples() == 0);
     }
 
+    /// Near MAX_COUNT a push or batch is taken whole while it fits and refused whole
+    /// (`CountOverflow`, nothing recorded) once it would pass it, whatever the room left
+    /// and the batch's length.
+    #[test]
+    fn counts_near_the_bound_are_taken_or_refused_whole(
+        room in 0u64..4,
+        batch in pairs(6),
+        single in any::<bool>(),
+    ) {
+        let mut seed = Alarm::new(Closure::Left, SHIFT, 700.0).unwrap();
+        seed.push(0.95, 1).unwrap();
+        let bytes = alarm_bytes(&seed);
+        let held = MAX_COUNT - room;
+        let forged = forge(&forge(&bytes, SAMPLES_AT, held), bin_field(9, 2), held);
+        let mut alarm = Alarm::new(Closure::Left, SHIFT, 5.0).unwrap();
+        alarm.decode(&forged).unwrap();
+        let before = alarm.clone();
+        let (scores, labels): (Vec<f64>, Vec<u8>) = batch.into_iter().unzip();
+        let (result, wanted) = if single && !scores.is_empty() {
+            (alarm.push(scores[0], labels[0]), 1u64)
+        } else {
+            (alarm.push_batch(&scores, &labels), scores.len() as u64)
+        };
+        if wanted <= room {
+            prop_assert_eq!(result, Ok(()));
+            prop_assert_eq!(alarm.samples(), held + wanted);
+        } else {
+            prop_assert_eq!(result, Err(PushError::CountOverflow));
+            prop_assert_eq!(&alarm, &before);
+        }
+    }
+
     #[test]
     fn a_failed_call_leaves_the_alarm_unchanged(
         data in pairs(100),

@@ -13,9 +13,7 @@ use tce::{
 
 use crate::frames::{BINS, BUFFER, HALF_LIFE, RESERVOIR, RESERVOIR_SEED, WINDOW};
 
-/// What each decoder made of a frame, in the order of `frames::Kind::ALL`, then the
-/// calibration alarm's (kind 6, which `frames` does not build yet: it meets only
-/// arbitrary and mutated bytes).
+/// What each decoder made of a frame, in the order of `frames::Kind::ALL`.
 pub type Outcomes = [Result<(), DecodeError>; 6];
 
 /// Tries `bytes` with every decoder, checking the properties above.

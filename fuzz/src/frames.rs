@@ -10,8 +10,8 @@
 
 use arbitrary::Arbitrary;
 use tce::{
-    Closure, DecayedBin, DecayingHistogram, InlineBuffer, InlineHistogram, InlineReservoir,
-    InlineWindow,
+    Closure, DecayedBin, DecayingHistogram, InlineAlarm, InlineBuffer, InlineHistogram,
+    InlineReservoir, InlineWindow,
 };
 
 /// Bins of the histograms the decoders are tried with.
@@ -43,16 +43,19 @@ pub enum Kind {
     Window = 4,
     /// Decaying histogram.
     Decaying = 5,
+    /// Calibration alarm (recorded frames only: no field-by-field payload yet).
+    Alarm = 6,
 }
 
 impl Kind {
     /// Every kind, in header order.
-    pub const ALL: [Kind; 5] = [
+    pub const ALL: [Kind; 6] = [
         Kind::Histogram,
         Kind::Buffer,
         Kind::Reservoir,
         Kind::Window,
         Kind::Decaying,
+        Kind::Alarm,
     ];
 
     /// A file name for the seed corpus.
@@ -63,6 +66,7 @@ impl Kind {
             Kind::Reservoir => "reservoir",
             Kind::Window => "window",
             Kind::Decaying => "decaying",
+            Kind::Alarm => "alarm",
         }
     }
 }
@@ -598,6 +602,18 @@ pub fn recorded(kind: Kind, samples: &[(f64, u8)], half_life: u16) -> Vec<u8> {
             let half_life = (f64::from(half_life) + 1.0) / 16.0;
             let mut state = DecayingHistogram::<[DecayedBin; BINS]>::new(Closure::Right, half_life)
                 .expect("half-lives of 1/16 sample and more are valid");
+            for &(score, label) in samples {
+                let _ = state.push(score, label);
+            }
+            state.encode(&mut out)
+        }
+        Kind::Alarm => {
+            // Threshold (half_life mod 512 + 1)/64, in (0, 8]: low enough that some
+            // recorded alarms have gone off.
+            let threshold = (f64::from(half_life % 512) + 1.0) / 64.0;
+            let mut state =
+                InlineAlarm::<BINS>::new(Closure::Right, core::f64::consts::LN_2, threshold)
+                    .expect("a shift of ln 2 and thresholds in (0, 8] are valid");
             for &(score, label) in samples {
                 let _ = state.push(score, label);
             }

@@ -17,7 +17,8 @@
 //! estimator and print each estimate's bits and each state's portable frame. Every
 //! estimate must equal the host's bit for bit, every frame the host's encoding byte for
 //! byte, and each frame, decoded here, must merge with a host state of another data set
-//! into what the host computes from both streams. A missing tool (qemu-system-arm,
+//! into what the host computes from both streams (the calibration alarm, which does not
+//! merge, must decode to the host's state and go on as it does). A missing tool (qemu-system-arm,
 //! arm-none-eabi-gcc, newlib, the Rust target) fails the test: `scripts/test` installs
 //! them. Nothing here downloads anything.
 
@@ -28,8 +29,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use tce::{
-    smooth_ece, Binning, Closure, DecayedBin, DecayingHistogram, Estimate, InlineHistogram,
-    InlineReservoir, InlineWindow, Norm, Slot, SortedBuffer, SweepOptions, Ties,
+    smooth_ece, Binning, Closure, DecayedBin, DecayingHistogram, Estimate, InlineAlarm,
+    InlineHistogram, InlineReservoir, InlineWindow, Norm, Slot, SortedBuffer, SweepOptions, Ties,
 };
 
 /// What the firmwares push (firmware/rust/build.rs compiles the same file in).
@@ -42,6 +43,12 @@ const HALF_LIFE: f64 = 1000.0;
 const WINDOW: usize = 1000;
 const RESERVOIR: usize = 500;
 const SEED: u64 = 42;
+/// The calibration alarms' bins and shift (examples/prometheus_exporter.c's), and each
+/// one's key (and frame kind) and the guaranteed ARL0 whose threshold the firmwares
+/// compute: one this data set does not raise, one it does.
+const ALARM_BINS: usize = 10;
+const ALARM_SHIFT: f64 = std::f64::consts::LN_2;
+const ALARMS: [(&str, f64); 2] = [("alarm.arl0_1e4", 1e4), ("alarm.arl0_10", 10.0)];
 const TARGET: &str = "thumbv7em-none-eabihf";
 /// A run takes a few seconds; a firmware that hangs (a fault loop, a lost exit) fails.
 const QEMU_TIMEOUT: Duration = Duration::from_secs(120);
@@ -274,7 +281,7 @@ fn run_in_qemu(elf: &Path) -> String {
     text
 }
 
-/// A firmware's output: `est`/`smece` lines by key, frames by kind.
+/// A firmware's output: `est`/`smece`/`alarm` lines by key, frames by kind.
 #[derive(Debug, Default)]
 struct Printed {
     values: BTreeMap<String, String>,
@@ -286,7 +293,7 @@ fn parse(text: &str) -> Printed {
     for line in text.lines() {
         let words: Vec<&str> = line.split(' ').collect();
         match words[..] {
-            ["est" | "smece", key, ..] => {
+            ["est" | "smece" | "alarm", key, ..] => {
                 let old = printed.values.insert(key.to_owned(), line.to_owned());
                 assert!(old.is_none(), "{key} printed twice");
             }
@@ -322,6 +329,8 @@ fn est_line(key: &str, e: Estimate) -> (String, String) {
 struct HostStates {
     decaying: DecayingHistogram<[DecayedBin; BINS]>,
     reservoir: Box<InlineReservoir<RESERVOIR>>,
+    /// The alarms of `ALARMS`, in order.
+    alarms: Vec<InlineAlarm<ALARM_BINS>>,
 }
 
 /// What the firmwares must print, computed here with the same states, pushes and calls
@@ -466,13 +475,55 @@ fn expected(scores: &[f64], labels: &[u8]) -> (Printed, HostStates) {
         ),
     );
 
-    // ALARM: the calibration alarm's expected lines go here (see the firmwares).
+    // Calibration alarms, one push at a time, checked after each for the first alarm.
+    let mut alarms = Vec::new();
+    for (key, arl0) in ALARMS {
+        let mut alarm = new_alarm(arl0);
+        let mut first_seen = 0u64;
+        for (i, (&s, &l)) in scores.iter().zip(labels).enumerate() {
+            alarm.push(s, l).unwrap();
+            if first_seen == 0 && alarm.alarm() {
+                first_seen = i as u64 + 1;
+            }
+        }
+        values.insert(
+            key.to_owned(),
+            format!(
+                "alarm {key} {:016x} {:016x} {} {} {first_seen} {}",
+                alarm.statistic().to_bits(),
+                alarm.threshold().to_bits(),
+                u8::from(alarm.alarm()),
+                alarm.alarm_at().unwrap_or(0),
+                alarm.samples()
+            ),
+        );
+        assert_eq!(
+            first_seen,
+            alarm.alarm_at().unwrap_or(0),
+            "{key}: the alarm's record"
+        );
+        frames.insert(key.to_owned(), encoded_alarm(&alarm));
+        alarms.push(alarm);
+    }
 
     let states = HostStates {
         decaying,
         reservoir,
+        alarms,
     };
     (Printed { values, frames }, states)
+}
+
+/// A firmwares' alarm, empty: its threshold from the guaranteed ARL0, as they compute it.
+fn new_alarm(arl0: f64) -> InlineAlarm<ALARM_BINS> {
+    let threshold = tce::alarm::threshold_for_guaranteed_arl0(arl0).unwrap();
+    InlineAlarm::new(Closure::Left, ALARM_SHIFT, threshold).unwrap()
+}
+
+fn encoded_alarm(a: &InlineAlarm<ALARM_BINS>) -> Vec<u8> {
+    let mut bytes = vec![0; a.encoded_len()];
+    a.encode(&mut bytes).unwrap();
+    bytes
 }
 
 fn encoded_histogram(h: &InlineHistogram<BINS>) -> Vec<u8> {
@@ -613,6 +664,24 @@ fn check_merges(
         "{name}: reservoir merge"
     );
     assert_eq!(decoded.seen(), total as u64);
+
+    // Alarms: alarms do not merge (a CUSUM depends on the order of its samples), so each
+    // decoded state must equal the host's and go on as it does: the other data set pushed
+    // into both, one sample at a time, leaves them equal after every push.
+    for (&(key, _), host) in ALARMS.iter().zip(&ours.alarms) {
+        // Settings other than the firmwares': the frame carries them.
+        let mut decoded = InlineAlarm::<ALARM_BINS>::new(Closure::Right, 1.0, 5.0).unwrap();
+        decoded.decode(frame(key)).unwrap();
+        assert_eq!(decoded, *host, "{name}: decoded {key}");
+        let mut host = host.clone();
+        for (&s, &l) in other.0.iter().zip(other.1) {
+            decoded.push(s, l).unwrap();
+            host.push(s, l).unwrap();
+            assert_eq!(decoded, host, "{name}: decoded {key}, pushed on");
+        }
+        assert_eq!(encoded_alarm(&decoded), encoded_alarm(&host));
+        assert_eq!(decoded.samples(), total as u64);
+    }
 }
 
 /// The two maps equal, with the differing keys named.
@@ -654,8 +723,10 @@ fn check_firmware(name: &str, elf: &Path) {
     let (other_scores, other_labels) = read_csv(OTHER);
     let (want, states) = expected(&scores, &labels);
     // Guards the comparison: every state and estimator is there.
-    assert_eq!(want.values.len(), 27);
-    assert_eq!(want.frames.len(), 5);
+    assert_eq!(want.values.len(), 29);
+    assert_eq!(want.frames.len(), 7);
+    // ... and the alarms check both a quiet and a raised alarm's output and frame.
+    assert!(!states.alarms[0].alarm() && states.alarms[1].alarm());
     let printed = parse(&run_in_qemu(elf));
     assert_same(name, &printed, &want);
     check_merges(

@@ -1,9 +1,9 @@
 /* The C firmware of tests/firmware.rs: what firmware/rust/src/bin/firmware.rs does,
  * through the C ABI (include/tce.h) of the bare-metal libtce.a, as a device vendor would
  * call it. It pushes the bundled data set through every state the bare-metal library has
- * (histogram, decaying histogram, sorted buffer, window, reservoir), in caller memory,
- * computes every estimator, encodes each state, and prints the same lines as the Rust
- * firmware over semihosting (newlib's printf, librdimon): estimates as the bits of the
+ * (histogram, decaying histogram, sorted buffer, window, reservoir, calibration
+ * alarm), in caller memory, computes every estimator, encodes each state, and prints
+ * the same lines as the Rust firmware over semihosting (newlib's printf, librdimon): estimates as the bits of the
  * double in hex, frames as hex bytes. firmware_data.h (the data set's rows) is generated
  * by the test from data/resnet50_birds_test.csv. Any failed call prints its status and
  * exits with status 1. */
@@ -18,6 +18,10 @@
 enum { BINS = 15, WINDOW = 1000, RESERVOIR = 500 };
 static const double HALF_LIFE = 1000.0;
 static const uint64_t SEED = 42;
+/* The calibration alarms: the exporter's bins and shift (ln 2, as a literal: the double
+ * nearest it, as Rust's LN_2); their thresholds are those of guaranteed ARL0s. */
+enum { ALARM_BINS = 10 };
+static const double ALARM_SHIFT = 0.69314718055994530942;
 
 /* Caller memory for every state, checked against the layout functions at run time. */
 static _Alignas(16) unsigned char histogram_memory[2048];
@@ -25,6 +29,7 @@ static _Alignas(16) unsigned char decaying_memory[2048];
 static _Alignas(16) unsigned char buffer_memory[128 * 1024];
 static _Alignas(16) unsigned char window_memory[64 * 1024];
 static _Alignas(16) unsigned char reservoir_memory[16 * 1024];
+static _Alignas(16) unsigned char alarm_memory[1024];
 static double scratch[TCE_SMOOTH_ECE_SCRATCH_LEN];
 static uint8_t frame[32 * 1024];
 static double scores[TCE_FW_ROWS];
@@ -74,6 +79,40 @@ static tce_options options(uint32_t binning, uint32_t ties) {
     o.closure = TCE_CLOSURE_LEFT;
     o.ties = ties;
     return o;
+}
+
+/* A calibration alarm (ALARM_BINS bins, shift ALARM_SHIFT) at the threshold of a
+ * guaranteed ARL0 of `arl0` samples, computed by the library, fed the scores one push at
+ * a time, read after each for the first sample that raised it; prints its line (as the
+ * Rust firmware's `Out::alarm`) and its frame, both under `key`. */
+static void run_alarm(const char *key, double arl0, size_t n, const uint8_t *labels) {
+    size_t size, align, written;
+    double threshold;
+    check(tce_alarm_threshold_for_guaranteed_arl0(arl0, &threshold), "alarm threshold");
+    tce_alarm *a;
+    check_layout(tce_alarm_layout(ALARM_BINS, &size, &align), size, align, sizeof alarm_memory,
+                 "alarm layout");
+    check(tce_alarm_init(alarm_memory, sizeof alarm_memory, ALARM_BINS, TCE_CLOSURE_LEFT,
+                         ALARM_SHIFT, threshold, &a),
+          "alarm init");
+    tce_alarm_report report;
+    uint64_t first_seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        check(tce_alarm_push(a, scores[i], labels[i]), "alarm push");
+        if (first_seen == 0) {
+            check(tce_alarm_read(a, &report), "alarm read");
+            if (report.alarm) {
+                first_seen = (uint64_t)i + 1;
+            }
+        }
+    }
+    check(tce_alarm_read(a, &report), "alarm read");
+    printf("alarm %s %016llx %016llx %u %llu %llu %llu\n", key,
+           (unsigned long long)bits(report.statistic), (unsigned long long)bits(report.threshold),
+           (unsigned)report.alarm, (unsigned long long)report.alarm_at,
+           (unsigned long long)first_seen, (unsigned long long)report.samples);
+    check(tce_alarm_encode(a, frame, sizeof frame, &written), "alarm encode");
+    print_frame(key, written);
 }
 
 int main(void) {
@@ -185,8 +224,9 @@ int main(void) {
     printf("smece all %016llx %016llx\n", (unsigned long long)bits(smooth.value),
            (unsigned long long)bits(smooth.bandwidth));
 
-    /* ALARM: the calibration alarm (a no_std state being added in parallel) goes here,
-     * as in firmware/rust/src/bin/firmware.rs. */
+    /* Calibration alarms, as the Rust firmware's ALARMS. */
+    run_alarm("alarm.arl0_1e4", 1e4, n, labels);
+    run_alarm("alarm.arl0_10", 10.0, n, labels);
 
     printf("tce-firmware end\n");
     return 0;

@@ -64,6 +64,31 @@ impl Out {
         .unwrap();
     }
 
+    /// `alarm KEY STATISTIC_BITS THRESHOLD_BITS RAISED ALARM_AT FIRST_SEEN SAMPLES`: a
+    /// calibration alarm's statistic and threshold (bits in hex), whether it is raised (0
+    /// or 1), the sample at which it went off by its own record and as seen by checking
+    /// after each push (0: not raised), and its samples.
+    #[allow(clippy::too_many_arguments)]
+    pub fn alarm(
+        &mut self,
+        key: &str,
+        statistic: f64,
+        threshold: f64,
+        raised: bool,
+        alarm_at: u64,
+        first_seen: u64,
+        samples: u64,
+    ) {
+        writeln!(
+            self,
+            "alarm {key} {:016x} {:016x} {} {alarm_at} {first_seen} {samples}",
+            statistic.to_bits(),
+            threshold.to_bits(),
+            u8::from(raised)
+        )
+        .unwrap();
+    }
+
     /// `frame KIND HEX`: an encoded state, two hex digits a byte, on one line.
     pub fn frame(&mut self, kind: &str, bytes: &[u8]) {
         write!(self, "frame {kind} ").unwrap();

@@ -1,5 +1,6 @@
 //! The firmware of tests/firmware.rs: pushes the bundled data set through every no_std
-//! state (histogram, decaying histogram, sorted buffer, sliding window, reservoir),
+//! state (histogram, decaying histogram, sorted buffer, sliding window, reservoir,
+//! calibration alarm),
 //! computes every estimator the core has without std (ECE_bin, MCE, ECE_debias,
 //! ECE_sweep for both binnings, smooth ECE), encodes each state in the portable format,
 //! and prints all of it over semihosting. The C firmware (firmware/c/main.c)
@@ -13,8 +14,8 @@ use core::ptr::addr_of_mut;
 
 use cortex_m_rt::entry;
 use tce::{
-    smooth_ece, Binning, Closure, DecayedBin, DecayingHistogram, InlineBuffer, InlineHistogram,
-    InlineReservoir, InlineWindow, Norm, SweepOptions, Ties,
+    smooth_ece, Binning, Closure, DecayedBin, DecayingHistogram, InlineAlarm, InlineBuffer,
+    InlineHistogram, InlineReservoir, InlineWindow, Norm, SweepOptions, Ties,
 };
 use tce_firmware::{data, exit_success, Out};
 
@@ -27,6 +28,12 @@ const WINDOW: usize = 1000;
 /// The reservoir's capacity and seed.
 const RESERVOIR: usize = 500;
 const SEED: u64 = 42;
+/// The calibration alarms' bins (shift ln 2, as examples/prometheus_exporter.c).
+const ALARM_BINS: usize = 10;
+/// The alarms (key and frame kind, the guaranteed ARL0 their threshold is chosen for):
+/// h = ln(2 · 10^4) ≈ 9.9, which this data set does not reach (its statistic ends near
+/// 3.6), and a sensitive h = ln 20 ≈ 3.0, which it does (so a raised alarm is checked).
+const ALARMS: [(&str, f64); 2] = [("alarm.arl0_1e4", 1e4), ("alarm.arl0_10", 10.0)];
 
 // The larger states live in statics (.bss), as on a device, not on the stack.
 static mut BUFFER: InlineBuffer<{ data::ROWS }> = InlineBuffer::new();
@@ -167,10 +174,33 @@ fn main() -> ! {
     let smooth = smooth_ece(scores, labels, scratch).unwrap();
     out.smooth("all", smooth.value, smooth.bandwidth);
 
-    // ALARM: the calibration alarm (a no_std state being added in parallel) goes here:
-    // push the data set through it, print its estimates with `out.estimate` and its frame
-    // with `out.frame`, in firmware/c/main.c too, and add the expected lines to
-    // tests/firmware.rs (`expected`).
+    // Calibration alarms: the exporter's settings (ALARM_BINS bins, shift ln 2) at the
+    // thresholds of the guaranteed ARL0s of ALARMS, computed here by the core; one push at
+    // a time, checking after each for the first sample that raised it.
+    for (key, arl0) in ALARMS {
+        let threshold = tce::alarm::threshold_for_guaranteed_arl0(arl0).unwrap();
+        let mut alarm =
+            InlineAlarm::<ALARM_BINS>::new(Closure::Left, core::f64::consts::LN_2, threshold)
+                .unwrap();
+        let mut first_seen = 0u64;
+        for (i, (&s, &l)) in scores.iter().zip(labels).enumerate() {
+            alarm.push(s, l).unwrap();
+            if first_seen == 0 && alarm.alarm() {
+                first_seen = i as u64 + 1;
+            }
+        }
+        out.alarm(
+            key,
+            alarm.statistic(),
+            alarm.threshold(),
+            alarm.alarm(),
+            alarm.alarm_at().unwrap_or(0),
+            first_seen,
+            alarm.samples(),
+        );
+        let n = alarm.encode(frame).unwrap();
+        out.frame(key, &frame[..n]);
+    }
 
     writeln!(out, "tce-firmware end").unwrap();
     exit_success()

@@ -30,6 +30,30 @@ pub fn decision_words(c: &Comparison) -> String {
     }
 }
 
+/// Why Δ = 0 is not rejected although the interval excludes 0 (None otherwise): the
+/// p-value is the larger of the interval's and the jackknife's, and here the jackknife's
+/// decided. Said wherever the interval is shown, so the two never seem to disagree.
+pub fn interval_without_rejection_words(c: &Comparison) -> Option<String> {
+    let excludes_zero = c.interval.lower > 0.0 || c.interval.upper < 0.0;
+    (excludes_zero && !c.reject()).then(|| {
+        format!(
+            "the interval excludes 0, but Delta is only {} jackknife standard errors from 0 \
+             (jackknife p = {}), and the test needs both",
+            jackknife_multiple(c),
+            p_text(c.p_jackknife)
+        )
+    })
+}
+
+/// |Δ| in jackknife standard errors, to two decimals.
+fn jackknife_multiple(c: &Comparison) -> String {
+    if c.jackknife_se > 0.0 {
+        format!("{:.2}", c.delta.abs() / c.jackknife_se)
+    } else {
+        "0".to_owned()
+    }
+}
+
 /// How the interval was made, in words.
 pub fn method_words(c: &Comparison) -> String {
     let rows = format!(
@@ -91,5 +115,8 @@ pub fn summary(file_a: &str, file_b: &str, c: &Comparison) -> String {
         percent(c.jackknife_se)
     );
     let _ = writeln!(out, "decision         {}", decision_words(c));
+    if let Some(words) = interval_without_rejection_words(c) {
+        let _ = writeln!(out, "                 ({words})");
+    }
     out
 }

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use super::{Candidate, Choice};
+use crate::decision::compare::text::interval_without_rejection_words;
 use crate::decision::compare::{Comparison, Estimate, Verdict};
 use crate::decision::text::p_text;
 
@@ -30,8 +31,10 @@ pub fn verdict_word(c: &Comparison) -> &'static str {
 
 /// Δ, its interval and p in one line.
 fn delta_text(c: &Comparison) -> String {
+    let guard =
+        interval_without_rejection_words(c).map_or_else(String::new, |words| format!(" ({words})"));
     format!(
-        "Delta {} [{}, {}] ({}), p = {}: {}",
+        "Delta {} [{}, {}] ({}), p = {}: {}{guard}",
         percent(c.delta),
         percent(c.interval.lower),
         percent(c.interval.upper),

@@ -1,0 +1,312 @@
+//! Sample weights (`sample_weight`, scikit-learn's name) for ECE_bin, MCE and ECE_debias:
+//! the std layer only. The `no_std` core keeps integer counts; weighted bins hold `f64`
+//! sums and are built here from slices, then reach the same [`crate::estimate`] functions
+//! as every other binning (one place computes each estimator).
+//!
+//! **Frequency weights.** A weight w_i ≥ 0 counts row i as w_i units of a sample. Per bin:
+//! W_k = Σ w, ȳ_k = Σ w·y / W_k, f̄_k = Σ w·f / W_k, and with W = Σ_k W_k
+//!
+//! - ECE_bin = ( Σ_k (W_k/W)·|f̄_k − ȳ_k|^p )^(1/p), MCE = max over bins with W_k > 0;
+//! - ECE_debias (p = 2): S = Σ_{k: W_k ≥ 2} (W_k/W)·[(f̄_k − ȳ_k)² − ȳ_k(1 − ȳ_k)/(W_k − 1)],
+//!   the square root of max(S, 0); for p ≠ 2 the jackknife of SPEC §5 with n_k = W_k
+//!   units, h_k = Σ w·y of them hits.
+//!
+//! The variance term uses W_k, not Kish's effective size (Σw)²/Σw²: that is what makes
+//! integer weights equal repeated rows (the guarantee tested), and it means importance
+//! weights get the frequency-weight estimator — their correction is only right when the
+//! weights are on the scale of counts. A row of weight 0 contributes nothing: the result is
+//! that of dropping it (also from the tie groups and the equal-mass edges).
+//!
+//! **Equal mass = equal weight.** Rows sort by score (ties in arrival order, a stable sort)
+//! and row i occupies [a_i, a_i + w_i) on the line of cumulative weight [0, W); position x
+//! lies in bin floor(x·B/W) (bin k is [k·W/B, (k+1)·W/B)). Unweighted rank splitting puts
+//! the sample at position j in bin floor(j·B/n), the bin of its start; weights follow it:
+//!
+//! - [`Ties::Split`]: a row of weight w is ⌈w⌉ units, [a, a+1), [a+1, a+2), …, the last
+//!   one w − ⌊w⌋ long when w is not whole, and each unit goes whole to the bin of its
+//!   start. A row whose weight straddles an edge is split there at a unit boundary (it
+//!   counts among the `rows` of each bin it reaches). A row of weight below 1 is never
+//!   split: it goes to the bin of its start.
+//! - [`Ties::Keep`]: each group of equal scores goes whole to the bin of its start,
+//!   floor(a·B/W) — the unweighted rule (edges move to the end of a tie group) restated.
+//!
+//! Both rules make integer weights equal repeated rows and weights all 1 equal the
+//! unweighted binning, bin for bin. The price of the unit rule: equal-mass bins with ties
+//! split depend (by at most one unit per edge) on the scale of weights that are not all
+//! below 1; equal width and ties kept do not depend on the scale.
+
+use crate::binning::{Binning, Closure, Ties};
+use crate::error::{EstimateError, PushError};
+use crate::estimate::{self, check_bins, BinSummary, Estimate};
+use crate::norm::Norm;
+use core::fmt;
+
+/// Why a weighted estimate was refused. Nothing is computed from a bad input.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum WeightError {
+    /// A score or label is bad, or scores and labels differ in length.
+    Push(PushError),
+    /// The estimate itself is undefined (no rows, 0 bins, …).
+    Estimate(EstimateError),
+    /// The weight at `index` is negative, NaN or infinite.
+    InvalidWeight { index: usize },
+    /// There are `weights` weights for `rows` rows.
+    LengthMismatch { rows: usize, weights: usize },
+    /// Every weight is 0 (or they sum to 0 or past f64): nothing to average over.
+    ZeroTotalWeight,
+}
+
+impl From<PushError> for WeightError {
+    fn from(e: PushError) -> Self {
+        WeightError::Push(e)
+    }
+}
+
+impl From<EstimateError> for WeightError {
+    fn from(e: EstimateError) -> Self {
+        WeightError::Estimate(e)
+    }
+}
+
+impl fmt::Display for WeightError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::Push(e) => e.fmt(f),
+            Self::Estimate(e) => e.fmt(f),
+            Self::InvalidWeight { index } => {
+                write!(f, "weight {index} is negative, NaN or infinite")
+            }
+            Self::LengthMismatch { rows, weights } => {
+                write!(f, "{rows} rows but {weights} weights")
+            }
+            Self::ZeroTotalWeight => write!(f, "the weights sum to 0 (or are not finite)"),
+        }
+    }
+}
+
+impl std::error::Error for WeightError {}
+
+/// A bin of weighted rows: Σw, Σw·y, Σw·f and how many rows put weight in it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WeightedBin {
+    /// Rows with positive weight in the bin (a row split between two bins counts in both).
+    pub rows: u64,
+    /// W_k = Σ w.
+    pub weight: f64,
+    /// Σ w·y.
+    pub weighted_hits: f64,
+    /// Σ w·f.
+    pub weighted_scores: f64,
+}
+
+impl WeightedBin {
+    fn add(&mut self, score: f64, label: u8, w: f64) {
+        self.rows += 1;
+        self.weight += w;
+        self.weighted_hits += w * f64::from(label);
+        self.weighted_scores += w * score;
+    }
+}
+
+impl BinSummary for WeightedBin {
+    fn count(&self) -> u64 {
+        self.rows
+    }
+    fn weight(&self) -> f64 {
+        self.weight
+    }
+    fn mean_score(&self) -> f64 {
+        self.weighted_scores / self.weight
+    }
+    fn accuracy(&self) -> f64 {
+        self.weighted_hits / self.weight
+    }
+    /// Frequency weights: W_k units of a sample (see the module's doc).
+    fn effective_count(&self) -> f64 {
+        self.weight
+    }
+    fn debiased(&self) -> bool {
+        self.weight >= 2.0
+    }
+}
+
+/// The checks of a weighted input, in order: scores and labels (their lengths, then each
+/// sample), the weights' length, each weight, the total. Returns the total weight and the
+/// number of rows with positive weight.
+pub fn check(scores: &[f64], labels: &[u8], weights: &[f64]) -> Result<(f64, u64), WeightError> {
+    crate::sample::check_batch(scores, labels)?;
+    if weights.len() != scores.len() {
+        return Err(WeightError::LengthMismatch {
+            rows: scores.len(),
+            weights: weights.len(),
+        });
+    }
+    if scores.is_empty() {
+        return Err(EstimateError::NoSamples.into());
+    }
+    let (mut total, mut rows) = (0.0f64, 0u64);
+    for (index, &w) in weights.iter().enumerate() {
+        // `!(w >= 0)` is true for NaN as well.
+        if !(w >= 0.0) || !w.is_finite() {
+            return Err(WeightError::InvalidWeight { index });
+        }
+        total += w;
+        rows += u64::from(w > 0.0);
+    }
+    if total > 0.0 && total.is_finite() {
+        Ok((total, rows))
+    } else {
+        Err(WeightError::ZeroTotalWeight)
+    }
+}
+
+/// The largest k < `bins` with k·W ≤ a·B: the equal-weight bin of cumulative weight `a`.
+/// The quotient is a first guess, corrected by the products (exact for integer weights
+/// summing below 2^53 / B, so integer weights bin exactly as repeated rows).
+fn equal_weight_bin(a: f64, total: f64, bins: usize) -> usize {
+    let b = bins as f64;
+    let mut k = ((a * b / total).floor().max(0.0) as usize).min(bins - 1);
+    while k > 0 && k as f64 * total > a * b {
+        k -= 1;
+    }
+    while k + 1 < bins && (k + 1) as f64 * total <= a * b {
+        k += 1;
+    }
+    k
+}
+
+/// The `bins` weighted bins of the rows by `binning` (see the module's doc), after
+/// [`check`]. Returns the bins and the number of rows with positive weight.
+pub fn bins(
+    scores: &[f64],
+    labels: &[u8],
+    weights: &[f64],
+    binning: Binning,
+    bins: usize,
+) -> Result<(Vec<WeightedBin>, u64), WeightError> {
+    check_bins(bins)?;
+    let (total, rows) = check(scores, labels, weights)?;
+    let mut out = vec![WeightedBin::default(); bins];
+    // Zero-weight rows are dropped here, before any binning: exactly as if absent.
+    let mut order: Vec<usize> = (0..scores.len()).filter(|&i| weights[i] > 0.0).collect();
+    match binning {
+        Binning::EqualWidth(closure) => {
+            for &i in &order {
+                let k = Closure::bin_index(closure, scores[i], bins);
+                out[k].add(scores[i], labels[i], weights[i]);
+            }
+        }
+        Binning::EqualMass(ties) => {
+            // Stable: equal scores stay in arrival order (SPEC §3.2).
+            order.sort_by(|&i, &j| scores[i].total_cmp(&scores[j]));
+            let b = bins as f64;
+            let mut before = 0.0f64;
+            let mut group_bin = 0usize;
+            for (j, &i) in order.iter().enumerate() {
+                let (f, y, w) = (scores[i], labels[i], weights[i]);
+                match ties {
+                    Ties::Keep => {
+                        // A new tie group starts in the bin of its start; later rows of
+                        // the group follow it.
+                        if j == 0 || scores[order[j - 1]] != f {
+                            group_bin = equal_weight_bin(before, total, bins);
+                        }
+                        out[group_bin].add(f, y, w);
+                    }
+                    Ties::Split => {
+                        // Units [before + m, before + m + 1) (the last one partial), each
+                        // whole in the bin of its start; the units of one bin at a time.
+                        let units = w.ceil();
+                        let mut m = 0.0f64;
+                        while m < units {
+                            let k = equal_weight_bin(before + m, total, bins);
+                            // The first unit starting in a later bin: a guess from the
+                            // edge, corrected by the exact bin rule.
+                            let mut next = if k + 1 >= bins {
+                                units
+                            } else {
+                                ((k + 1) as f64 * total / b - before)
+                                    .ceil()
+                                    .clamp(m + 1.0, units)
+                            };
+                            while next < units && equal_weight_bin(before + next, total, bins) == k
+                            {
+                                next += 1.0;
+                            }
+                            while next > m + 1.0
+                                && equal_weight_bin(before + next - 1.0, total, bins) != k
+                            {
+                                next -= 1.0;
+                            }
+                            out[k].add(f, y, next.min(w) - m);
+                            m = next;
+                        }
+                    }
+                }
+                before += w;
+            }
+        }
+    }
+    Ok((out, rows))
+}
+
+/// Runs `estimator` on the weighted bins and reports the rows with positive weight as
+/// its `samples` (a split row would otherwise count twice).
+fn estimated(
+    scores: &[f64],
+    labels: &[u8],
+    weights: &[f64],
+    binning: Binning,
+    count: usize,
+    estimator: impl FnOnce(&[WeightedBin]) -> Result<Estimate, EstimateError>,
+) -> Result<Estimate, WeightError> {
+    let (bins, rows) = bins(scores, labels, weights, binning, count)?;
+    let estimate = estimator(&bins)?;
+    Ok(Estimate {
+        samples: rows,
+        ..estimate
+    })
+}
+
+/// Weighted ECE_bin (see the module's doc). `samples` of the result counts the rows with
+/// positive weight.
+pub fn ece_bin(
+    scores: &[f64],
+    labels: &[u8],
+    weights: &[f64],
+    binning: Binning,
+    bins: usize,
+    norm: Norm,
+) -> Result<Estimate, WeightError> {
+    estimated(scores, labels, weights, binning, bins, |b| {
+        estimate::ece_bin(b.iter().copied(), norm)
+    })
+}
+
+/// Weighted MCE: the largest |f̄_k − ȳ_k| over bins with positive weight.
+pub fn mce(
+    scores: &[f64],
+    labels: &[u8],
+    weights: &[f64],
+    binning: Binning,
+    bins: usize,
+) -> Result<Estimate, WeightError> {
+    estimated(scores, labels, weights, binning, bins, |b| {
+        estimate::mce(b.iter().copied())
+    })
+}
+
+/// Weighted ECE_debias: frequency weights, bins with W_k < 2 contribute 0 (see the
+/// module's doc).
+pub fn ece_debias(
+    scores: &[f64],
+    labels: &[u8],
+    weights: &[f64],
+    binning: Binning,
+    bins: usize,
+    norm: Norm,
+) -> Result<Estimate, WeightError> {
+    estimated(scores, labels, weights, binning, bins, |b| {
+        estimate::ece_debias(b.iter().copied(), norm)
+    })
+}

@@ -49,9 +49,17 @@ pub enum WeightError {
     /// The estimate itself is undefined (no rows, 0 bins, …).
     Estimate(EstimateError),
     /// The weight at `index` is negative, NaN or infinite.
-    InvalidWeight { index: usize },
+    InvalidWeight {
+        /// The row of the first bad weight.
+        index: usize,
+    },
     /// There are `weights` weights for `rows` rows.
-    LengthMismatch { rows: usize, weights: usize },
+    LengthMismatch {
+        /// Rows (scores and labels).
+        rows: usize,
+        /// Weights.
+        weights: usize,
+    },
     /// Every weight is 0 (or they sum to 0 or past f64): nothing to average over.
     ZeroTotalWeight,
 }

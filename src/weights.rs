@@ -39,6 +39,8 @@ use crate::binning::{Binning, Closure, Ties};
 use crate::error::{EstimateError, PushError};
 use crate::estimate::{self, check_bins, BinSummary, Estimate};
 use crate::norm::Norm;
+use crate::sweep::SweepOptions;
+use crate::MAX_BINS;
 use core::fmt;
 
 /// Why a weighted estimate was refused. Nothing is computed from a bad input.
@@ -194,68 +196,102 @@ pub fn bins(
 ) -> Result<(Vec<WeightedBin>, u64), WeightError> {
     check_bins(bins)?;
     let (total, rows) = check(scores, labels, weights)?;
-    let mut out = vec![WeightedBin::default(); bins];
     // Zero-weight rows are dropped here, before any binning: exactly as if absent.
     let mut order: Vec<usize> = (0..scores.len()).filter(|&i| weights[i] > 0.0).collect();
-    match binning {
-        Binning::EqualWidth(closure) => {
-            for &i in &order {
-                let k = Closure::bin_index(closure, scores[i], bins);
-                out[k].add(scores[i], labels[i], weights[i]);
-            }
-        }
-        Binning::EqualMass(ties) => {
-            // Stable: equal scores stay in arrival order (SPEC §3.2).
-            order.sort_by(|&i, &j| scores[i].total_cmp(&scores[j]));
-            let b = bins as f64;
-            let mut before = 0.0f64;
-            let mut group_bin = 0usize;
-            for (j, &i) in order.iter().enumerate() {
-                let (f, y, w) = (scores[i], labels[i], weights[i]);
-                match ties {
-                    Ties::Keep => {
-                        // A new tie group starts in the bin of its start; later rows of
-                        // the group follow it.
-                        if j == 0 || scores[order[j - 1]] != f {
-                            group_bin = equal_weight_bin(before, total, bins);
-                        }
-                        out[group_bin].add(f, y, w);
-                    }
-                    Ties::Split => {
-                        // Units [before + m, before + m + 1) (the last one partial), each
-                        // whole in the bin of its start; the units of one bin at a time.
-                        let units = w.ceil();
-                        let mut m = 0.0f64;
-                        while m < units {
-                            let k = equal_weight_bin(before + m, total, bins);
-                            // The first unit starting in a later bin: a guess from the
-                            // edge, corrected by the exact bin rule.
-                            let mut next = if k + 1 >= bins {
-                                units
-                            } else {
-                                ((k + 1) as f64 * total / b - before)
-                                    .ceil()
-                                    .clamp(m + 1.0, units)
-                            };
-                            while next < units && equal_weight_bin(before + next, total, bins) == k
-                            {
-                                next += 1.0;
-                            }
-                            while next > m + 1.0
-                                && equal_weight_bin(before + next - 1.0, total, bins) != k
-                            {
-                                next -= 1.0;
-                            }
-                            out[k].add(f, y, next.min(w) - m);
-                            m = next;
-                        }
-                    }
-                }
-                before += w;
-            }
-        }
+    if let Binning::EqualMass(_) = binning {
+        // Stable: equal scores stay in arrival order (SPEC §3.2).
+        order.sort_by(|&i, &j| scores[i].total_cmp(&scores[j]));
     }
-    Ok((out, rows))
+    let rows_of = Rows {
+        scores,
+        labels,
+        weights,
+        order: &order,
+        total,
+    };
+    Ok((rows_of.bin(binning, bins), rows))
+}
+
+/// Checked rows with positive weight in the order a binning reads them (sorted by score
+/// for equal mass), and their total weight.
+struct Rows<'a> {
+    scores: &'a [f64],
+    labels: &'a [u8],
+    weights: &'a [f64],
+    order: &'a [usize],
+    total: f64,
+}
+
+impl Rows<'_> {
+    /// The `bins` (≥ 1) weighted bins by `binning`; equal mass needs `order` sorted.
+    fn bin(&self, binning: Binning, bins: usize) -> Vec<WeightedBin> {
+        let (scores, labels, weights, order, total) = (
+            self.scores,
+            self.labels,
+            self.weights,
+            self.order,
+            self.total,
+        );
+        let mut out = vec![WeightedBin::default(); bins];
+        match binning {
+            Binning::EqualWidth(closure) => {
+                for &i in order {
+                    let k = Closure::bin_index(closure, scores[i], bins);
+                    out[k].add(scores[i], labels[i], weights[i]);
+                }
+            }
+            Binning::EqualMass(ties) => {
+                let b = bins as f64;
+                let mut before = 0.0f64;
+                let mut group_bin = 0usize;
+                for (j, &i) in order.iter().enumerate() {
+                    let (f, y, w) = (scores[i], labels[i], weights[i]);
+                    match ties {
+                        Ties::Keep => {
+                            // A new tie group starts in the bin of its start; later rows
+                            // of the group follow it.
+                            if j == 0 || scores[order[j - 1]] != f {
+                                group_bin = equal_weight_bin(before, total, bins);
+                            }
+                            out[group_bin].add(f, y, w);
+                        }
+                        Ties::Split => {
+                            // Units [before + m, before + m + 1) (the last one partial), each
+                            // whole in the bin of its start; the units of one bin at a time.
+                            let units = w.ceil();
+                            let mut m = 0.0f64;
+                            while m < units {
+                                let k = equal_weight_bin(before + m, total, bins);
+                                // The first unit starting in a later bin: a guess from the
+                                // edge, corrected by the exact bin rule.
+                                let mut next = if k + 1 >= bins {
+                                    units
+                                } else {
+                                    ((k + 1) as f64 * total / b - before)
+                                        .ceil()
+                                        .clamp(m + 1.0, units)
+                                };
+                                while next < units
+                                    && equal_weight_bin(before + next, total, bins) == k
+                                {
+                                    next += 1.0;
+                                }
+                                while next > m + 1.0
+                                    && equal_weight_bin(before + next - 1.0, total, bins) != k
+                                {
+                                    next -= 1.0;
+                                }
+                                out[k].add(f, y, next.min(w) - m);
+                                m = next;
+                            }
+                        }
+                    }
+                    before += w;
+                }
+            }
+        }
+        out
+    }
 }
 
 /// Runs `estimator` on the weighted bins and reports the rows with positive weight as
@@ -317,4 +353,130 @@ pub fn ece_debias(
     estimated(scores, labels, weights, binning, bins, |b| {
         estimate::ece_debias(b.iter().copied(), norm)
     })
+}
+
+/// Weighted ECE_sweep (SPEC §4 on weighted bins): b = 2, 3, … on the bins of
+/// [`bins`] (equal width, or equal weight by the unit rule), until the weighted
+/// accuracies Σw·y/Σw of the bins with positive weight decrease; b* = that b − 1, and the
+/// estimate is the weighted ECE_bin with b* bins (`bins` of the result). The most bins
+/// tried is the number of units of weight U = Σ⌈w_i⌉ (n for weights all 1: one unit a bin,
+/// as the paper's n), U − 1 with [`crate::SweepLimit::PaperCode`], or the cap. When no b
+/// fails, b* is the smallest b with the same bins as the limit (same rows, same weights),
+/// as the unweighted sweep reports. Integer weights give the sweep of the repeated rows:
+/// b* exactly, the value to 1e-12 (tested).
+///
+/// Cost: a sort, then O(n + b) a b tried (each binning is rebuilt; the unweighted sweep's
+/// prefix sums are not used here), so O(n·b*) in all. Data whose finest partition is
+/// already monotone (the separable case) skip the walk. A limit above
+/// [`crate::MAX_BINS`] is refused ([`EstimateError::TooManyBins`]): large weights make
+/// U large; pass `options.max_bins` to cap it.
+pub fn ece_sweep(
+    scores: &[f64],
+    labels: &[u8],
+    weights: &[f64],
+    binning: Binning,
+    norm: Norm,
+    options: SweepOptions,
+) -> Result<Estimate, WeightError> {
+    let (_, rows) = check(scores, labels, weights)?;
+    let mut order: Vec<usize> = (0..scores.len()).filter(|&i| weights[i] > 0.0).collect();
+    // Sorted for every binning: the finest-partition test reads tie groups in order.
+    order.sort_by(|&i, &j| scores[i].total_cmp(&scores[j]));
+    let total = order.iter().map(|&i| weights[i]).sum::<f64>();
+    let view = Rows {
+        scores,
+        labels,
+        weights,
+        order: &order,
+        total,
+    };
+    let units = order.iter().map(|&i| weights[i].ceil()).sum::<f64>();
+    // Saturating: a sum past usize is refused below as too many bins.
+    let units = if units >= usize::MAX as f64 {
+        usize::MAX
+    } else {
+        units as usize
+    };
+    let max_bins = options.max_bins_for(units)?;
+    if max_bins > MAX_BINS {
+        return Err(EstimateError::TooManyBins {
+            bins: max_bins,
+            max: MAX_BINS,
+        }
+        .into());
+    }
+    let mut best = None;
+    if !finest_is_monotone(&view, binning) {
+        best = (2..=max_bins)
+            .find(|&b| !is_monotone(&view.bin(binning, b)))
+            .map(|failed| failed - 1);
+    }
+    let b = match best {
+        Some(b) => b,
+        None => {
+            // The smallest b with the limit's bins (empty ones aside).
+            let limit: Vec<WeightedBin> = nonempty(view.bin(binning, max_bins));
+            (limit.len().max(1)..max_bins)
+                .find(|&b| nonempty(view.bin(binning, b)) == limit)
+                .unwrap_or(max_bins)
+        }
+    };
+    // The value from the same binning path as the weighted ECE_bin.
+    let mut value_order: Vec<usize> = (0..scores.len()).filter(|&i| weights[i] > 0.0).collect();
+    if let Binning::EqualMass(_) = binning {
+        value_order = order.clone();
+    }
+    let value_rows = Rows {
+        order: &value_order,
+        ..view
+    };
+    let estimate = estimate::ece_bin(value_rows.bin(binning, b), norm)?;
+    Ok(Estimate {
+        samples: rows,
+        ..estimate
+    })
+}
+
+fn nonempty(bins: Vec<WeightedBin>) -> Vec<WeightedBin> {
+    bins.into_iter().filter(|b| b.weight > 0.0).collect()
+}
+
+/// Whether the weighted accuracies of the bins with positive weight never decrease
+/// (equal neighbours allowed), cross-multiplied as the unweighted test is: exact for
+/// integer weights of moderate sums.
+fn is_monotone(bins: &[WeightedBin]) -> bool {
+    let mut previous: Option<&WeightedBin> = None;
+    for bin in bins.iter().filter(|b| b.weight > 0.0) {
+        if let Some(p) = previous {
+            if bin.weighted_hits * p.weight < p.weighted_hits * bin.weight {
+                return false;
+            }
+        }
+        previous = Some(bin);
+    }
+    true
+}
+
+/// Whether the finest partition `binning` reaches is monotone, in which case every
+/// coarser one is (a run's weighted accuracy lies between those of its first and last
+/// parts): units one a bin (ties split: the labels in sorted order never go from hit
+/// to miss), else the tie groups.
+fn finest_is_monotone(rows: &Rows<'_>, binning: Binning) -> bool {
+    let (scores, labels, weights, order) = (rows.scores, rows.labels, rows.weights, rows.order);
+    if binning == Binning::EqualMass(Ties::Split) {
+        return order.windows(2).all(|p| labels[p[0]] <= labels[p[1]]);
+    }
+    let mut groups = Vec::new();
+    let mut j = 0;
+    while j < order.len() {
+        let mut group = WeightedBin::default();
+        let f = scores[order[j]];
+        while j < order.len() && scores[order[j]] == f {
+            let i = order[j];
+            group.add(f, labels[i], weights[i]);
+            j += 1;
+        }
+        groups.push(group);
+    }
+    is_monotone(&groups)
 }

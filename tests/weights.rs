@@ -361,3 +361,147 @@ fn bad_weights_are_named_errors() {
         Err(WeightError::Estimate(EstimateError::ZeroBins))
     );
 }
+
+/// The naive weighted sweep: b = 2, 3, … with the naive bins until the weighted
+/// accuracies of the bins with weight decrease; when none does up to the limit, the
+/// smallest b whose bins with weight are the limit's.
+fn naive_sweep(
+    scores: &[f64],
+    labels: &[u8],
+    weights: &[f64],
+    binning: Binning,
+    limit: usize,
+) -> usize {
+    let filled = |b: usize| -> Vec<(f64, f64, f64)> {
+        naive_bins(scores, labels, weights, binning, b)
+            .into_iter()
+            .filter(|bin| bin.0 > 0.0)
+            .collect()
+    };
+    for b in 2..=limit {
+        let acc: Vec<f64> = filled(b).iter().map(|bin| bin.1 / bin.0).collect();
+        if acc.windows(2).any(|p| p[1] < p[0] - 1e-12) {
+            return b - 1;
+        }
+    }
+    let last: Vec<(f64, f64)> = filled(limit).iter().map(|bin| (bin.0, bin.1)).collect();
+    (1..limit)
+        .find(|&b| {
+            let these: Vec<(f64, f64)> = filled(b).iter().map(|bin| (bin.0, bin.1)).collect();
+            these.len() == last.len()
+                && these
+                    .iter()
+                    .zip(&last)
+                    .all(|(x, y)| (x.0 - y.0).abs() < 1e-9 && (x.1 - y.1).abs() < 1e-9)
+        })
+        .unwrap_or(limit)
+}
+
+fn sweep(
+    scores: &[f64],
+    labels: &[u8],
+    weights: &[f64],
+    binning: Binning,
+    p: f64,
+) -> tce::Estimate {
+    weights::ece_sweep(
+        scores,
+        labels,
+        weights,
+        binning,
+        Norm::new(p).unwrap(),
+        tce::SweepOptions::default(),
+    )
+    .unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// The weighted sweep's b* and value against the naive sweep (integer weights, so
+    /// that the naive comparisons are exact).
+    #[test]
+    fn the_sweep_equals_the_naive_weighted_sweep(
+        rows in prop::collection::vec((score(), 0u8..=1, 0u32..4), 1..25),
+        binning in binning(),
+        p in prop_oneof![Just(1.0), Just(2.0)],
+    ) {
+        let weights: Vec<f64> = rows.iter().map(|r| f64::from(r.2)).collect();
+        let units: f64 = weights.iter().sum();
+        prop_assume!(units > 0.0);
+        let scores: Vec<f64> = rows.iter().map(|r| r.0).collect();
+        let labels: Vec<u8> = rows.iter().map(|r| r.1).collect();
+        let e = sweep(&scores, &labels, &weights, binning, p);
+        let b = naive_sweep(&scores, &labels, &weights, binning, units as usize);
+        prop_assert_eq!(e.bins, b);
+        let naive = naive_bins(&scores, &labels, &weights, binning, b);
+        close(e.value, naive_ece(&naive, p), "sweep value")?;
+    }
+
+    /// Integer weights: the sweep of the repeated rows, b* exactly, the value to 1e-12;
+    /// weights all 1: the unweighted sweep.
+    #[test]
+    fn the_sweep_of_integer_weights_is_that_of_repeated_rows(
+        rows in prop::collection::vec((score(), 0u8..=1, 0u32..4), 1..40),
+        binning in binning(),
+        p in prop_oneof![Just(1.0), Just(2.0), 1.0..4.0f64],
+    ) {
+        let weights: Vec<f64> = rows.iter().map(|r| f64::from(r.2)).collect();
+        prop_assume!(weights.iter().sum::<f64>() > 0.0);
+        let scores: Vec<f64> = rows.iter().map(|r| r.0).collect();
+        let labels: Vec<u8> = rows.iter().map(|r| r.1).collect();
+        let (mut rs, mut rl) = (Vec::new(), Vec::new());
+        for r in &rows {
+            for _ in 0..r.2 {
+                rs.push(r.0);
+                rl.push(r.1);
+            }
+        }
+        let unweighted = |s: &[f64], l: &[u8]| {
+            let mut storage = vec![Slot::EMPTY; s.len()];
+            let mut buffer = SortedBuffer::with_storage(&mut storage).unwrap();
+            buffer.push_batch(s, l).unwrap();
+            buffer
+                .sorted()
+                .ece_sweep(binning, Norm::new(p).unwrap(), tce::SweepOptions::default())
+                .unwrap()
+        };
+        let w = sweep(&scores, &labels, &weights, binning, p);
+        let r = unweighted(&rs, &rl);
+        prop_assert_eq!(w.bins, r.bins);
+        close(w.value, r.value, "sweep of repeated rows")?;
+        let ones = vec![1.0; rows.len()];
+        let w = sweep(&scores, &labels, &ones, binning, p);
+        let u = unweighted(&scores, &labels);
+        prop_assert_eq!(w.bins, u.bins);
+        close(w.value, u.value, "sweep of unit weights")?;
+    }
+}
+
+#[test]
+fn the_sweep_refuses_a_limit_past_max_bins_and_takes_a_cap() {
+    let (s, l, w) = ([0.3, 0.7], [0u8, 1], [1e9, 1e9]);
+    let run = |max_bins, binning| {
+        weights::ece_sweep(
+            &s,
+            &l,
+            &w,
+            binning,
+            Norm::L2,
+            tce::SweepOptions {
+                max_bins,
+                ..Default::default()
+            },
+        )
+    };
+    assert!(matches!(
+        run(None, Binning::EQUAL_MASS),
+        Err(WeightError::Estimate(EstimateError::TooManyBins { .. }))
+    ));
+    // Separable: every b is monotone. With ties kept, b* is the smallest b with the
+    // cap's bins: 2 (one row each); with ties split, the cap's 10 bins are 10 runs of
+    // units (as 10^9 copies of each row would be), and b* is the cap.
+    let keep = Binning::EqualMass(Ties::Keep);
+    assert_eq!(run(Some(10), keep).unwrap().bins, 2);
+    assert_eq!(run(Some(10), Binning::EQUAL_MASS).unwrap().bins, 10);
+}

@@ -315,8 +315,8 @@ fn report(
 /// The report of weighted rows (`--weight-col`), through [`tce::weights`]: ECE_bin,
 /// ECE_debias and MCE on equal-width and equal-weight bins (frequency weights:
 /// docs/estimators.md, Weights). `n` counts the rows read (zero weights included);
-/// accuracy and mean confidence are weighted means. The sweeps and smooth ECE have no
-/// weighted form yet: they are left out, and a note says so.
+/// accuracy and mean confidence are weighted means. Smooth ECE has no weighted form yet:
+/// it is left out, and a note says so.
 pub fn compute_weighted(
     scores: &[f64],
     labels: &[u8],
@@ -347,6 +347,30 @@ pub fn compute_weighted(
             EM,
             weighted(tce::weights::ece_bin(
                 scores, labels, weights, em, bins, norm,
+            ))?,
+        ),
+        Row::new(
+            EceSweep,
+            EW,
+            weighted(tce::weights::ece_sweep(
+                scores,
+                labels,
+                weights,
+                ew,
+                norm,
+                settings.sweep,
+            ))?,
+        ),
+        Row::new(
+            EceSweep,
+            EM,
+            weighted(tce::weights::ece_sweep(
+                scores,
+                labels,
+                weights,
+                em,
+                norm,
+                settings.sweep,
             ))?,
         ),
         Row::new(
@@ -384,7 +408,8 @@ pub fn compute_weighted(
         distinct_scores: None,
         notes: vec![
             "rows weighted by --weight-col as frequency weights (equal-mass bins hold equal \
-             weight); ECE_sweep and smooth ECE have no weighted form yet and are left out"
+             weight; the sweeps try up to one bin per unit of weight); smooth ECE has no weighted \
+             form yet and is left out"
                 .to_owned(),
         ],
     })

@@ -46,7 +46,11 @@ fn integer_weights_print_the_repeated_rows_estimates() {
         let r = json(&tce(&args));
         assert_eq!(w["settings"]["weight_col"], "w");
         let rows = w["estimates"].as_array().unwrap();
-        assert_eq!(rows.len(), 6, "ECE_bin, ECE_debias, MCE × EW, EM");
+        assert_eq!(
+            rows.len(),
+            8,
+            "ECE_bin, ECE_sweep, ECE_debias, MCE × EW, EM"
+        );
         for row in rows {
             let same = r["estimates"]
                 .as_array()

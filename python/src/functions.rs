@@ -230,10 +230,11 @@ pub fn ece_debias(
 /// every b ≤ b* gives non-decreasing bin accuracies; ``Estimate.bins`` is b*.
 ///
 /// ``sweep_limit``: ``"samples"`` (b up to n, as the paper describes) or ``"paper_code"``
-/// (n − 1, as its code does); ``max_bins``: a cap on b*. Other arguments as
-/// :func:`ece_bin`.
+/// (n − 1, as its code does); ``max_bins``: a cap on b*. With ``sample_weight``, the
+/// bins are weighted and b runs up to Σ⌈w⌉ units of weight (n for weights all 1). Other
+/// arguments as :func:`ece_bin`.
 #[pyfunction]
-#[pyo3(signature = (scores, labels, *, binning="equal_mass", norm=2.0, closure="left", ties="split", sweep_limit="samples", max_bins=None, logits=false))]
+#[pyo3(signature = (scores, labels, *, binning="equal_mass", norm=2.0, closure="left", ties="split", sweep_limit="samples", max_bins=None, logits=false, sample_weight=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn ece_sweep(
     py: Python<'_>,
@@ -246,10 +247,17 @@ pub fn ece_sweep(
     sweep_limit: &str,
     #[pyo3(from_py_with = options::max_bins_arg)] max_bins: Option<usize>,
     logits: bool,
+    sample_weight: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Estimate> {
     let binning = options::binning(binning, closure, ties).map_err(raise(py))?;
     let norm = options::norm(norm).map_err(raise(py))?;
     let sweep = options::sweep(sweep_limit, max_bins).map_err(raise(py))?;
+    if let Some(weights) = sample_weight {
+        let weights = input::weights(weights)?;
+        return with_samples(scores, labels, logits, move |scores, labels| {
+            Ok(tce::weights::ece_sweep(scores, labels, &weights, binning, norm, sweep)?.into())
+        });
+    }
     with_samples(scores, labels, logits, |scores, labels| {
         let mut buffer = buffer_of(scores, labels)?;
         estimates::sweep_of_sorted(&buffer.sorted_parallel(), binning, norm, sweep)

@@ -156,8 +156,8 @@ pub fn check(scores: &[f64], labels: &[u8], weights: &[f64]) -> Result<(f64, u64
     }
     let (mut total, mut rows) = (0.0f64, 0u64);
     for (index, &w) in weights.iter().enumerate() {
-        // `!(w >= 0)` is true for NaN as well.
-        if !(w >= 0.0) || !w.is_finite() {
+        // NaN fails `is_finite`, so the sign test sees numbers only.
+        if !w.is_finite() || w < 0.0 {
             return Err(WeightError::InvalidWeight { index });
         }
         total += w;

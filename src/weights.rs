@@ -225,6 +225,52 @@ struct Rows<'a> {
 impl Rows<'_> {
     /// The `bins` (≥ 1) weighted bins by `binning`; equal mass needs `order` sorted.
     fn bin(&self, binning: Binning, bins: usize) -> Vec<WeightedBin> {
+        let mut out = vec![WeightedBin::default(); bins];
+        self.emit(binning, bins, |k, f, y, w| {
+            out[k].add(f, y, w);
+            true
+        });
+        out
+    }
+
+    /// Whether the non-empty bins of `bins` bins are `expected` (the non-empty bins of
+    /// another count, made by [`Rows::bin`] from the same rows in the same order, so that
+    /// equal bins are equal bit for bit). Stops at the first bin that differs: the
+    /// sweep's search for the smallest b with the limit's bins costs little per b that
+    /// differs early. `order` must be sorted (bins then fill in increasing order).
+    fn same_bins(&self, binning: Binning, bins: usize, expected: &[WeightedBin]) -> bool {
+        let (mut current, mut k_current, mut matched) = (WeightedBin::default(), 0usize, 0usize);
+        let close = |bin: &WeightedBin, matched: &mut usize| {
+            if bin.weight > 0.0 {
+                if expected.get(*matched) != Some(bin) {
+                    return false;
+                }
+                *matched += 1;
+            }
+            true
+        };
+        let complete = self.emit(binning, bins, |k, f, y, w| {
+            if k != k_current {
+                if !close(&current, &mut matched) {
+                    return false;
+                }
+                (current, k_current) = (WeightedBin::default(), k);
+            }
+            current.add(f, y, w);
+            true
+        });
+        complete && close(&current, &mut matched) && matched == expected.len()
+    }
+
+    /// Hands each (bin, score, label, weight) of the binning to `add`, in `order` (a
+    /// row split by the unit rule in its parts, bin by bin), until `add` returns false;
+    /// returns whether it never did.
+    fn emit(
+        &self,
+        binning: Binning,
+        bins: usize,
+        mut add: impl FnMut(usize, f64, u8, f64) -> bool,
+    ) -> bool {
         let (scores, labels, weights, order, total) = (
             self.scores,
             self.labels,
@@ -232,12 +278,13 @@ impl Rows<'_> {
             self.order,
             self.total,
         );
-        let mut out = vec![WeightedBin::default(); bins];
         match binning {
             Binning::EqualWidth(closure) => {
                 for &i in order {
                     let k = Closure::bin_index(closure, scores[i], bins);
-                    out[k].add(scores[i], labels[i], weights[i]);
+                    if !add(k, scores[i], labels[i], weights[i]) {
+                        return false;
+                    }
                 }
             }
             Binning::EqualMass(ties) => {
@@ -253,7 +300,9 @@ impl Rows<'_> {
                             if j == 0 || scores[order[j - 1]] != f {
                                 group_bin = equal_weight_bin(before, total, bins);
                             }
-                            out[group_bin].add(f, y, w);
+                            if !add(group_bin, f, y, w) {
+                                return false;
+                            }
                         }
                         Ties::Split => {
                             // Units [before + m, before + m + 1) (the last one partial), each
@@ -281,7 +330,9 @@ impl Rows<'_> {
                                 {
                                     next -= 1.0;
                                 }
-                                out[k].add(f, y, next.min(w) - m);
+                                if !add(k, f, y, next.min(w) - m) {
+                                    return false;
+                                }
                                 m = next;
                             }
                         }
@@ -290,7 +341,7 @@ impl Rows<'_> {
                 }
             }
         }
-        out
+        true
     }
 }
 
@@ -417,7 +468,7 @@ pub fn ece_sweep(
             // The smallest b with the limit's bins (empty ones aside).
             let limit: Vec<WeightedBin> = nonempty(view.bin(binning, max_bins));
             (limit.len().max(1)..max_bins)
-                .find(|&b| nonempty(view.bin(binning, b)) == limit)
+                .find(|&b| view.same_bins(binning, b, &limit))
                 .unwrap_or(max_bins)
         }
     };

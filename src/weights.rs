@@ -196,12 +196,17 @@ pub fn bins(
 ) -> Result<(Vec<WeightedBin>, u64), WeightError> {
     check_bins(bins)?;
     let (total, rows) = check(scores, labels, weights)?;
-    // Zero-weight rows are dropped here, before any binning: exactly as if absent.
-    let mut order: Vec<usize> = (0..scores.len()).filter(|&i| weights[i] > 0.0).collect();
-    if let Binning::EqualMass(_) = binning {
-        // Stable: equal scores stay in arrival order (SPEC §3.2).
-        order.sort_by(|&i, &j| scores[i].total_cmp(&scores[j]));
+    if let Binning::EqualWidth(closure) = binning {
+        // No order to build: rows in arrival order, zero weights skipped (as if absent).
+        let mut out = vec![WeightedBin::default(); bins];
+        for ((&f, &y), &w) in scores.iter().zip(labels).zip(weights) {
+            if w > 0.0 {
+                out[Closure::bin_index(closure, f, bins)].add(f, y, w);
+            }
+        }
+        return Ok((out, rows));
     }
+    let order = sorted_order(scores, weights);
     let rows_of = Rows {
         scores,
         labels,
@@ -210,6 +215,19 @@ pub fn bins(
         total,
     };
     Ok((rows_of.bin(binning, bins), rows))
+}
+
+/// The rows with positive weight (zero weights are dropped here, before any binning:
+/// exactly as if absent), sorted by score with equal scores in arrival order (SPEC
+/// §3.2). Sorted as (score bits, row) pairs, unstable but made stable by the row: the
+/// bits of a score in [0, 1] order as the score does once −0 is made +0 (by adding 0).
+fn sorted_order(scores: &[f64], weights: &[f64]) -> Vec<usize> {
+    let mut keys: Vec<(u64, usize)> = (0..scores.len())
+        .filter(|&i| weights[i] > 0.0)
+        .map(|i| ((scores[i] + 0.0).to_bits(), i))
+        .collect();
+    keys.sort_unstable();
+    keys.into_iter().map(|(_, i)| i).collect()
 }
 
 /// Checked rows with positive weight in the order a binning reads them (sorted by score
@@ -430,9 +448,8 @@ pub fn ece_sweep(
     options: SweepOptions,
 ) -> Result<Estimate, WeightError> {
     let (_, rows) = check(scores, labels, weights)?;
-    let mut order: Vec<usize> = (0..scores.len()).filter(|&i| weights[i] > 0.0).collect();
     // Sorted for every binning: the finest-partition test reads tie groups in order.
-    order.sort_by(|&i, &j| scores[i].total_cmp(&scores[j]));
+    let order = sorted_order(scores, weights);
     let total = order.iter().map(|&i| weights[i]).sum::<f64>();
     let view = Rows {
         scores,

@@ -939,7 +939,7 @@ fn smooth_ece_rows() {
 /// ≤ 1.5× (issue 40).
 fn weighted_rows() {
     let s = samples(Data::Realistic, N);
-    let mut rng = XorShift(0x5eed_0f_3e19);
+    let mut rng = XorShift(0x005e_ed0f_3e19);
     let weights: Vec<f64> = (0..N).map(|_| 0.5 + 1.5 * rng.unit()).collect();
     let mut storage = vec![Slot::EMPTY; 2 * N];
     for (name, binning) in [

@@ -486,6 +486,7 @@ fn ratios() {
     ratio_header();
     smooth_ece_rows();
     discrete_sweep_rows();
+    weighted_rows();
 
     let s = samples(Data::Realistic, N);
     let (base, cand) = interleaved(
@@ -932,6 +933,63 @@ fn smooth_ece_rows() {
     }
 }
 
+/// Weighted ECE_bin (`tce::weights`, weights uniform in [0.5, 2)) against the unweighted
+/// path over the same 10^6 samples: equal width against the histogram's push and
+/// estimate, equal mass against the sorted buffer's push, sort and estimate. Target
+/// ≤ 1.5× (issue 40).
+fn weighted_rows() {
+    let s = samples(Data::Realistic, N);
+    let mut rng = XorShift(0x005e_ed0f_3e19);
+    let weights: Vec<f64> = (0..N).map(|_| 0.5 + 1.5 * rng.unit()).collect();
+    let mut storage = vec![Slot::EMPTY; 2 * N];
+    for (name, binning) in [
+        ("equal width", Binning::EqualWidth(Closure::Left)),
+        ("equal mass", Binning::EqualMass(Ties::Split)),
+    ] {
+        let (base, cand) = interleaved(
+            || {
+                time_fresh!(1, (), |_x| match binning {
+                    Binning::EqualWidth(closure) => {
+                        let mut h = Histogram::<[BinStats; BINS]>::new(closure);
+                        h.push_batch(black_box(&s.scores), black_box(&s.labels))
+                            .unwrap();
+                        h.ece_bin(Norm::L2).unwrap().value
+                    }
+                    Binning::EqualMass(_) => {
+                        let mut buffer = SortedBuffer::with_storage(&mut storage[..]).unwrap();
+                        buffer
+                            .push_batch(black_box(&s.scores), black_box(&s.labels))
+                            .unwrap();
+                        buffer
+                            .sorted()
+                            .ece_bin(binning, BINS, Norm::L2)
+                            .unwrap()
+                            .value
+                    }
+                })
+            },
+            || {
+                time_fresh!(1, (), |_x| tce::weights::ece_bin(
+                    black_box(&s.scores),
+                    black_box(&s.labels),
+                    black_box(&weights),
+                    binning,
+                    BINS,
+                    Norm::L2
+                )
+                .unwrap()
+                .value)
+            },
+        );
+        row(
+            &format!("weighted ece_bin 1e6 ({name}) vs unweighted"),
+            base,
+            cand,
+            Some(1.5),
+        );
+    }
+}
+
 /// The one-call `tce_ece_bin` with 15 equal-width bins.
 #[cfg(feature = "ffi")]
 fn ew_one_call(s: &Samples, scratch: &mut [Slot]) -> f64 {
@@ -1160,6 +1218,11 @@ fn main() {
         if std::env::var("TCE_BENCH_ROWS").as_deref() == Ok("discrete_sweep") {
             ratio_header();
             discrete_sweep_rows();
+        } else if std::env::var("TCE_BENCH_ROWS").as_deref() == Ok("weights") {
+            // `TCE_BENCH_ROWS=weights cargo bench --bench core -- weights`: the weighted
+            // rows alone.
+            ratio_header();
+            weighted_rows();
         } else {
             ratios();
         }

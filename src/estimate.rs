@@ -46,6 +46,14 @@ pub trait BinSummary {
     /// The number of samples the variance of ȳ_k is based on: n_k for plain bins,
     /// Kish's effective sample size (Σw)²/Σw² for weighted ones.
     fn effective_count(&self) -> f64;
+    /// Whether ECE_debias corrects this bin (else it contributes 0, its weight staying in
+    /// the total): at least 2 samples and an effective count above 1, where the correction
+    /// ȳ(1−ȳ)/(n−1) is defined. Frequency-weighted bins ([`crate::weights::WeightedBin`])
+    /// say "at least 2 units of weight" instead, so that integer weights act as repeated
+    /// rows.
+    fn debiased(&self) -> bool {
+        self.count() >= 2 && self.effective_count() > 1.0
+    }
 }
 
 impl BinSummary for BinStats {
@@ -192,7 +200,7 @@ pub fn ece_debias<B: BinSummary, I: IntoIterator<Item = B>>(
 /// widens to cover the bin's gaps first).
 fn debiased_term<B: BinSummary>(bin: &B, powers: &mut ScaledPowers) -> f64 {
     let n = bin.effective_count();
-    if bin.count() < 2 || n <= 1.0 {
+    if !bin.debiased() {
         return 0.0;
     }
     let (f, y) = (bin.mean_score(), bin.accuracy());

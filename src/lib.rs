@@ -69,6 +69,8 @@ pub mod stats;
 pub mod storage;
 pub mod sweep;
 pub mod toplabel;
+#[cfg(feature = "std")]
+pub mod weights;
 pub mod window;
 
 pub use alarm::{AlarmBin, CalibrationAlarm, InlineAlarm};

@@ -126,6 +126,11 @@ struct EstimateArgs {
     /// Let the sweep try at most n - 1 bins, as the paper's released code does (default: n).
     #[arg(long)]
     paper_limit: bool,
+    /// Weigh each row by this CSV column (of (confidence, correct) rows): frequency
+    /// weights >= 0, a row of weight k counting as k copies, 0 dropping it. Reports
+    /// ECE_bin, ECE_sweep, ECE_debias and MCE; smooth ECE has no weighted form yet.
+    #[arg(long, value_name = "NAME")]
+    weight_col: Option<String>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -367,6 +372,8 @@ struct EstimateSettingsJson<'a> {
     ties: TiesArg,
     max_bins: Option<usize>,
     paper_limit: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    weight_col: Option<&'a str>,
 }
 
 /// The JSON of `tce estimate`: version and settings, then the report's fields.
@@ -404,6 +411,9 @@ fn main() -> ExitCode {
 }
 
 fn run_estimate(args: &EstimateArgs) -> Result<(), Failure> {
+    if args.weight_col.is_some() {
+        return run_weighted_estimate(args);
+    }
     // While the input is read (on one thread, for most large files), another thread
     // prepares the sort's storage for about as many rows (estimate::sort_storage_ahead).
     let hint = args.input.spec().ok().and_then(|spec| spec.rows_hint());
@@ -439,6 +449,7 @@ fn run_estimate(args: &EstimateArgs) -> Result<(), Failure> {
         ties: args.ties,
         max_bins: args.max_bins,
         paper_limit: args.paper_limit,
+        weight_col: args.weight_col.as_deref(),
     };
     let json = |report: &dyn erased::Report| report.json(settings_json());
     let text = match &loaded.data {
@@ -461,6 +472,100 @@ fn run_estimate(args: &EstimateArgs) -> Result<(), Failure> {
             }
         }
         input::Data::Rows { .. } => unreachable!("rows are kept only for tce recalibrate"),
+    };
+    write_stdout(&text)
+}
+
+/// `tce estimate --weight-col`: the (confidence, correct) CSV read with its rows kept,
+/// the weight column parsed (a bad number names its line), the report through the
+/// library's weighted estimators ([`estimate::compute_weighted`]).
+fn run_weighted_estimate(args: &EstimateArgs) -> Result<(), Failure> {
+    let Some(weight_col) = args.weight_col.as_deref() else {
+        return Err(Failure::internal("no weight column"));
+    };
+    let spec = args.input.spec()?;
+    if !matches!(spec.source, input::Source::ConfidenceCsv { .. }) || args.input.classwise {
+        return Err(Failure::input(
+            "--weight-col weighs (confidence, correct) CSV rows; class outputs and .npy inputs take no weights yet",
+        ));
+    }
+    let table =
+        input::read_table(&args.input.file, args.input.columns.names()).map_err(|e| Failure {
+            code: e.exit_code(),
+            message: e.in_file(&args.input.file).to_string(),
+        })?;
+    let file = args.input.file.display();
+    let column = table
+        .header
+        .iter()
+        .position(|name| name.trim() == weight_col)
+        .ok_or_else(|| {
+            Failure::input(format!(
+                "{file}: no column `{}` (--weight-col) in the header",
+                input::excerpt(weight_col)
+            ))
+        })?;
+    // Records start on the line after the header; blank lines are left out of the
+    // records, so the row number is what an error can name exactly.
+    let mut weights = Vec::with_capacity(table.records.len());
+    for (row, record) in table.records.iter().enumerate() {
+        let field = record.get(column).unwrap_or("").trim();
+        let weight: f64 = field.parse().map_err(|_| {
+            Failure::input(format!(
+                "{file}: data row {}: weight `{}` is not a number",
+                row + 1,
+                input::excerpt(field)
+            ))
+        })?;
+        weights.push(weight);
+    }
+    let settings = estimate::Settings {
+        bins: args.bins,
+        norm: args.norm,
+        closure: match args.closure {
+            ClosureArg::Left => Closure::Left,
+            ClosureArg::Right => Closure::Right,
+        },
+        ties: match args.ties {
+            TiesArg::Split => Ties::Split,
+            TiesArg::Keep => Ties::Keep,
+        },
+        sweep: sweep_options(args.max_bins, args.paper_limit),
+    };
+    let (scores, labels) = (&table.samples.scores, &table.samples.labels);
+    let report = estimate::compute_weighted(scores, labels, &weights, &settings)
+        .map_err(|e| Failure::input(format!("{file}: {e}")))?;
+    let text = if args.json {
+        let provenance = input::Provenance {
+            format: "csv",
+            values: input::Values::Confidences,
+            reduction: input::Reduction::TopLabel,
+            rows: scores.len(),
+            classes: None,
+            columns: Some(input::ReadColumns::Binary(table.samples.columns.clone())),
+            prob_cols: None,
+            labels_file: None,
+            dtypes: None,
+        };
+        json_line(&EstimateJson {
+            tce_version: VERSION,
+            command: "estimate",
+            settings: EstimateSettingsJson {
+                file: file.to_string(),
+                columns: provenance.columns.as_ref(),
+                input: &provenance,
+                bins: args.bins,
+                norm: args.norm.p(),
+                closure: args.closure,
+                ties: args.ties,
+                max_bins: args.max_bins,
+                paper_limit: args.paper_limit,
+                weight_col: Some(weight_col),
+            },
+            report: &report,
+        })?
+    } else {
+        report.table()
     };
     write_stdout(&text)
 }

@@ -31,6 +31,8 @@ pub(crate) enum Failure {
     },
     Kde(KdeError),
     Smooth(tce::smece::SmoothEceError),
+    /// A weighted estimate's refusal (`tce::weights`).
+    Weight(tce::weights::WeightError),
     /// An exception class of `tce._py` by name, with its message (the simulator, the
     /// fits, options and shapes).
     Named(&'static str, String),
@@ -56,7 +58,8 @@ from_core!(
     Decode(DecodeError),
     Encode(EncodeError),
     Kde(KdeError),
-    Smooth(tce::smece::SmoothEceError)
+    Smooth(tce::smece::SmoothEceError),
+    Weight(tce::weights::WeightError)
 );
 
 impl Failure {
@@ -181,6 +184,12 @@ impl Failure {
             F::Smooth(e @ tce::smece::SmoothEceError::Empty) => ("NoSamples", e.to_string()),
             // The search's own bandwidths and scratch are always valid.
             F::Smooth(e) => ("InternalError", e.to_string()),
+            F::Weight(tce::weights::WeightError::Push(e)) => push(e, q),
+            F::Weight(tce::weights::WeightError::Estimate(e)) => F::Estimate(e).describe(q),
+            F::Weight(e @ tce::weights::WeightError::LengthMismatch { .. }) => {
+                ("LengthMismatch", e.to_string())
+            }
+            F::Weight(e) => ("InvalidWeight", e.to_string()),
             F::Named(name, message) => (name, message),
             F::Memory(what) => ("MemoryError", format!("cannot allocate {what}")),
         }

@@ -10,7 +10,7 @@ use tce::{
 
 use crate::errors::{Failure, Quote};
 use crate::estimates::{self, Estimate, KdeEstimate, Reliability, SmoothEstimate, Which};
-use crate::input::with_samples;
+use crate::input::{self, with_samples};
 use crate::options::{self, boxed};
 
 /// Raises an options failure (no inputs to quote).
@@ -60,10 +60,27 @@ fn binned(
     closure: &str,
     ties: &str,
     logits: bool,
+    sample_weight: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Estimate> {
     let binning = options::binning(binning, closure, ties).map_err(raise(py))?;
     let norm = options::norm(norm).map_err(raise(py))?;
     let bins = options::bins(bins).map_err(raise(py))?;
+    if let Some(weights) = sample_weight {
+        let weights = input::weights(weights)?;
+        return with_samples(scores, labels, logits, move |scores, labels| {
+            let weights = weights.as_slice();
+            Ok(match which {
+                Which::EceBin => {
+                    tce::weights::ece_bin(scores, labels, weights, binning, bins, norm)
+                }
+                Which::Mce => tce::weights::mce(scores, labels, weights, binning, bins),
+                Which::EceDebias => {
+                    tce::weights::ece_debias(scores, labels, weights, binning, bins, norm)
+                }
+            }?
+            .into())
+        });
+    }
     with_samples(scores, labels, logits, |scores, labels| match binning {
         Binning::EqualWidth(closure) => {
             let histogram = histogram_of(scores, labels, closure, bins)?;
@@ -111,8 +128,12 @@ fn selected_bins(
 /// ``ties`` (equal mass): ``"split"`` or ``"keep"``; ``norm``: the exponent p ≥ 1.
 /// Returns an :class:`Estimate`. Raises a subclass of :class:`tce.Error` naming the first
 /// bad element.
+///
+/// ``sample_weight``: one weight ≥ 0 per row, as frequency weights (an integer weight is
+/// that row repeated; 0 drops the row): bins weigh Σw, equal-mass bins hold equal weight.
+/// Bad weights raise :class:`tce.InvalidWeight`. Definitions: docs/estimators.md, Weights.
 #[pyfunction]
-#[pyo3(signature = (scores, labels, *, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split", logits=false))]
+#[pyo3(signature = (scores, labels, *, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split", logits=false, sample_weight=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn ece_bin(
     py: Python<'_>,
@@ -124,6 +145,7 @@ pub fn ece_bin(
     closure: &str,
     ties: &str,
     logits: bool,
+    sample_weight: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Estimate> {
     binned(
         py,
@@ -136,13 +158,14 @@ pub fn ece_bin(
         closure,
         ties,
         logits,
+        sample_weight,
     )
 }
 
 /// The maximum calibration error: max over non-empty bins of |f̄_k − ȳ_k|. Arguments as
 /// :func:`ece_bin`.
 #[pyfunction]
-#[pyo3(signature = (scores, labels, *, binning="equal_mass", bins=15, closure="left", ties="split", logits=false))]
+#[pyo3(signature = (scores, labels, *, binning="equal_mass", bins=15, closure="left", ties="split", logits=false, sample_weight=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn mce(
     py: Python<'_>,
@@ -153,6 +176,7 @@ pub fn mce(
     closure: &str,
     ties: &str,
     logits: bool,
+    sample_weight: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Estimate> {
     binned(
         py,
@@ -165,6 +189,7 @@ pub fn mce(
         closure,
         ties,
         logits,
+        sample_weight,
     )
 }
 
@@ -172,7 +197,7 @@ pub fn mce(
 /// sampling variance ȳ(1 − ȳ)/(n_k − 1) (a jackknife for p ≠ 2), clamped at 0 before
 /// the root. Arguments as :func:`ece_bin`.
 #[pyfunction]
-#[pyo3(signature = (scores, labels, *, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split", logits=false))]
+#[pyo3(signature = (scores, labels, *, binning="equal_mass", bins=15, norm=2.0, closure="left", ties="split", logits=false, sample_weight=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn ece_debias(
     py: Python<'_>,
@@ -184,6 +209,7 @@ pub fn ece_debias(
     closure: &str,
     ties: &str,
     logits: bool,
+    sample_weight: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Estimate> {
     binned(
         py,
@@ -196,6 +222,7 @@ pub fn ece_debias(
         closure,
         ties,
         logits,
+        sample_weight,
     )
 }
 
@@ -203,10 +230,11 @@ pub fn ece_debias(
 /// every b ≤ b* gives non-decreasing bin accuracies; ``Estimate.bins`` is b*.
 ///
 /// ``sweep_limit``: ``"samples"`` (b up to n, as the paper describes) or ``"paper_code"``
-/// (n − 1, as its code does); ``max_bins``: a cap on b*. Other arguments as
-/// :func:`ece_bin`.
+/// (n − 1, as its code does); ``max_bins``: a cap on b*. With ``sample_weight``, the
+/// bins are weighted and b runs up to Σ⌈w⌉ units of weight (n for weights all 1). Other
+/// arguments as :func:`ece_bin`.
 #[pyfunction]
-#[pyo3(signature = (scores, labels, *, binning="equal_mass", norm=2.0, closure="left", ties="split", sweep_limit="samples", max_bins=None, logits=false))]
+#[pyo3(signature = (scores, labels, *, binning="equal_mass", norm=2.0, closure="left", ties="split", sweep_limit="samples", max_bins=None, logits=false, sample_weight=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn ece_sweep(
     py: Python<'_>,
@@ -219,10 +247,17 @@ pub fn ece_sweep(
     sweep_limit: &str,
     #[pyo3(from_py_with = options::max_bins_arg)] max_bins: Option<usize>,
     logits: bool,
+    sample_weight: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Estimate> {
     let binning = options::binning(binning, closure, ties).map_err(raise(py))?;
     let norm = options::norm(norm).map_err(raise(py))?;
     let sweep = options::sweep(sweep_limit, max_bins).map_err(raise(py))?;
+    if let Some(weights) = sample_weight {
+        let weights = input::weights(weights)?;
+        return with_samples(scores, labels, logits, move |scores, labels| {
+            Ok(tce::weights::ece_sweep(scores, labels, &weights, binning, norm, sweep)?.into())
+        });
+    }
     with_samples(scores, labels, logits, |scores, labels| {
         let mut buffer = buffer_of(scores, labels)?;
         estimates::sweep_of_sorted(&buffer.sorted_parallel(), binning, norm, sweep)

@@ -456,3 +456,22 @@ pub(crate) fn with_classes<R: Send>(
         result.map_err(|e| e.into_py(py, &quote))
     })
 }
+
+/// `sample_weight` as float64, copied (weights are read once; a copy lets the estimate
+/// run without the GIL): any dtype numpy converts to float64, one dimension.
+pub(crate) fn weights(obj: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
+    refuse_masked(obj, "sample_weight")?;
+    let py = obj.py();
+    let (array, kind) = as_array(obj)?;
+    if !"fiub".contains(kind) {
+        return Err(unsupported(py, "sample_weight", kind));
+    }
+    let array = numpy(py)?.call_method1("ascontiguousarray", (array, "float64"))?;
+    match array.cast::<PyArray1<f64>>() {
+        Ok(a) => Ok(a.try_readonly()?.as_slice()?.to_vec()),
+        Err(_) => Err(shape_error(
+            py,
+            "sample_weight must be a vector of one weight per row".to_string(),
+        )),
+    }
+}

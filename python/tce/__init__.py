@@ -34,6 +34,7 @@ from ._py import (
     InvalidHalfLife,
     InvalidShift,
     InvalidThreshold,
+    InvalidWeight,
     InvalidLabel,
     InvalidNorm,
     InvalidOption,

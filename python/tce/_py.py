@@ -106,6 +106,10 @@ class MergeMismatch(Error):
     """The states cannot be merged: different bin counts, closures, capacities or half-lives."""
 
 
+class InvalidWeight(Error):
+    """A ``sample_weight`` is negative, NaN or infinite, or the weights sum to 0."""
+
+
 class DegenerateWeights(Error):
     """A decaying histogram's weights are too small or too large for a finite estimate."""
 

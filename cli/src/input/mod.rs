@@ -469,7 +469,7 @@ impl InputError {
         }
     }
 
-    fn in_file(mut self, path: &Path) -> Self {
+    pub fn in_file(mut self, path: &Path) -> Self {
         self.file = Some(path.display().to_string());
         self
     }

@@ -26,7 +26,8 @@ pub(crate) fn check_bins(bins: usize) -> Result<(), EstimateError> {
 pub struct Estimate {
     /// The calibration error, as a fraction.
     pub value: f64,
-    /// The number of samples n.
+    /// The number of samples n (for weighted rows, `tce::weights` (std), the rows with
+    /// positive weight).
     pub samples: u64,
     /// The number of bins used (empty ones included); b* for the sweep.
     pub bins: usize,
@@ -48,7 +49,7 @@ pub trait BinSummary {
     fn effective_count(&self) -> f64;
     /// Whether ECE_debias corrects this bin (else it contributes 0, its weight staying in
     /// the total): at least 2 samples and an effective count above 1, where the correction
-    /// ȳ(1−ȳ)/(n−1) is defined. Frequency-weighted bins ([`crate::weights::WeightedBin`])
+    /// ȳ(1−ȳ)/(n−1) is defined. Frequency-weighted bins (`tce::weights::WeightedBin`, std)
     /// say "at least 2 units of weight" instead, so that integer weights act as repeated
     /// rows.
     fn debiased(&self) -> bool {

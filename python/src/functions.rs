@@ -69,7 +69,7 @@ fn binned(
         let weights = input::weights(weights)?;
         return with_samples(scores, labels, logits, move |scores, labels| {
             let weights = weights.as_slice();
-            Ok(match which {
+            let estimate = match which {
                 Which::EceBin => {
                     tce::weights::ece_bin(scores, labels, weights, binning, bins, norm)
                 }
@@ -77,8 +77,8 @@ fn binned(
                 Which::EceDebias => {
                     tce::weights::ece_debias(scores, labels, weights, binning, bins, norm)
                 }
-            }?
-            .into())
+            };
+            Ok(quoting_weights(weights, estimate)?.into())
         });
     }
     with_samples(scores, labels, logits, |scores, labels| match binning {
@@ -98,6 +98,24 @@ fn binned(
                 estimates::of_sorted(&buffer.sorted_parallel(), which, binning, bins, norm)
             }
         },
+    })
+}
+
+/// A weighted estimate's failure, an invalid weight's message quoting it as messages
+/// quote a bad score (`sample_weight at index 1 is -1: negative, NaN or infinite`).
+fn quoting_weights<R>(
+    weights: &[f64],
+    result: Result<R, tce::weights::WeightError>,
+) -> Result<R, Failure> {
+    result.map_err(|e| match e {
+        tce::weights::WeightError::InvalidWeight { index } => Failure::Named(
+            "InvalidWeight",
+            format!(
+                "sample_weight at index {index} is {}: negative, NaN or infinite",
+                weights.get(index).copied().unwrap_or(f64::NAN)
+            ),
+        ),
+        e => e.into(),
     })
 }
 
@@ -255,7 +273,8 @@ pub fn ece_sweep(
     if let Some(weights) = sample_weight {
         let weights = input::weights(weights)?;
         return with_samples(scores, labels, logits, move |scores, labels| {
-            Ok(tce::weights::ece_sweep(scores, labels, &weights, binning, norm, sweep)?.into())
+            let estimate = tce::weights::ece_sweep(scores, labels, &weights, binning, norm, sweep);
+            Ok(quoting_weights(&weights, estimate)?.into())
         });
     }
     with_samples(scores, labels, logits, |scores, labels| {

@@ -215,6 +215,13 @@ def test_bad_weights_are_named_errors(w, cls):
     assert issubclass(tce.InvalidWeight, tce.Error)
 
 
+def test_an_invalid_weight_is_quoted():
+    with pytest.raises(tce.InvalidWeight, match=r"sample_weight at index 1 is -2\.5: negative"):
+        tce.ece_bin([0.2, 0.5], [0, 1], sample_weight=[1.0, -2.5])
+    with pytest.raises(tce.InvalidWeight, match="sum to 0"):
+        tce.ece_sweep([0.2, 0.5], [0, 1], sample_weight=[0, 0])
+
+
 def test_weights_with_a_probability_table():
     # Weights go with the rows of a table, after its top-label reduction.
     p = np.array([[0.7, 0.3], [0.2, 0.8], [0.4, 0.6], [0.9, 0.1]])

@@ -65,7 +65,7 @@ fn check_against_written_out(outputs: &Outputs, choice: &tce::recalibrate::choos
             .unwrap()
             .top_label();
         assert_eq!(c.outputs, by_hand, "{}", c.method);
-        let u = c.against_uncalibrated();
+        let u = &c.uncalibrated;
         let mine = naive_sweep(&c.outputs.scores, &c.outputs.labels);
         assert!(
             (u.a.value - mine).abs() < 1e-12,
@@ -95,7 +95,7 @@ fn overconfident_scores_platt_and_temperature_beat_the_uncalibrated() {
     assert_eq!((choice.fitting.len(), choice.held_out.len()), (2000, 2000));
     check_against_written_out(&outputs, &choice);
     for c in &choice.candidates {
-        let u = c.against_uncalibrated();
+        let u = &c.uncalibrated;
         assert_eq!(u.verdict(), Verdict::ABetter, "{}: {u:?}", c.method);
     }
     let better = choice.better_than_uncalibrated();
@@ -175,7 +175,7 @@ fn multiclass_temperature_and_one_vs_rest_are_compared_each_with_its_own_correct
     let temperature = &choice.candidates[0];
     assert_eq!(temperature.outputs.labels, choice.uncalibrated.labels);
     assert_eq!(
-        temperature.against_uncalibrated().verdict(),
+        temperature.uncalibrated.verdict(),
         Verdict::ABetter
     );
     // Isotonic one-vs-rest moves some arg-maxes: it is compared with its own correctness

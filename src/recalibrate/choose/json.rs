@@ -124,7 +124,7 @@ pub fn json<I: Serialize>(source: &Source<I>, choice: &Choice) -> String {
         .map(|m| MethodJson {
             method: m.method.name(),
             estimate: estimate(m.estimate()),
-            vs_uncalibrated: comparison("uncalibrated".to_owned(), m.against_uncalibrated()),
+            vs_uncalibrated: comparison("uncalibrated".to_owned(), &m.uncalibrated),
             vs_best_other: m
                 .against_best_other()
                 .map(|(other, o)| comparison(other.name().to_owned(), o)),
@@ -151,7 +151,7 @@ pub fn json<I: Serialize>(source: &Source<I>, choice: &Choice) -> String {
         fit_rows: choice.fitting.len(),
         holdout_rows: choice.held_out.len(),
         hypothesis: "Delta = CE_method - CE_other = 0 on the held-out rows",
-        uncalibrated: choice.uncalibrated_estimate.map(estimate),
+        uncalibrated: choice.uncalibrated_estimate().map(estimate),
         methods,
         decision: DecisionJson {
             best: choice.best().map(|b| b.method.name()),

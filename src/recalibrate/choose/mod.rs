@@ -210,11 +210,6 @@ impl Candidate {
         self.uncalibrated.a
     }
 
-    /// The comparison against the uncalibrated outputs.
-    pub fn against_uncalibrated(&self) -> &Comparison {
-        &self.uncalibrated
-    }
-
     /// The best other method and the comparison against it, if any.
     pub fn against_best_other(&self) -> Option<(Recalibration, &Comparison)> {
         self.best_other.as_ref().map(|(m, c)| (*m, c))
@@ -239,8 +234,6 @@ pub struct Choice {
     pub held_out: Vec<usize>,
     /// The uncalibrated held-out top-label outputs.
     pub uncalibrated: TopLabels,
-    /// The uncalibrated outputs' CE on the held-out rows (None without methods).
-    pub uncalibrated_estimate: Option<Estimate>,
     /// One per method, in the order of [`ChooseSettings::methods`].
     pub candidates: Vec<Candidate>,
     /// The candidates (indices of `candidates`) by increasing CE, ties in
@@ -249,6 +242,12 @@ pub struct Choice {
 }
 
 impl Choice {
+    /// The uncalibrated outputs' CE on the held-out rows: model B of every candidate's
+    /// comparison against them (None without methods).
+    pub fn uncalibrated_estimate(&self) -> Option<Estimate> {
+        self.candidates.first().map(|c| c.uncalibrated.b)
+    }
+
     /// The method with the lowest held-out CE.
     pub fn best(&self) -> Option<&Candidate> {
         self.ranking.first().map(|&i| &self.candidates[i])
@@ -335,14 +334,12 @@ pub fn choose(outputs: &Outputs, settings: &ChooseSettings) -> Result<Choice, Ch
     for (i, other, c) in others {
         candidates[i].best_other = Some((other, c));
     }
-    let uncalibrated_estimate = ranking.first().map(|&i| candidates[i].uncalibrated.b);
     Ok(Choice {
         settings: settings.clone(),
         rows,
         fitting,
         held_out,
         uncalibrated,
-        uncalibrated_estimate,
         candidates,
         ranking,
     })

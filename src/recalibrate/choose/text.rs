@@ -53,7 +53,7 @@ pub fn decision_words(choice: &Choice) -> String {
     let Some(best) = choice.best() else {
         return "no method was given".to_owned();
     };
-    let p_of = |c: &Candidate| p_text(c.against_uncalibrated().p_value);
+    let p_of = |c: &Candidate| p_text(c.uncalibrated.p_value);
     let better = choice.better_than_uncalibrated();
     if better.is_empty() {
         return format!(
@@ -135,13 +135,13 @@ pub fn summary(file: &str, choice: &Choice) -> String {
             100.0 * (1.0 - s.compare.alpha)
         ),
     );
-    if let Some(e) = &choice.uncalibrated_estimate {
+    if let Some(e) = &choice.uncalibrated_estimate() {
         line("uncalibrated", format!("CE {}", estimate_text(e)));
     }
     for c in &choice.candidates {
         let name = c.method.to_string();
         line(&name, format!("CE {}", estimate_text(&c.estimate())));
-        line("  vs uncalibrated", delta_text(c.against_uncalibrated()));
+        line("  vs uncalibrated", delta_text(&c.uncalibrated));
         if let Some((other, o)) = c.against_best_other() {
             line(&format!("  vs {other}"), delta_text(o));
         }

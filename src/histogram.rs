@@ -259,6 +259,31 @@ impl<S: AsRef<[BinStats]> + ?Sized> Histogram<S> {
     pub fn ece_debias(&self, norm: Norm) -> Result<Estimate, EstimateError> {
         estimate::ece_debias(self.bins().iter().copied(), norm)
     }
+
+    /// ECE_bin over the histogram's bins followed by the non-empty bins of `extra`, as
+    /// bins of their own: torchmetrics gives confidences of exactly 1.0 a bin apart from
+    /// the top one, and `tce.torch` holds them in a second histogram. `bins` of the result
+    /// counts both. A sample count past `u64` is [`EstimateError::CountOverflow`].
+    pub fn ece_bin_with<T: AsRef<[BinStats]> + ?Sized>(
+        &self,
+        extra: &Histogram<T>,
+        norm: Norm,
+    ) -> Result<Estimate, EstimateError> {
+        estimate::ece_bin(self.bins().iter().chain(nonempty(extra)).copied(), norm)
+    }
+
+    /// MCE over the histogram's bins and the non-empty bins of `extra`, as
+    /// [`Histogram::ece_bin_with`].
+    pub fn mce_with<T: AsRef<[BinStats]> + ?Sized>(
+        &self,
+        extra: &Histogram<T>,
+    ) -> Result<Estimate, EstimateError> {
+        estimate::mce(self.bins().iter().chain(nonempty(extra)).copied())
+    }
+}
+
+fn nonempty<T: AsRef<[BinStats]> + ?Sized>(h: &Histogram<T>) -> impl Iterator<Item = &BinStats> {
+    h.bins().iter().filter(|b| b.count() > 0)
 }
 
 /// Records a batch into `bins`, placing each sample with `index`: all of it, or (when an
@@ -439,6 +464,28 @@ mod tests {
         view.push(0.3, 1).unwrap();
         assert_eq!(view.bin_count(), 4);
         assert_eq!(h.bins()[1].count(), 1);
+    }
+
+    #[test]
+    fn an_extra_histograms_nonempty_bins_count_as_bins_of_their_own() {
+        // torchmetrics' layout: scores below 1.0 in 4 bins, the 1.0s in a bin apart.
+        let mut main = InlineHistogram::<4>::new(Closure::Left);
+        let mut ones = InlineHistogram::<4>::new(Closure::Left);
+        main.push_batch(&[0.1, 0.3, 0.35, 0.9, 0.95], &[0, 1, 0, 1, 1]).unwrap();
+        ones.push_batch(&[1.0, 1.0, 1.0], &[1, 0, 1]).unwrap();
+        // By hand: bins (n, mean score, accuracy) = (1, .1, 0), (2, .325, .5),
+        // (2, .925, 1), and the extra (3, 1, 2/3).
+        let gaps = [(1.0, 0.1), (2.0, 0.175), (2.0, 0.075), (3.0, 1.0 / 3.0)];
+        let l2 = (gaps.iter().map(|(n, g)| n * g * g).sum::<f64>() / 8.0).sqrt();
+        let with = main.ece_bin_with(&ones, Norm::L2).unwrap();
+        assert!((with.value - l2).abs() < 1e-12, "{} vs {l2}", with.value);
+        assert_eq!((with.samples, with.bins), (8, 5));
+        let worst = main.mce_with(&ones).unwrap();
+        assert!((worst.value - 1.0 / 3.0).abs() < 1e-12);
+        // An empty extra adds nothing: the histogram's own estimate, bit for bit.
+        let empty = InlineHistogram::<4>::new(Closure::Left);
+        assert_eq!(main.ece_bin_with(&empty, Norm::L1), main.ece_bin(Norm::L1));
+        assert_eq!(main.mce_with(&empty), main.mce());
     }
 
     #[test]

@@ -465,16 +465,37 @@ impl Histogram {
         locked(py, &self.state, |h| Ok(h.merge(&other)?))
     }
 
-    /// ECE_bin over the histogram's bins.
-    #[pyo3(signature = (*, norm=2.0))]
-    fn ece_bin(&self, py: Python<'_>, norm: f64) -> PyResult<Estimate> {
+    /// ECE_bin over the histogram's bins; with ``extra``, another histogram whose
+    /// non-empty bins count as bins of their own after these (torchmetrics' bin for
+    /// confidences of exactly 1.0, as ``tce.torch`` keeps it).
+    #[pyo3(signature = (*, norm=2.0, extra=None))]
+    fn ece_bin(
+        &self,
+        py: Python<'_>,
+        norm: f64,
+        extra: Option<&Bound<'_, Histogram>>,
+    ) -> PyResult<Estimate> {
         let norm = options::norm(norm).map_err(raise(py))?;
-        locked(py, &self.state, |h| Ok(h.ece_bin(norm)?.into()))
+        match extra {
+            None => locked(py, &self.state, |h| Ok(h.ece_bin(norm)?.into())),
+            Some(extra) => {
+                let extra = cloned(py, &extra.get().state)?;
+                locked(py, &self.state, |h| Ok(h.ece_bin_with(&extra, norm)?.into()))
+            }
+        }
     }
 
-    /// The maximum calibration error over the histogram's bins.
-    fn mce(&self, py: Python<'_>) -> PyResult<Estimate> {
-        locked(py, &self.state, |h| Ok(h.mce()?.into()))
+    /// The maximum calibration error over the histogram's bins (and ``extra``'s
+    /// non-empty bins, as :meth:`ece_bin`).
+    #[pyo3(signature = (*, extra=None))]
+    fn mce(&self, py: Python<'_>, extra: Option<&Bound<'_, Histogram>>) -> PyResult<Estimate> {
+        match extra {
+            None => locked(py, &self.state, |h| Ok(h.mce()?.into())),
+            Some(extra) => {
+                let extra = cloned(py, &extra.get().state)?;
+                locked(py, &self.state, |h| Ok(h.mce_with(&extra)?.into()))
+            }
+        }
     }
 
     /// ECE_debias over the histogram's bins.

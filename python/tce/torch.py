@@ -310,7 +310,10 @@ class CalibrationError(Metric):
         main = states[0]
         if self._histogram:
             if self._one_bin:
-                return _with_one_bin(main, states[1], p)
+                # torchmetrics' bin for confidences of 1.0: the second histogram's
+                # non-empty bin after the first's bins.
+                one = states[1]
+                return main.mce(extra=one) if p is None else main.ece_bin(norm=p, extra=one)
             if self.estimator == "debiased":
                 return main.ece_debias(norm=p)
             return main.mce() if p is None else main.ece_bin(norm=p)
@@ -405,21 +408,3 @@ def _merge(a, b):
     a.merge(b)
     return a
 
-
-def _with_one_bin(main, one, p) -> "tce.Estimate":
-    """torchmetrics' ECE_bin with confidences of exactly 1.0 in a bin of their own, from
-    the core's estimates of the two histograms: ECE_bin^p is the sample-weighted mean of
-    the bins' |accuracy − confidence|^p, so it is the two histograms' ECE_bin^p weighted
-    by their sample counts (MCE: the larger of the two)."""
-    n_main, n_one = main.samples, one.samples
-    if n_one == 0:
-        return main.mce() if p is None else main.ece_bin(norm=p)
-    if n_main == 0:
-        return one.mce() if p is None else one.ece_bin(norm=p)
-    bins = main.bins + 1
-    if p is None:
-        value = max(main.mce().value, one.mce().value)
-    else:
-        a, b = main.ece_bin(norm=p).value, one.ece_bin(norm=p).value
-        value = ((n_main * a ** p + n_one * b ** p) / (n_main + n_one)) ** (1.0 / p)
-    return tce.Estimate(value, n_main + n_one, bins)

@@ -30,6 +30,21 @@ def test_histogram_estimates_equal_the_functions():
         assert h.samples == len(SCORES) and h.bins == 12 and h.closure == closure
 
 
+def test_an_extra_histograms_bins_count_as_bins_of_their_own():
+    # torchmetrics' layout (tce.torch): the confidences of 1.0 in a histogram apart.
+    main, ones = tce.Histogram(bins=4), tce.Histogram(bins=4)
+    main.update([0.1, 0.3, 0.35, 0.9, 0.95], [0, 1, 0, 1, 1])
+    ones.update([1.0, 1.0, 1.0], [1, 0, 1])
+    # Naive: bins (n, gap) by hand, the extra bin (3, 1 - 2/3).
+    bins = [(1, 0.1), (2, 0.175), (2, 0.075), (3, 1 / 3)]
+    l1 = sum(n * g for n, g in bins) / 8
+    got = main.ece_bin(norm=1, extra=ones)
+    assert got.value == pytest.approx(l1, abs=1e-12)
+    assert (got.samples, got.bins) == (8, 5)
+    assert main.mce(extra=ones).value == pytest.approx(1 / 3, abs=1e-12)
+    assert main.ece_bin(norm=2, extra=tce.Histogram(bins=4)).value == main.ece_bin(norm=2).value
+
+
 def test_buffer_estimates_equal_the_functions():
     b = tce.SortedBuffer(len(SCORES) + 5)
     b.update(SCORES, LABELS)

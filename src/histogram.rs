@@ -471,7 +471,8 @@ mod tests {
         // torchmetrics' layout: scores below 1.0 in 4 bins, the 1.0s in a bin apart.
         let mut main = InlineHistogram::<4>::new(Closure::Left);
         let mut ones = InlineHistogram::<4>::new(Closure::Left);
-        main.push_batch(&[0.1, 0.3, 0.35, 0.9, 0.95], &[0, 1, 0, 1, 1]).unwrap();
+        main.push_batch(&[0.1, 0.3, 0.35, 0.9, 0.95], &[0, 1, 0, 1, 1])
+            .unwrap();
         ones.push_batch(&[1.0, 1.0, 1.0], &[1, 0, 1]).unwrap();
         // By hand: bins (n, mean score, accuracy) = (1, .1, 0), (2, .325, .5),
         // (2, .925, 1), and the extra (3, 1, 2/3).

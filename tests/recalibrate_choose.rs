@@ -174,10 +174,7 @@ fn multiclass_temperature_and_one_vs_rest_are_compared_each_with_its_own_correct
     // overconfidence) significantly better than the uncalibrated outputs.
     let temperature = &choice.candidates[0];
     assert_eq!(temperature.outputs.labels, choice.uncalibrated.labels);
-    assert_eq!(
-        temperature.uncalibrated.verdict(),
-        Verdict::ABetter
-    );
+    assert_eq!(temperature.uncalibrated.verdict(), Verdict::ABetter);
     // Isotonic one-vs-rest moves some arg-maxes: it is compared with its own correctness
     // (check_against_written_out above checks its CE and Δ on its own labels).
     let ovr = &choice.candidates[1];

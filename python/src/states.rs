@@ -480,7 +480,9 @@ impl Histogram {
             None => locked(py, &self.state, |h| Ok(h.ece_bin(norm)?.into())),
             Some(extra) => {
                 let extra = cloned(py, &extra.get().state)?;
-                locked(py, &self.state, |h| Ok(h.ece_bin_with(&extra, norm)?.into()))
+                locked(py, &self.state, |h| {
+                    Ok(h.ece_bin_with(&extra, norm)?.into())
+                })
             }
         }
     }

@@ -31,27 +31,19 @@ pub fn decision_words(c: &Comparison) -> String {
 }
 
 /// Why Δ = 0 is not rejected although the interval excludes 0 (None otherwise): the
-/// p-value is the larger of the interval's and the jackknife's, and here the jackknife's
-/// decided. Said wherever the interval is shown, so the two never seem to disagree.
+/// p-value is the larger of the interval's and the normal one on the bootstrap standard
+/// error, and here the normal one decided. Said wherever the interval is shown, so the
+/// two never seem to disagree.
 pub fn interval_without_rejection_words(c: &Comparison) -> Option<String> {
     let excludes_zero = c.interval.lower > 0.0 || c.interval.upper < 0.0;
     (excludes_zero && !c.reject()).then(|| {
         format!(
-            "the interval excludes 0, but Delta is only {} jackknife standard errors from 0 \
-             (jackknife p = {}), and the test needs both",
-            jackknife_multiple(c),
-            p_text(c.p_jackknife)
+            "the interval excludes 0, but Delta is only {:.2} bootstrap standard errors \
+             from 0 (normal p = {}), and the test needs both",
+            c.delta.abs() / c.se,
+            p_text(c.p_normal)
         )
     })
-}
-
-/// |Δ| in jackknife standard errors, to two decimals.
-fn jackknife_multiple(c: &Comparison) -> String {
-    if c.jackknife_se > 0.0 {
-        format!("{:.2}", c.delta.abs() / c.jackknife_se)
-    } else {
-        "0".to_owned()
-    }
 }
 
 /// How the interval was made, in words.
@@ -108,11 +100,10 @@ pub fn summary(file_a: &str, file_b: &str, c: &Comparison) -> String {
     let _ = writeln!(
         out,
         "p-value          {} (H0: Delta = 0; the larger of the interval's {} and the \
-         jackknife's {}, se {})",
+         normal {} on the bootstrap se)",
         p_text(c.p_value),
         p_text(c.p_interval),
-        p_text(c.p_jackknife),
-        percent(c.jackknife_se)
+        p_text(c.p_normal)
     );
     let _ = writeln!(out, "decision         {}", decision_words(c));
     if let Some(words) = interval_without_rejection_words(c) {

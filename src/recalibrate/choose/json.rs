@@ -42,7 +42,7 @@ struct ComparisonJson {
     interval_method: &'static str,
     p_value: f64,
     p_interval: f64,
-    p_jackknife: Option<f64>,
+    p_normal: Option<f64>,
     reject: bool,
     /// `better`, `worse` or `no significant difference`, from the method's side.
     verdict: &'static str,
@@ -107,7 +107,7 @@ fn comparison(against: String, c: &Comparison) -> ComparisonJson {
         },
         p_value: c.p_value,
         p_interval: c.p_interval,
-        p_jackknife: finite(c.p_jackknife),
+        p_normal: finite(c.p_normal),
         reject: c.reject(),
         verdict: verdict_word(c),
     }

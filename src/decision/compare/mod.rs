@@ -32,11 +32,11 @@
 //! and their noise moves the interval's ends. The normal test alone rejected up to
 //! 0.075 where the bootstrap standard error runs a few percent below Δ's spread over
 //! data sets. The two err on different data sets, and together rejected at most 0.065.
-//! A normal test on the grouped jackknife's standard error instead would be
-//! conservative: for the sweep that standard error runs 1.5–2.4 times the bootstrap's,
-//! and most of the power is lost. A sign-flip (swap A and B per row) permutation test
-//! was not chosen either: it
-//! is exact only when A's and B's scores are exchangeable on every row, and two models
+//! A normal test on the grouped jackknife's standard error instead is conservative:
+//! for the sweep that standard error runs up to 2.4 times the bootstrap's, and much of
+//! the power is lost. A sign-flip (swap A and B per row) permutation test was not
+//! chosen either: it is exact only when A's and B's scores are exchangeable on every
+//! row, and two models
 //! with equal calibration error need not be (an over- and an under-confident model of
 //! equal TCE): its permutation distribution describes mixtures of the two models, not
 //! Δ's sampling distribution. The size is measured by construction ([`paired`]: two

@@ -100,7 +100,7 @@ pub fn summary(file_a: &str, file_b: &str, c: &Comparison) -> String {
     let _ = writeln!(
         out,
         "p-value          {} (H0: Delta = 0; the larger of the interval's {} and the \
-         normal {} on the bootstrap se)",
+         normal test's {} on the bootstrap se)",
         p_text(c.p_value),
         p_text(c.p_interval),
         p_text(c.p_normal)

@@ -30,6 +30,19 @@ pub enum PushError {
     CountOverflow,
 }
 
+/// Why a `sample_weight` vector was refused by a weighted estimator of the core (smooth
+/// ECE) or by the KDE estimator. The same three cases as the std layer's
+/// `tce::weights::WeightError` (binned estimators), with the same names and messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BadWeights {
+    /// There are `weights` weights for `rows` rows.
+    LengthMismatch { rows: usize, weights: usize },
+    /// The weight at `index` (the first bad one) is negative, NaN or infinite.
+    InvalidWeight { index: usize },
+    /// Every weight is 0 (or they sum past `f64`): nothing to average over.
+    ZeroTotalWeight,
+}
+
 /// Why a histogram or a buffer could not be built over the given storage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConfigError {
@@ -143,6 +156,20 @@ impl fmt::Display for PushError {
                 "the sample count would exceed {} (tce::MAX_COUNT)",
                 crate::MAX_COUNT
             ),
+        }
+    }
+}
+
+impl fmt::Display for BadWeights {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::LengthMismatch { rows, weights } => {
+                write!(f, "{rows} rows but {weights} weights")
+            }
+            Self::InvalidWeight { index } => {
+                write!(f, "weight {index} is negative, NaN or infinite")
+            }
+            Self::ZeroTotalWeight => f.write_str("the weights sum to 0 (or are not finite)"),
         }
     }
 }

@@ -16,13 +16,24 @@
 //! The original returns `raw`; [`KdeEstimate::value`] is its p-th root, comparable with
 //! TCE_p (SPEC Decision).
 //!
+//! **Weights** ([`kde_calibration_error_weighted`]): frequency weights w_i ≥ 0
+//! (docs/estimators.md, "Weights"). Each row and its reflection add w_i·K to the
+//! density sums (hits to the hit sums too); W = Σ w and W₁ = Σ w·y replace n and the hit
+//! count in the densities' divisors and in acc = W₁/W; the bandwidth is
+//! h = sd_w(hit scores) · (2W)^(−1/5), sd_w the weighted population sd (divisor W₁).
+//! So integer weights give the repeated rows' estimate (to rounding), weights all 1 the
+//! unweighted one bit for bit, and a row of weight 0 is skipped, exactly as if absent
+//! (hits of weight 0 are no hits: all of them so is [`KdeError::NoHits`]). h depends on the
+//! weights' scale through W, as on n unweighted. A bad weight vector is
+//! [`KdeError::Weights`].
+//!
 //! Cost: the densities are evaluated exactly (a direct sum, not the FFT binning of KDEpy),
 //! but each score adds its kernel only to the grid points within 3h of it, so the work is
 //! O(n · 6h / grid step + grid), not O(n · 2^14).
 
 use core::fmt;
 
-use crate::error::PushError;
+use crate::error::{BadWeights, PushError};
 use crate::norm::{Norm, ScaledPowers};
 use crate::sample;
 
@@ -55,6 +66,9 @@ pub enum KdeError {
         /// The bandwidth h.
         bandwidth: f64,
     },
+    /// The weights of a weighted estimate are refused (their count, a negative, NaN or
+    /// infinite weight, or a zero total). Checked after the scores and labels.
+    Weights(BadWeights),
 }
 
 impl fmt::Display for KdeError {
@@ -72,6 +86,7 @@ impl fmt::Display for KdeError {
                 f,
                 "bandwidth {bandwidth:e} is too small for the 2^14-point grid: the density is 0 on it"
             ),
+            Self::Weights(e) => e.fmt(f),
         }
     }
 }
@@ -122,6 +137,15 @@ impl Triweight {
         }
     }
 
+    /// The kernel times a weight w (folded into its scale: one product per sample, not
+    /// per grid point; w = 1 leaves every bit as it was).
+    fn weighted(self, w: f64) -> Triweight {
+        Triweight {
+            scale: self.scale * w,
+            ..self
+        }
+    }
+
     #[inline]
     fn at(self, x: f64, centre: f64) -> f64 {
         let u = (x - centre) * self.inverse_support;
@@ -151,29 +175,52 @@ fn validate(scores: &[f64], labels: &[u8]) -> Result<(), KdeError> {
 /// and n the number of all samples.
 pub fn bandwidth(scores: &[f64], labels: &[u8]) -> Result<f64, KdeError> {
     validate(scores, labels)?;
-    bandwidth_of_valid(scores, labels)
+    bandwidth_of_valid(scores, labels, |_| 1.0).map(|(h, _, _)| h)
 }
 
-fn bandwidth_of_valid(scores: &[f64], labels: &[u8]) -> Result<f64, KdeError> {
+/// The weighted bandwidth h = sd_w(hit scores) · (2W)^(−1/5): the weighted population sd
+/// of the hit scores (divisor W₁ = Σ w·y) and W = Σ w (module docs, "Weights").
+pub fn bandwidth_weighted(scores: &[f64], labels: &[u8], weights: &[f64]) -> Result<f64, KdeError> {
+    validate_weighted(scores, labels, weights)?;
+    bandwidth_of_valid(scores, labels, |i| weights[i]).map(|(h, _, _)| h)
+}
+
+/// (h, W, W₁) of validated samples with weights `weight(i)` (1 unweighted: the sums are
+/// then the counts, exactly).
+fn bandwidth_of_valid(
+    scores: &[f64],
+    labels: &[u8],
+    weight: impl Fn(usize) -> f64,
+) -> Result<(f64, f64, f64), KdeError> {
+    let rows = || (0..scores.len()).zip(scores.iter().zip(labels));
+    // (w, score) of each hit; a miss, or a hit of weight 0, adds nothing to the sums.
     let hits = || {
-        scores
-            .iter()
-            .zip(labels)
-            .filter(|(_, &y)| y == 1)
-            .map(|(&s, _)| s)
+        rows()
+            .filter(|(_, (_, &y))| y == 1)
+            .map(|(i, (&s, _))| (weight(i), s))
     };
-    let count = hits().count();
-    if count == 0 {
+    let total: f64 = rows().map(|(i, _)| weight(i)).sum();
+    let hit_weight: f64 = hits().map(|(w, _)| w).sum();
+    if hit_weight == 0.0 {
         return Err(KdeError::NoHits);
     }
     // Two passes: the mean first, so the variance does not cancel.
-    let mean = hits().sum::<f64>() / count as f64;
-    let variance = hits().map(|s| (s - mean) * (s - mean)).sum::<f64>() / count as f64;
-    let h = variance.sqrt() * (2.0 * scores.len() as f64).powf(-0.2);
+    let mean = hits().map(|(w, s)| w * s).sum::<f64>() / hit_weight;
+    let variance = hits()
+        .map(|(w, s)| w * ((s - mean) * (s - mean)))
+        .sum::<f64>()
+        / hit_weight;
+    let h = variance.sqrt() * (2.0 * total).powf(-0.2);
     if h == 0.0 {
         return Err(KdeError::ZeroBandwidth);
     }
-    Ok(h)
+    Ok((h, total, hit_weight))
+}
+
+fn validate_weighted(scores: &[f64], labels: &[u8], weights: &[f64]) -> Result<(), KdeError> {
+    validate(scores, labels)?;
+    crate::sample::check_weights(weights, scores.len()).map_err(KdeError::Weights)?;
+    Ok(())
 }
 
 /// The KDE calibration error of (scores, labels) with norm exponent p ≥ 1.
@@ -183,7 +230,30 @@ pub fn kde_calibration_error(
     norm: Norm,
 ) -> Result<KdeEstimate, KdeError> {
     validate(scores, labels)?;
-    let h = bandwidth_of_valid(scores, labels)?;
+    estimate(scores, labels, |_| 1.0, norm)
+}
+
+/// The KDE calibration error with frequency weights `weights[i]` (module docs,
+/// "Weights"): kernel sums Σ w·K, the bandwidth of the weighted sample. Weights all 1
+/// give [`kde_calibration_error`]'s result bit for bit; a row of weight 0 is dropped.
+pub fn kde_calibration_error_weighted(
+    scores: &[f64],
+    labels: &[u8],
+    weights: &[f64],
+    norm: Norm,
+) -> Result<KdeEstimate, KdeError> {
+    validate_weighted(scores, labels, weights)?;
+    estimate(scores, labels, |i| weights[i], norm)
+}
+
+/// The estimate of validated samples with weights `weight(i)` (≥ 0, positive sum).
+fn estimate(
+    scores: &[f64],
+    labels: &[u8],
+    weight: impl Fn(usize) -> f64,
+    norm: Norm,
+) -> Result<KdeEstimate, KdeError> {
+    let (h, total, hit_weight) = bandwidth_of_valid(scores, labels, &weight)?;
     let support = SUPPORT_PER_BANDWIDTH * h;
     let step = (GRID_END - GRID_START) / (GRID_POINTS - 1) as f64;
 
@@ -203,7 +273,13 @@ pub fn kde_calibration_error(
     let kernel = Triweight::new(support);
     let mut all_sum = vec![0.0; GRID_POINTS];
     let mut hit_sum = vec![0.0; GRID_POINTS];
-    for (&score, &label) in scores.iter().zip(labels) {
+    for (i, (&score, &label)) in (0..scores.len()).zip(scores.iter().zip(labels)) {
+        // A row of weight 0 is skipped: exactly as if absent.
+        let w = weight(i);
+        if w == 0.0 {
+            continue;
+        }
+        let kernel = kernel.weighted(w);
         // A miss adds +0.0 to the hit sums, which leaves them unchanged (they are ≥ 0):
         // one branch-free loop serves hits and misses.
         let hit = f64::from(label);
@@ -230,8 +306,8 @@ pub fn kde_calibration_error(
         }
     }
 
-    let n = scores.len() as f64;
-    let n_hits = labels.iter().filter(|&&y| y == 1).count() as f64;
+    // n and the number of hits, or their weights.
+    let (n, n_hits) = (total, hit_weight);
     let accuracy = n_hits / n;
     // Each density is a mean over 2·count mirrored points, doubled inside (0, 1).
     let density = |i: usize| 2.0 * all_sum[i] / (2.0 * n);

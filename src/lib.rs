@@ -79,7 +79,9 @@ pub use buffer::{InlineBuffer, Slot, SortedBuffer, SortedSamples};
 #[cfg(target_has_atomic = "64")]
 pub use concurrent::{AtomicBin, BinStorage, ConcurrentHistogram, InlineStorage};
 pub use decay::{DecayedBin, DecayingHistogram};
-pub use error::{ConfigError, EstimateError, MergeError, NormError, PushError, ReduceError};
+pub use error::{
+    BadWeights, ConfigError, EstimateError, MergeError, NormError, PushError, ReduceError,
+};
 pub use estimate::Estimate;
 pub use histogram::{Histogram, InlineHistogram};
 pub use limits::{MAX_BINS, MAX_COUNT};

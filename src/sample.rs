@@ -1,6 +1,6 @@
 //! Validation of (score, label) samples: the one rule every state applies.
 
-use crate::error::PushError;
+use crate::error::{BadWeights, PushError};
 
 /// Checks one sample: a finite score in [0, 1] and a label of 0 or 1. `index` names the
 /// element in errors. Every state validates with this one rule; it is public so that
@@ -47,4 +47,30 @@ pub fn check_batch(scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
     (0..scores.len())
         .zip(scores.iter().zip(labels))
         .try_for_each(|(i, (&s, &l))| check(s, l, i))
+}
+
+/// Checks `sample_weight` for `rows` rows (one weight each, every one finite and ≥ 0,
+/// a positive finite sum) and returns the sum, added in row order. The first bad weight
+/// is named.
+pub fn check_weights(weights: &[f64], rows: usize) -> Result<f64, BadWeights> {
+    if weights.len() != rows {
+        return Err(BadWeights::LengthMismatch {
+            rows,
+            weights: weights.len(),
+        });
+    }
+    let mut total = 0.0f64;
+    // (A bounded range, not `enumerate`: no overflow path.)
+    for (index, &w) in (0..weights.len()).zip(weights) {
+        // NaN fails `is_finite`, so the sign test sees numbers only.
+        if !w.is_finite() || w < 0.0 {
+            return Err(BadWeights::InvalidWeight { index });
+        }
+        total += w;
+    }
+    if total > 0.0 && total.is_finite() {
+        Ok(total)
+    } else {
+        Err(BadWeights::ZeroTotalWeight)
+    }
 }

@@ -52,6 +52,20 @@
 //!   So `smooth_ece`'s value at σ* can differ from `smooth_ece_at(σ*)` in the last bits
 //!   when σ* is 4 or 8 · 2⁻¹⁰.
 //!
+//! **Weights** ([`smooth_ece_weighted`], [`smooth_ece_at_weighted`]): frequency weights
+//! w_i ≥ 0 (docs/estimators.md, "Weights"). Each sample spreads w_i·r_i and w_i (not
+//! r_i and 1) onto the grid, so R(t) ≈ Σ_i w_i r_i K_σ(t − f_i) and D(t) ≈ Σ_i w_i
+//! K_σ(t − f_i), and the bandwidth search runs unchanged on these grids. Every step is a
+//! sum over samples, so integer weights give the repeated rows' smECE (to rounding: w·x
+//! once against x added w times) and the same σ*; weights all 1 give the unweighted
+//! result bit for bit (x · 1 = x, and the unweighted path is this one with w = 1); a row
+//! of weight 0 is skipped, exactly as if absent. The density floor 1e-4 stays absolute,
+//! as for repeated rows, so the result depends on the weights' scale as the unweighted
+//! one depends on n: give weights on the scale of counts. The weights live in the
+//! `no_std` core: they are floating-point sums like the rest, in the same scratch, with
+//! no allocation. A bad weight vector is [`SmoothEceError::Weights`], checked after the
+//! scores and labels and before anything is computed.
+//!
 //! Results are deterministic: the same samples in the same order give the same bits,
 //! whatever the scratch held.
 //!
@@ -75,7 +89,7 @@
 use core::fmt;
 use core::num::NonZeroUsize;
 
-use crate::error::PushError;
+use crate::error::{BadWeights, PushError};
 use crate::floor::floor_nonnegative;
 use crate::sample;
 
@@ -127,6 +141,9 @@ pub enum SmoothEceError {
         /// Doubles given.
         given: usize,
     },
+    /// The weights of a weighted smooth ECE are refused (their count, a negative, NaN or
+    /// infinite weight, or a zero total). Checked after the scores and labels.
+    Weights(BadWeights),
 }
 
 impl fmt::Display for SmoothEceError {
@@ -139,6 +156,7 @@ impl fmt::Display for SmoothEceError {
                 f,
                 "smooth ECE needs {needed} scratch doubles, {given} were given"
             ),
+            Self::Weights(e) => e.fmt(f),
         }
     }
 }
@@ -185,29 +203,32 @@ fn linspace_point(i: usize, points: usize) -> f64 {
     }
 }
 
-/// `smooth_round_to_grid`: each sample split between the two points of the grid of
-/// `last + 1` points around it. `grid` holds the points' (residual, weight) sums as
-/// adjacent pairs, so that a sample's four additions touch one 32-byte run.
+/// `smooth_round_to_grid`: each (score, label, weight) split between the two points of
+/// the grid of `last + 1` points around it, its weight w and residual·w shared linearly.
+/// `grid` holds the points' (residual, weight) sums as adjacent pairs, so that a sample's
+/// four additions touch one 32-byte run. Unweighted callers pass w = 1.0, which the
+/// compiler folds away, and which gives the same bits (x · 1 = x).
 // Not inlined: one copy of the loop serves the search's three grids. Inlined into
 // `SearchGrids::grid`, one copy compiled the clamp below to a branch, which the ties at 1
 // mispredict (twice the time with 30 % of them); here it is a conditional move.
 #[inline(never)]
-fn round_to_grid(samples: impl Iterator<Item = (f64, u8)>, last: f64, grid: &mut [f64]) {
+fn round_to_grid(samples: impl Iterator<Item = Weighted>, last: f64, grid: &mut [f64]) {
     grid.fill(0.0);
     let top_cell = (grid.len() / 2).saturating_sub(2);
-    for (score, label) in samples {
+    for (score, label, weight) in samples {
         // A validated score times the grid's last index lies in [0, E − 1]: its floor
         // is the truncation.
         let position = score * last;
         let below = (floor_nonnegative(position) as usize).min(top_cell);
         let fraction = position - below as f64;
         let residual = score - f64::from(label);
+        let (lower, upper) = ((1.0 - fraction) * weight, fraction * weight);
         // below ≤ E − 2 (E ≥ KERNEL_GRID_FLOOR), so both pairs exist.
         if let Some([r0, w0, r1, w1]) = grid.get_mut(2 * below..2 * below + 4) {
-            *r0 += (1.0 - fraction) * residual;
-            *w0 += 1.0 - fraction;
-            *r1 += fraction * residual;
-            *w1 += fraction;
+            *r0 += lower * residual;
+            *w0 += lower;
+            *r1 += upper * residual;
+            *w1 += upper;
         }
     }
 }
@@ -466,7 +487,7 @@ impl<'a> SearchGrids<'a> {
     /// (above [`SEARCH_GRID_POINTS`], or above [`WORK_GRID_POINTS`] and not coarsened).
     fn grid<I>(&mut self, points: usize, samples: impl Fn() -> I) -> Option<&[f64]>
     where
-        I: Iterator<Item = (f64, u8)>,
+        I: Iterator<Item = Weighted>,
     {
         if points == FLOOR_GRID_POINTS {
             if !self.floor_ready {
@@ -518,7 +539,7 @@ fn check(scores: &[f64], labels: &[u8]) -> Result<(), SmoothEceError> {
 fn search<I, F>(samples: F, scratch: &mut [f64]) -> Result<SmoothEce, SmoothEceError>
 where
     F: Fn() -> I,
-    I: Iterator<Item = (f64, u8)>,
+    I: Iterator<Item = Weighted>,
 {
     let too_small = SmoothEceError::ScratchTooSmall {
         needed: SCRATCH_LEN,
@@ -572,10 +593,7 @@ pub fn smooth_ece(
     scratch: &mut [f64],
 ) -> Result<SmoothEce, SmoothEceError> {
     check(scores, labels)?;
-    search(
-        || scores.iter().copied().zip(labels.iter().copied()),
-        scratch,
-    )
+    search(|| unit_weights(scores, labels), scratch)
 }
 
 /// Smooth ECE of samples the core has already validated (a sorted buffer's, a window's),
@@ -588,7 +606,10 @@ where
     if samples().next().is_none() {
         return Err(SmoothEceError::Empty);
     }
-    search(samples, scratch)
+    search(
+        || samples().map(|(score, label)| (score, label, 1.0)),
+        scratch,
+    )
 }
 
 /// smECE_σ of (`scores[i]`, `labels[i]`) at a bandwidth σ of the caller's choosing
@@ -601,6 +622,16 @@ pub fn smooth_ece_at(
 ) -> Result<f64, SmoothEceError> {
     let needed = scratch_len(sigma).ok_or(SmoothEceError::InvalidBandwidth(sigma))?;
     check(scores, labels)?;
+    at(|| unit_weights(scores, labels), sigma, needed, scratch)
+}
+
+/// smECE_σ of samples validated by the caller, `needed` = [`scratch_len`]`(σ)`.
+fn at<I: Iterator<Item = Weighted>>(
+    samples: impl Fn() -> I,
+    sigma: f64,
+    needed: usize,
+    scratch: &mut [f64],
+) -> Result<f64, SmoothEceError> {
     if scratch.len() < needed {
         return Err(SmoothEceError::ScratchTooSmall {
             needed,
@@ -613,12 +644,74 @@ pub fn smooth_ece_at(
         given: scratch.len(),
     };
     let (grid, kernels) = scratch.split_at_mut_checked(2 * points).ok_or(too_small)?;
-    round_to_grid(
-        scores.iter().copied().zip(labels.iter().copied()),
-        (points - 1) as f64,
-        grid,
-    );
+    round_to_grid(samples(), (points - 1) as f64, grid);
     Ok(from_grid(sigma, grid, kernels))
+}
+
+/// A sample with its weight: (score, label, w).
+type Weighted = (f64, u8, f64);
+
+/// The samples of validated slices, each of weight 1.
+fn unit_weights<'a>(scores: &'a [f64], labels: &'a [u8]) -> impl Iterator<Item = Weighted> + 'a {
+    scores
+        .iter()
+        .zip(labels)
+        .map(|(&score, &label)| (score, label, 1.0))
+}
+
+/// The samples of validated slices with positive weight, and their weights (a row of
+/// weight 0 is skipped: exactly as if absent).
+fn positive_weights<'a>(
+    scores: &'a [f64],
+    labels: &'a [u8],
+    weights: &'a [f64],
+) -> impl Iterator<Item = Weighted> + 'a {
+    scores
+        .iter()
+        .zip(labels)
+        .zip(weights)
+        .filter(|(_, &w)| w > 0.0)
+        .map(|((&score, &label), &w)| (score, label, w))
+}
+
+/// Validates a weighted batch: scores and labels, n ≥ 1, then the weights
+/// ([`sample::check_weights`]).
+fn check_weighted(scores: &[f64], labels: &[u8], weights: &[f64]) -> Result<(), SmoothEceError> {
+    check(scores, labels)?;
+    sample::check_weights(weights, scores.len()).map_err(SmoothEceError::Weights)?;
+    Ok(())
+}
+
+/// Weighted smooth ECE of (`scores[i]`, `labels[i]`) with frequency weights `weights[i]`
+/// (module docs, "Weights"), relplot's bandwidth search run on the weighted sample;
+/// `scratch` as [`smooth_ece`]. Weights all 1 give [`smooth_ece`]'s result bit for bit.
+pub fn smooth_ece_weighted(
+    scores: &[f64],
+    labels: &[u8],
+    weights: &[f64],
+    scratch: &mut [f64],
+) -> Result<SmoothEce, SmoothEceError> {
+    check_weighted(scores, labels, weights)?;
+    search(|| positive_weights(scores, labels, weights), scratch)
+}
+
+/// Weighted smECE_σ at a bandwidth σ of the caller's choosing, as [`smooth_ece_at`] with
+/// frequency weights `weights[i]`.
+pub fn smooth_ece_at_weighted(
+    scores: &[f64],
+    labels: &[u8],
+    weights: &[f64],
+    sigma: f64,
+    scratch: &mut [f64],
+) -> Result<f64, SmoothEceError> {
+    let needed = scratch_len(sigma).ok_or(SmoothEceError::InvalidBandwidth(sigma))?;
+    check_weighted(scores, labels, weights)?;
+    at(
+        || positive_weights(scores, labels, weights),
+        sigma,
+        needed,
+        scratch,
+    )
 }
 
 #[cfg(test)]
@@ -673,7 +766,7 @@ mod tests {
         let mut grids = SearchGrids::new(&mut scratch[2 * SEARCH_GRID_POINTS..]).unwrap();
         let mut kernels = [0.0; 2 * SEARCH_GRID_POINTS];
         let mut direct = [0.0; 4 * SEARCH_GRID_POINTS];
-        let samples = || scores.iter().copied().zip(labels.iter().copied());
+        let samples = || unit_weights(&scores, &labels);
         for k in [16, 8, 4, 2, 3, 10, 9, 5, 1000, 4, 8, 3] {
             let sigma = k as f64 / 1024.0;
             let points = kernel_grid_points(sigma).unwrap();
@@ -699,7 +792,7 @@ mod tests {
             .iter()
             .map(|&s| u8::from(s * 13.0 % 1.0 < 0.6))
             .collect();
-        let samples = || scores.iter().copied().zip(labels.iter().copied());
+        let samples = || unit_weights(&scores, &labels);
         let mut fine = vec![0.0; 2 * SEARCH_GRID_POINTS];
         round_to_grid(samples(), (SEARCH_GRID_POINTS - 1) as f64, &mut fine);
         for points in [2561, 1281, 1025] {

@@ -30,6 +30,8 @@ impl From<SmoothEceError> for tce_status {
             // Not reachable from `tce_smooth_ece`, which has no bandwidth argument.
             SmoothEceError::InvalidBandwidth(_) => Self::InvalidNorm,
             SmoothEceError::ScratchTooSmall { .. } => Self::BufferTooSmall,
+            // Not reachable: the C API has no weighted smooth ECE.
+            SmoothEceError::Weights(_) => Self::NonFiniteValue,
         }
     }
 }

@@ -312,11 +312,11 @@ fn report(
     })
 }
 
-/// The report of weighted rows (`--weight-col`), through [`tce::weights`]: ECE_bin,
-/// ECE_debias and MCE on equal-width and equal-weight bins (frequency weights:
-/// docs/estimators.md, Weights). `n` counts the rows read (zero weights included);
-/// accuracy and mean confidence are weighted means. Smooth ECE has no weighted form yet:
-/// it is left out, and a note says so.
+/// The report of weighted rows (`--weight-col`), through `tce::weights`: ECE_bin,
+/// ECE_sweep, ECE_debias and MCE on equal-width and equal-weight bins, and smooth ECE
+/// through `tce::smece::smooth_ece_weighted` (frequency weights: docs/estimators.md,
+/// Weights): the rows of the unweighted report. `n` counts the rows read (zero weights
+/// included); accuracy and mean confidence are weighted means.
 pub fn compute_weighted(
     scores: &[f64],
     labels: &[u8],
@@ -334,7 +334,7 @@ pub fn compute_weighted(
     // One bin holds the weighted totals.
     let (total, _) =
         tce::weights::bins(scores, labels, weights, ew, 1).map_err(context("estimate"))?;
-    let estimates = vec![
+    let mut estimates = vec![
         Row::new(
             EceBin,
             EW,
@@ -398,6 +398,11 @@ pub fn compute_weighted(
             weighted(tce::weights::mce(scores, labels, weights, em, bins))?,
         ),
     ];
+    let smooth = heap_vec(0.0, tce::smece::SCRATCH_LEN, "doubles").and_then(|mut scratch| {
+        tce::smece::smooth_ece_weighted(scores, labels, weights, &mut scratch)
+            .map_err(context("smooth ECE"))
+    })?;
+    estimates.push(Row::smooth_ece(smooth));
     let total = total[0];
     Ok(Report {
         n: scores.len(),
@@ -408,8 +413,8 @@ pub fn compute_weighted(
         distinct_scores: None,
         notes: vec![
             "rows weighted by --weight-col as frequency weights (equal-mass bins hold equal \
-             weight; the sweeps try up to one bin per unit of weight); smooth ECE has no weighted \
-             form yet and is left out"
+             weight; the sweeps try up to one bin per unit of weight; smooth ECE smooths Σw·(f − y) \
+             and Σw)"
                 .to_owned(),
         ],
     })

@@ -128,7 +128,7 @@ struct EstimateArgs {
     paper_limit: bool,
     /// Weigh each row by this CSV column (of (confidence, correct) rows): frequency
     /// weights >= 0, a row of weight k counting as k copies, 0 dropping it. Reports
-    /// ECE_bin, ECE_sweep, ECE_debias and MCE; smooth ECE has no weighted form yet.
+    /// ECE_bin, ECE_sweep, ECE_debias, MCE and smooth ECE, weighted.
     #[arg(long, value_name = "NAME")]
     weight_col: Option<String>,
     /// Print one JSON object instead of a table.

@@ -48,9 +48,11 @@ fn integer_weights_print_the_repeated_rows_estimates() {
         let rows = w["estimates"].as_array().unwrap();
         assert_eq!(
             rows.len(),
-            8,
-            "ECE_bin, ECE_sweep, ECE_debias, MCE × EW, EM"
+            9,
+            "ECE_bin, ECE_sweep, ECE_debias, MCE × EW, EM; smooth ECE"
         );
+        assert_eq!(rows[8]["estimator"], "smece");
+        assert!(rows[8]["value"].as_f64().unwrap() > 0.01, "{}", rows[8]);
         for row in rows {
             let same = r["estimates"]
                 .as_array()
@@ -64,6 +66,7 @@ fn integer_weights_print_the_repeated_rows_estimates() {
             );
             assert!((a - b).abs() < 1e-12, "{row} vs {same}");
             assert_eq!(row["bins"], same["bins"]);
+            assert_eq!(row["bandwidth"], same["bandwidth"]);
         }
         let (a, b) = (
             w["accuracy"].as_f64().unwrap(),
@@ -82,6 +85,7 @@ fn bad_weights_are_refused() {
         "missing column",
     );
     assert!(message.contains("no column `nope`"), "{message}");
+
     for (body, expected) in [
         ("0.2,0,-1\n", "weight 0 is negative"),
         ("0.2,0,1\n0.3,1,nan\n", "weight 1 is negative, NaN"),
@@ -95,4 +99,15 @@ fn bad_weights_are_refused() {
         );
         assert!(message.contains(expected), "{body}: {message}");
     }
+}
+
+#[test]
+fn the_note_says_how_rows_are_weighted() {
+    let dir = scratch("weights_note");
+    let (weighted, _) = files(&dir);
+    let table = tce(&["estimate", weighted.as_str(), "--weight-col", "w"]);
+    let out = String::from_utf8_lossy(&table.stdout);
+    assert!(out.contains("frequency weights"), "{out}");
+    assert!(out.contains("smooth ECE smooths"), "{out}");
+    assert!(!out.contains("left out"), "{out}");
 }

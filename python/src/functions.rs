@@ -108,15 +108,35 @@ fn quoting_weights<R>(
     result: Result<R, tce::weights::WeightError>,
 ) -> Result<R, Failure> {
     result.map_err(|e| match e {
-        tce::weights::WeightError::InvalidWeight { index } => Failure::Named(
-            "InvalidWeight",
-            format!(
-                "sample_weight at index {index} is {}: negative, NaN or infinite",
-                weights.get(index).copied().unwrap_or(f64::NAN)
-            ),
-        ),
+        tce::weights::WeightError::InvalidWeight { index } => invalid_weight(weights, index),
         e => e.into(),
     })
+}
+
+/// `tce.InvalidWeight` quoting the weight at `index`.
+fn invalid_weight(weights: &[f64], index: usize) -> Failure {
+    Failure::Named(
+        "InvalidWeight",
+        format!(
+            "sample_weight at index {index} is {}: negative, NaN or infinite",
+            weights.get(index).copied().unwrap_or(f64::NAN)
+        ),
+    )
+}
+
+/// A weighted smooth ECE's or KDE's refused weights, as [`quoting_weights`] reports the
+/// binned estimators' (the same classes and messages).
+fn quoting_bad_weights(weights: &[f64], e: tce::BadWeights) -> Failure {
+    match e {
+        tce::BadWeights::InvalidWeight { index } => invalid_weight(weights, index),
+        tce::BadWeights::LengthMismatch { .. } => Failure::Named("LengthMismatch", e.to_string()),
+        tce::BadWeights::ZeroTotalWeight => Failure::Named("InvalidWeight", e.to_string()),
+    }
+}
+
+/// The rows that count: those of positive weight, or all of them unweighted.
+fn rows_counted(weights: Option<&[f64]>, rows: usize) -> usize {
+    weights.map_or(rows, |w| w.iter().filter(|&&w| w > 0.0).count())
 }
 
 /// The equal-mass bins by selection (`tce::select`: the sorted path's bins, bit for bit,
@@ -285,19 +305,36 @@ pub fn ece_sweep(
 
 /// The KDE calibration error of Zhang et al. 2020 (triweight kernel, reflected at 0 and
 /// 1, 2^14-point grid), returned with its root (``value``) and without (``raw``).
+///
+/// ``sample_weight``: one weight ≥ 0 per row, as frequency weights (kernel sums Σw·K, the
+/// bandwidth of the weighted sample; an integer weight is that row repeated, 0 drops it;
+/// ``samples`` counts the rows of positive weight). Bad weights raise
+/// :class:`tce.InvalidWeight`. Definitions: docs/estimators.md, Weights.
 #[pyfunction]
-#[pyo3(signature = (scores, labels, *, norm=2.0, logits=false))]
+#[pyo3(signature = (scores, labels, *, norm=2.0, logits=false, sample_weight=None))]
 pub fn kde_ece(
     py: Python<'_>,
     scores: &Bound<'_, PyAny>,
     labels: &Bound<'_, PyAny>,
     norm: f64,
     logits: bool,
+    sample_weight: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<KdeEstimate> {
     let norm = options::norm(norm).map_err(raise(py))?;
+    let weights = sample_weight.map(input::weights).transpose()?;
     with_samples(scores, labels, logits, |scores, labels| {
-        let e = tce::kde::kde_calibration_error(scores, labels, norm)?;
-        Ok(KdeEstimate::new(e, scores.len()))
+        let e = match weights.as_deref() {
+            Some(w) => tce::kde::kde_calibration_error_weighted(scores, labels, w, norm)
+                .map_err(|e| match e {
+                    tce::kde::KdeError::Weights(e) => quoting_bad_weights(w, e),
+                    e => e.into(),
+                })?,
+            None => tce::kde::kde_calibration_error(scores, labels, norm)?,
+        };
+        Ok(KdeEstimate::new(
+            e,
+            rows_counted(weights.as_deref(), scores.len()),
+        ))
     })
 }
 
@@ -305,21 +342,38 @@ pub fn kde_ece(
 /// it (reflected Gaussian kernel, its grids, its bandwidth bisection): a
 /// :class:`SmoothEstimate` with ``value`` and the bandwidth σ*. An l1 quantity: there is
 /// no ``norm``.
+///
+/// ``sample_weight``: one weight ≥ 0 per row, as frequency weights (the residuals and
+/// density smoothed as Σw·r·K and Σw·K, the bandwidth search on them; an integer weight is
+/// that row repeated, 0 drops it; ``samples`` counts the rows of positive weight). Bad
+/// weights raise :class:`tce.InvalidWeight`. Definitions: docs/estimators.md, Weights.
 #[pyfunction]
-#[pyo3(signature = (scores, labels, *, logits=false))]
+#[pyo3(signature = (scores, labels, *, logits=false, sample_weight=None))]
 pub fn smooth_ece(
     scores: &Bound<'_, PyAny>,
     labels: &Bound<'_, PyAny>,
     logits: bool,
+    sample_weight: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<SmoothEstimate> {
+    let weights = sample_weight.map(input::weights).transpose()?;
     with_samples(scores, labels, logits, |scores, labels| {
         let mut scratch = Vec::new();
         scratch
             .try_reserve_exact(tce::smece::SCRATCH_LEN)
             .map_err(|_| Failure::Memory("the smooth ECE grids".into()))?;
         scratch.resize(tce::smece::SCRATCH_LEN, 0.0);
-        let e = tce::smooth_ece(scores, labels, &mut scratch)?;
-        Ok(SmoothEstimate::new(e, scores.len()))
+        let e = match weights.as_deref() {
+            Some(w) => tce::smece::smooth_ece_weighted(scores, labels, w, &mut scratch)
+                .map_err(|e| match e {
+                    tce::smece::SmoothEceError::Weights(e) => quoting_bad_weights(w, e),
+                    e => e.into(),
+                })?,
+            None => tce::smooth_ece(scores, labels, &mut scratch)?,
+        };
+        Ok(SmoothEstimate::new(
+            e,
+            rows_counted(weights.as_deref(), scores.len()),
+        ))
     })
 }
 

@@ -1,6 +1,7 @@
-"""``sample_weight`` on ece_bin, mce and ece_debias: against a naive numpy implementation
-of the weighted definitions (docs/estimators.md, Weights), integer weights against
-repeated rows, weights all 1 against the unweighted call, and bad weights."""
+"""``sample_weight`` on ece_bin, mce, ece_debias, ece_sweep, smooth_ece and kde_ece:
+against a naive numpy implementation of the weighted definitions (docs/estimators.md,
+Weights), integer weights against repeated rows, weights all 1 against the unweighted
+call, and bad weights."""
 
 import math
 
@@ -230,3 +231,157 @@ def test_weights_with_a_probability_table():
     got = tce.ece_bin(p, t, bins=2, binning="equal_width", sample_weight=w).value
     want = tce.ece_bin(np.repeat(p, w, axis=0), np.repeat(t, w), bins=2, binning="equal_width").value
     assert got == pytest.approx(want, abs=1e-12)
+
+
+# Smooth ECE and KDE (docs/estimators.md, Weights): kernel sums Σw·K.
+
+
+def naive_smooth_ece_at(f, y, w, sigma):
+    """relplot's smECE_σ in numpy with weights: each row spreads w·(f − y) and w onto
+    the kernel grid, which is reflected, convolved and interpolated at the mesh."""
+    e = max(round(20 / sigma), 2000) // 2 + 1
+    t = np.linspace(0, 1, e)
+    kernel = np.exp(-((t - 0.5) ** 2) / (2 * sigma**2)) / (math.sqrt(2 * math.pi) * sigma)
+    position = f * (e - 1)
+    below = np.minimum(np.floor(position).astype(int), e - 2)
+    fraction = position - below
+
+    def smoothed(values):
+        grid = np.zeros(e)
+        np.add.at(grid, below, (1 - fraction) * values)
+        np.add.at(grid, below + 1, fraction * values)
+        extended = np.concatenate([grid[::-1][:-1], grid, grid[::-1][1:]])
+        return np.convolve(extended, kernel, mode="valid")[e // 2 : e // 2 + e]
+
+    mesh = np.linspace(0, 1, max(round(10 / sigma), 200))
+    r = np.interp(mesh, t, smoothed(w * (f - y)))
+    d = np.interp(mesh, t, smoothed(w)) + 1e-4
+    return np.abs(r).sum() / d.sum()
+
+
+def naive_kde(f, y, w, p):
+    """The weighted KDE estimate by direct sums over grid points and mirrored rows."""
+    hits = y == 1
+    total, hit_weight = w.sum(), w[hits].sum()
+    mean = np.sum(w[hits] * f[hits]) / hit_weight
+    sd = math.sqrt(np.sum(w[hits] * (f[hits] - mean) ** 2) / hit_weight)
+    h = sd * (2 * total) ** -0.2
+    grid = np.linspace(-0.6, 1.6, 2**14)
+    x = grid[(grid >= 0) & (grid <= 1)]
+
+    def density(points, weights):
+        mirrored = np.concatenate([points, np.where(points < 0.5, -points, 2 - points)])
+        mw = np.concatenate([weights, weights])
+        u = (x[:, None] - mirrored[None, :]) / (3 * h)
+        k = np.where(np.abs(u) < 1, 35 / 32 * (1 - u**2) ** 3 / (3 * h), 0.0)
+        inside = (x > 0) & (x < 1)
+        return np.where(inside, 2 * (k * mw).sum(axis=1) / mw.sum(), 0.0)
+
+    p_all, p_hit = density(f, w), density(f[hits], w[hits])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.minimum(1.0, hit_weight / total * p_hit / p_all)
+        integrand = np.where(p_all > 0, np.abs(x - r) ** p * p_all, 0.0)
+
+    def trapz(v):
+        return np.sum(0.5 * np.diff(x) * (v[1:] + v[:-1]))
+
+    return trapz(integrand) / trapz(p_all), h
+
+
+def smooth_rows():
+    return st.lists(
+        st.tuples(
+            st.one_of(st.sampled_from([0.0, 0.5, 1.0]), st.floats(0, 1)),
+            st.integers(0, 1),
+            st.one_of(st.just(0.0), st.floats(0.01, 4)),
+        ),
+        min_size=2,
+        max_size=40,
+    )
+
+
+def columns(rows):
+    return (
+        np.array([r[0] for r in rows]),
+        np.array([r[1] for r in rows], dtype=np.uint8),
+        np.array([r[2] for r in rows]),
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=smooth_rows())
+def test_weighted_smooth_ece_is_the_naive_one_at_its_bandwidth(rows):
+    f, y, w = columns(rows)
+    if w.sum() <= 0:
+        return
+    got = tce.smooth_ece(f, y, sample_weight=w)
+    assert got.samples == int(np.sum(w > 0))
+    assert got.value == pytest.approx(naive_smooth_ece_at(f, y, w, got.bandwidth), abs=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=smooth_rows(), p=st.sampled_from([1.0, 2.0]))
+def test_weighted_kde_is_the_naive_one(rows, p):
+    f, y, w = columns(rows)
+    positive = w > 0
+    hits = f[positive & (y == 1)]
+    if len(hits) == 0 or np.all(hits == hits[0]):
+        return
+    try:
+        got = tce.kde_ece(f, y, norm=p, sample_weight=w)
+    except tce.KdeUndefined:
+        return  # a bandwidth too small for the grid (tested in Rust)
+    raw, h = naive_kde(f, y, w, p)
+    assert got.bandwidth == pytest.approx(h, rel=1e-13)
+    assert got.raw == pytest.approx(raw, rel=1e-11, abs=1e-300)
+    assert got.samples == int(np.sum(positive))
+
+
+def test_smooth_ece_and_kde_weights_follow_repetition_units_and_zeros():
+    rng = np.random.default_rng(11)
+    f = np.round(rng.uniform(size=400), 3)
+    y = (rng.uniform(size=400) < f**2).astype(np.uint8)
+    w = rng.integers(0, 4, size=400)
+    for fn in (tce.smooth_ece, tce.kde_ece):
+        got, want = fn(f, y, sample_weight=w), fn(np.repeat(f, w), np.repeat(y, w))
+        assert got.value == pytest.approx(want.value, abs=1e-12)
+        assert got.bandwidth == pytest.approx(want.bandwidth, rel=1e-13)
+        # Weights all 1: the unweighted call, bit for bit.
+        assert fn(f, y, sample_weight=np.ones(400)).value == fn(f, y).value
+        # Weight 0: the row dropped, bit for bit.
+        keep = w > 0
+        a = fn(f, y, sample_weight=w.astype(float))
+        b = fn(f[keep], y[keep], sample_weight=w[keep].astype(float))
+        assert (a.value, a.bandwidth) == (b.value, b.bandwidth)
+    # The weights matter.
+    assert tce.smooth_ece(f, y, sample_weight=w).value != tce.smooth_ece(f, y).value
+
+
+@pytest.mark.parametrize(
+    "w, cls",
+    [
+        ([1.0, -1.0, 1.0], tce.InvalidWeight),
+        ([1.0, float("nan"), 1.0], tce.InvalidWeight),
+        ([float("inf"), 1.0, 1.0], tce.InvalidWeight),
+        ([0.0, 0.0, 0.0], tce.InvalidWeight),
+        ([1.0, 1.0], tce.LengthMismatch),
+        ([[1.0, 1.0, 1.0]], tce.ShapeMismatch),
+        (["a", "b", "c"], tce.UnsupportedDtype),
+    ],
+)
+def test_bad_weights_of_smooth_ece_and_kde_are_named_errors(w, cls):
+    f, y = np.array([0.2, 0.5, 0.9]), np.array([0, 1, 1])
+    for fn in (tce.smooth_ece, tce.kde_ece):
+        with pytest.raises(cls):
+            fn(f, y, sample_weight=w)
+
+
+def test_an_invalid_smooth_ece_or_kde_weight_is_quoted():
+    for fn in (tce.smooth_ece, tce.kde_ece):
+        with pytest.raises(tce.InvalidWeight, match=r"sample_weight at index 1 is -2\.5: negative"):
+            fn([0.2, 0.5], [0, 1], sample_weight=[1.0, -2.5])
+        with pytest.raises(tce.InvalidWeight, match="sum to 0"):
+            fn([0.2, 0.5], [0, 1], sample_weight=[0, 0])
+    # KDE hits of weight 0 are no hits.
+    with pytest.raises(tce.KdeUndefined, match="no hits"):
+        tce.kde_ece([0.2, 0.5, 0.7], [0, 1, 1], sample_weight=[1, 0, 0])

@@ -487,6 +487,7 @@ fn ratios() {
     smooth_ece_rows();
     discrete_sweep_rows();
     weighted_rows();
+    weighted_smooth_rows();
 
     let s = samples(Data::Realistic, N);
     let (base, cand) = interleaved(
@@ -933,6 +934,86 @@ fn smooth_ece_rows() {
     }
 }
 
+/// Weighted smooth ECE (10^6 samples) and weighted KDE (10^5: the KDE's kernel sums cost
+/// ~500 grid points a sample) against the unweighted ones on the same samples, weights
+/// uniform in [0.5, 2). Target ≤ 1.5× (issue 40).
+fn weighted_smooth_rows() {
+    let mut rng = XorShift(0x005e_ed0f_3e19);
+    let weights: Vec<f64> = (0..N).map(|_| 0.5 + 1.5 * rng.unit()).collect();
+    let mut scratch = vec![0.0; tce::smece::SCRATCH_LEN];
+    let mut weighted_scratch = vec![0.0; tce::smece::SCRATCH_LEN];
+    let sets = [
+        (Data::Realistic.name(), samples(Data::Realistic, N)),
+        (Data::Ties.name(), samples(Data::Ties, N)),
+        ("calibrated", calibrated_samples(N)),
+    ];
+    for (name, s) in sets {
+        let mut bandwidths = (None, None);
+        let (base, cand) = interleaved(
+            || {
+                time_fresh!(1, (), |_x| bandwidths.0 = Some(
+                    tce::smooth_ece(black_box(&s.scores), black_box(&s.labels), &mut scratch)
+                        .unwrap()
+                        .bandwidth
+                ))
+            },
+            || {
+                time_fresh!(1, (), |_x| bandwidths.1 = Some(
+                    tce::smece::smooth_ece_weighted(
+                        black_box(&s.scores),
+                        black_box(&s.labels),
+                        black_box(&weights),
+                        &mut weighted_scratch
+                    )
+                    .unwrap()
+                    .bandwidth
+                ))
+            },
+        );
+        let sigma = |b: Option<f64>| b.map_or(f64::NAN, |b| b * 1024.0);
+        row(
+            &format!(
+                "weighted smooth_ece 1e6 ({name}, sigma* = {} / 1024; unweighted {} / 1024) vs unweighted",
+                sigma(bandwidths.1),
+                sigma(bandwidths.0)
+            ),
+            base,
+            cand,
+            Some(1.5),
+        );
+    }
+    const N_KDE: usize = 100_000;
+    let s = samples(Data::Realistic, N_KDE);
+    let weights = &weights[..N_KDE];
+    let (base, cand) = interleaved(
+        || {
+            time_fresh!(1, (), |_x| tce::kde::kde_calibration_error(
+                black_box(&s.scores),
+                black_box(&s.labels),
+                Norm::L2
+            )
+            .unwrap()
+            .value)
+        },
+        || {
+            time_fresh!(1, (), |_x| tce::kde::kde_calibration_error_weighted(
+                black_box(&s.scores),
+                black_box(&s.labels),
+                black_box(weights),
+                Norm::L2
+            )
+            .unwrap()
+            .value)
+        },
+    );
+    row(
+        "weighted kde_calibration_error 1e5 (realistic) vs unweighted",
+        base,
+        cand,
+        Some(1.5),
+    );
+}
+
 /// Weighted ECE_bin (`tce::weights`, weights uniform in [0.5, 2)) against the unweighted
 /// path over the same 10^6 samples: equal width against the histogram's push and
 /// estimate, equal mass against the sorted buffer's push, sort and estimate. Target
@@ -1218,6 +1299,12 @@ fn main() {
         if std::env::var("TCE_BENCH_ROWS").as_deref() == Ok("discrete_sweep") {
             ratio_header();
             discrete_sweep_rows();
+        } else if std::env::var("TCE_BENCH_ROWS").as_deref() == Ok("weighted_smooth") {
+            // `TCE_BENCH_ROWS=weighted_smooth cargo bench --bench core -- weighted_smooth`:
+            // the unweighted smooth ECE rows and the weighted smooth ECE and KDE rows.
+            ratio_header();
+            smooth_ece_rows();
+            weighted_smooth_rows();
         } else if std::env::var("TCE_BENCH_ROWS").as_deref() == Ok("weights") {
             // `TCE_BENCH_ROWS=weights cargo bench --bench core -- weights`: the weighted
             // rows alone.

@@ -50,8 +50,8 @@ pub fn check_batch(scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
 }
 
 /// Checks `sample_weight` for `rows` rows (one weight each, every one finite and ≥ 0,
-/// a positive finite sum) and returns the sum, added in row order. The first bad weight
-/// is named.
+/// a positive finite sum) and returns the sum (added in four interleaved lanes). The
+/// first bad weight is named.
 pub fn check_weights(weights: &[f64], rows: usize) -> Result<f64, BadWeights> {
     if weights.len() != rows {
         return Err(BadWeights::LengthMismatch {
@@ -59,15 +59,30 @@ pub fn check_weights(weights: &[f64], rows: usize) -> Result<f64, BadWeights> {
             weights: weights.len(),
         });
     }
-    let mut total = 0.0f64;
-    // (A bounded range, not `enumerate`: no overflow path.)
-    for (index, &w) in (0..weights.len()).zip(weights) {
-        // NaN fails `is_finite`, so the sign test sees numbers only.
-        if !w.is_finite() || w < 0.0 {
-            return Err(BadWeights::InvalidWeight { index });
+    // Branch-free first (it vectorises; a row-order sum would wait ~4 cycles a weight on
+    // the previous add): `0 ≤ w ≤ MAX` fails for NaN, ±∞ and negatives alike.
+    let valid = |w: f64| (w >= 0.0) & (w <= f64::MAX);
+    let (mut lanes, mut all_valid) = ([0.0f64; 4], true);
+    let mut chunks = weights.chunks_exact(4);
+    for chunk in chunks.by_ref() {
+        for (lane, &w) in lanes.iter_mut().zip(chunk) {
+            all_valid &= valid(w);
+            *lane += w;
         }
-        total += w;
     }
+    for (lane, &w) in lanes.iter_mut().zip(chunks.remainder()) {
+        all_valid &= valid(w);
+        *lane += w;
+    }
+    if !all_valid {
+        // (A bounded range, not `enumerate`: no overflow path.)
+        let index = (0..weights.len())
+            .zip(weights)
+            .find(|&(_, &w)| !valid(w))
+            .map_or(0, |(i, _)| i);
+        return Err(BadWeights::InvalidWeight { index });
+    }
+    let total = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
     if total > 0.0 && total.is_finite() {
         Ok(total)
     } else {

@@ -59,7 +59,7 @@
 //! sum over samples, so integer weights give the repeated rows' smECE (to rounding: w·x
 //! once against x added w times) and the same σ*; weights all 1 give the unweighted
 //! result bit for bit (x · 1 = x, and the unweighted path is this one with w = 1); a row
-//! of weight 0 is skipped, exactly as if absent. The density floor 1e-4 stays absolute,
+//! of weight 0 adds ±0 to every sum, which changes no bit: exactly as if absent. The density floor 1e-4 stays absolute,
 //! as for repeated rows, so the result depends on the weights' scale as the unweighted
 //! one depends on n: give weights on the scale of counts. The weights live in the
 //! `no_std` core: they are floating-point sums like the rest, in the same scratch, with
@@ -659,9 +659,10 @@ fn unit_weights<'a>(scores: &'a [f64], labels: &'a [u8]) -> impl Iterator<Item =
         .map(|(&score, &label)| (score, label, 1.0))
 }
 
-/// The samples of validated slices with positive weight, and their weights (a row of
-/// weight 0 is skipped: exactly as if absent).
-fn positive_weights<'a>(
+/// The samples of validated slices with their weights. A row of weight 0 adds ±0 to
+/// grid sums that start at +0 and so are never −0: it changes no bit, exactly as if
+/// absent, and needs no branch.
+fn with_weights<'a>(
     scores: &'a [f64],
     labels: &'a [u8],
     weights: &'a [f64],
@@ -670,7 +671,6 @@ fn positive_weights<'a>(
         .iter()
         .zip(labels)
         .zip(weights)
-        .filter(|(_, &w)| w > 0.0)
         .map(|((&score, &label), &w)| (score, label, w))
 }
 
@@ -692,7 +692,7 @@ pub fn smooth_ece_weighted(
     scratch: &mut [f64],
 ) -> Result<SmoothEce, SmoothEceError> {
     check_weighted(scores, labels, weights)?;
-    search(|| positive_weights(scores, labels, weights), scratch)
+    search(|| with_weights(scores, labels, weights), scratch)
 }
 
 /// Weighted smECE_σ at a bandwidth σ of the caller's choosing, as [`smooth_ece_at`] with
@@ -707,7 +707,7 @@ pub fn smooth_ece_at_weighted(
     let needed = scratch_len(sigma).ok_or(SmoothEceError::InvalidBandwidth(sigma))?;
     check_weighted(scores, labels, weights)?;
     at(
-        || positive_weights(scores, labels, weights),
+        || with_weights(scores, labels, weights),
         sigma,
         needed,
         scratch,

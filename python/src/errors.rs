@@ -179,11 +179,12 @@ impl Failure {
             F::Reduce { row, error } => reduce(row, error, q),
             F::Kde(KdeError::Input(e)) => push(e, q),
             F::Kde(e @ KdeError::Empty) => ("NoSamples", e.to_string()),
-            F::Kde(KdeError::Weights(e))
-            | F::Smooth(tce::smece::SmoothEceError::Weights(e)) => match e {
-                tce::BadWeights::LengthMismatch { .. } => ("LengthMismatch", e.to_string()),
-                _ => ("InvalidWeight", e.to_string()),
-            },
+            F::Kde(KdeError::Weights(e)) | F::Smooth(tce::smece::SmoothEceError::Weights(e)) => {
+                match e {
+                    tce::BadWeights::LengthMismatch { .. } => ("LengthMismatch", e.to_string()),
+                    _ => ("InvalidWeight", e.to_string()),
+                }
+            }
             F::Kde(e) => ("KdeUndefined", e.to_string()),
             F::Smooth(tce::smece::SmoothEceError::Input(e)) => push(e, q),
             F::Smooth(e @ tce::smece::SmoothEceError::Empty) => ("NoSamples", e.to_string()),

@@ -323,14 +323,15 @@ pub fn kde_ece(
     let norm = options::norm(norm).map_err(raise(py))?;
     let weights = sample_weight.map(input::weights).transpose()?;
     with_samples(scores, labels, logits, |scores, labels| {
-        let e = match weights.as_deref() {
-            Some(w) => tce::kde::kde_calibration_error_weighted(scores, labels, w, norm)
-                .map_err(|e| match e {
-                    tce::kde::KdeError::Weights(e) => quoting_bad_weights(w, e),
-                    e => e.into(),
-                })?,
-            None => tce::kde::kde_calibration_error(scores, labels, norm)?,
-        };
+        let e =
+            match weights.as_deref() {
+                Some(w) => tce::kde::kde_calibration_error_weighted(scores, labels, w, norm)
+                    .map_err(|e| match e {
+                        tce::kde::KdeError::Weights(e) => quoting_bad_weights(w, e),
+                        e => e.into(),
+                    })?,
+                None => tce::kde::kde_calibration_error(scores, labels, norm)?,
+            };
         Ok(KdeEstimate::new(
             e,
             rows_counted(weights.as_deref(), scores.len()),
@@ -362,14 +363,15 @@ pub fn smooth_ece(
             .try_reserve_exact(tce::smece::SCRATCH_LEN)
             .map_err(|_| Failure::Memory("the smooth ECE grids".into()))?;
         scratch.resize(tce::smece::SCRATCH_LEN, 0.0);
-        let e = match weights.as_deref() {
-            Some(w) => tce::smece::smooth_ece_weighted(scores, labels, w, &mut scratch)
-                .map_err(|e| match e {
-                    tce::smece::SmoothEceError::Weights(e) => quoting_bad_weights(w, e),
-                    e => e.into(),
-                })?,
-            None => tce::smooth_ece(scores, labels, &mut scratch)?,
-        };
+        let e =
+            match weights.as_deref() {
+                Some(w) => tce::smece::smooth_ece_weighted(scores, labels, w, &mut scratch)
+                    .map_err(|e| match e {
+                        tce::smece::SmoothEceError::Weights(e) => quoting_bad_weights(w, e),
+                        e => e.into(),
+                    })?,
+                None => tce::smooth_ece(scores, labels, &mut scratch)?,
+            };
         Ok(SmoothEstimate::new(
             e,
             rows_counted(weights.as_deref(), scores.len()),

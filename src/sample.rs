@@ -61,7 +61,7 @@ pub fn check_weights(weights: &[f64], rows: usize) -> Result<f64, BadWeights> {
     }
     // Branch-free first (it vectorises; a row-order sum would wait ~4 cycles a weight on
     // the previous add): `0 ≤ w ≤ MAX` fails for NaN, ±∞ and negatives alike.
-    let valid = |w: f64| (w >= 0.0) & (w <= f64::MAX);
+    let valid = |w: f64| (0.0..=f64::MAX).contains(&w);
     let (mut lanes, mut all_valid) = ([0.0f64; 4], true);
     let mut chunks = weights.chunks_exact(4);
     for chunk in chunks.by_ref() {

@@ -59,12 +59,13 @@
 //! sum over samples, so integer weights give the repeated rows' smECE (to rounding: w·x
 //! once against x added w times) and the same σ*; weights all 1 give the unweighted
 //! result bit for bit (x · 1 = x, and the unweighted path is this one with w = 1); a row
-//! of weight 0 adds ±0 to every sum, which changes no bit: exactly as if absent. The density floor 1e-4 stays absolute,
-//! as for repeated rows, so the result depends on the weights' scale as the unweighted
-//! one depends on n: give weights on the scale of counts. The weights live in the
-//! `no_std` core: they are floating-point sums like the rest, in the same scratch, with
-//! no allocation. A bad weight vector is [`SmoothEceError::Weights`], checked after the
-//! scores and labels and before anything is computed.
+//! of weight 0 adds ±0 to every sum, which changes no bit: exactly as if absent. The
+//! density floor 1e-4 stays absolute, as for repeated rows, so the result depends on the
+//! weights' scale as the unweighted one depends on n: give weights on the scale of
+//! counts. The weights live in the `no_std` core: they are floating-point sums like the
+//! rest, in the same scratch, with no allocation. A bad weight vector is
+//! [`SmoothEceError::Weights`], checked after the scores and labels and before anything
+//! is computed.
 //!
 //! Results are deterministic: the same samples in the same order give the same bits,
 //! whatever the scratch held.

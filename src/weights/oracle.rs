@@ -1,149 +1,19 @@
-//! Sample weights (`sample_weight`, scikit-learn's name) for ECE_bin, MCE and ECE_debias:
-//! the std layer only. The `no_std` core keeps integer counts; weighted bins hold `f64`
-//! sums and are built here from slices, then reach the same [`crate::estimate`] functions
-//! as every other binning (one place computes each estimator).
-//!
-//! **Frequency weights.** A weight w_i ≥ 0 counts row i as w_i units of a sample. Per bin:
-//! W_k = Σ w, ȳ_k = Σ w·y / W_k, f̄_k = Σ w·f / W_k, and with W = Σ_k W_k
-//!
-//! - ECE_bin = ( Σ_k (W_k/W)·|f̄_k − ȳ_k|^p )^(1/p), MCE = max over bins with W_k > 0;
-//! - ECE_debias (p = 2): S = Σ_{k: W_k ≥ 2} (W_k/W)·[(f̄_k − ȳ_k)² − ȳ_k(1 − ȳ_k)/(W_k − 1)],
-//!   the square root of max(S, 0); for p ≠ 2 the jackknife of SPEC §5 with n_k = W_k
-//!   units, h_k = Σ w·y of them hits.
-//!
-//! The variance term uses W_k, not Kish's effective size (Σw)²/Σw²: that is what makes
-//! integer weights equal repeated rows (the guarantee tested), and it means importance
-//! weights get the frequency-weight estimator — their correction is only right when the
-//! weights are on the scale of counts. A row of weight 0 contributes nothing: the result is
-//! that of dropping it (also from the tie groups and the equal-mass edges).
-//!
-//! **Equal mass = equal weight.** Rows sort by score (ties in arrival order, a stable sort)
-//! and row i occupies [a_i, a_i + w_i) on the line of cumulative weight [0, W); position x
-//! lies in bin floor(x·B/W) (bin k is [k·W/B, (k+1)·W/B)). Unweighted rank splitting puts
-//! the sample at position j in bin floor(j·B/n), the bin of its start; weights follow it:
-//!
-//! - [`Ties::Split`]: a row of weight w is ⌈w⌉ units, [a, a+1), [a+1, a+2), …, the last
-//!   one w − ⌊w⌋ long when w is not whole, and each unit goes whole to the bin of its
-//!   start. A row whose weight straddles an edge is split there at a unit boundary (it
-//!   counts among the `rows` of each bin it reaches). A row of weight below 1 is never
-//!   split: it goes to the bin of its start.
-//! - [`Ties::Keep`]: each group of equal scores goes whole to the bin of its start,
-//!   floor(a·B/W) — the unweighted rule (edges move to the end of a tie group) restated.
-//!
-//! Both rules make integer weights equal repeated rows and weights all 1 equal the
-//! unweighted binning, bin for bin. The price of the unit rule: equal-mass bins with ties
-//! split depend (by at most one unit per edge) on the scale of weights that are not all
-//! below 1; equal width and ties kept do not depend on the scale.
+//! The weighted estimators as first written (a sort of (score, row) pairs by the standard
+//! library, a pass over all rows for every b the sweep tries, sums in row order): the
+//! oracle of the fast paths, which must build the same bins and find the same b*.
 
+use super::{WeightError, WeightedBin};
 use crate::binning::{Binning, Closure, Ties};
-use crate::error::{EstimateError, PushError};
-use crate::estimate::{self, check_bins, BinSummary, Estimate};
+use crate::error::EstimateError;
+use crate::estimate::{self, check_bins, Estimate};
 use crate::norm::Norm;
 use crate::sweep::SweepOptions;
 use crate::MAX_BINS;
-use core::fmt;
-
-/// Why a weighted estimate was refused. Nothing is computed from a bad input.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum WeightError {
-    /// A score or label is bad, or scores and labels differ in length.
-    Push(PushError),
-    /// The estimate itself is undefined (no rows, 0 bins, …).
-    Estimate(EstimateError),
-    /// The weight at `index` is negative, NaN or infinite.
-    InvalidWeight {
-        /// The row of the first bad weight.
-        index: usize,
-    },
-    /// There are `weights` weights for `rows` rows.
-    LengthMismatch {
-        /// Rows (scores and labels).
-        rows: usize,
-        /// Weights.
-        weights: usize,
-    },
-    /// Every weight is 0 (or they sum to 0 or past f64): nothing to average over.
-    ZeroTotalWeight,
-}
-
-impl From<PushError> for WeightError {
-    fn from(e: PushError) -> Self {
-        WeightError::Push(e)
-    }
-}
-
-impl From<EstimateError> for WeightError {
-    fn from(e: EstimateError) -> Self {
-        WeightError::Estimate(e)
-    }
-}
-
-impl fmt::Display for WeightError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Self::Push(e) => e.fmt(f),
-            Self::Estimate(e) => e.fmt(f),
-            Self::InvalidWeight { index } => {
-                write!(f, "weight {index} is negative, NaN or infinite")
-            }
-            Self::LengthMismatch { rows, weights } => {
-                write!(f, "{rows} rows but {weights} weights")
-            }
-            Self::ZeroTotalWeight => write!(f, "the weights sum to 0 (or are not finite)"),
-        }
-    }
-}
-
-impl std::error::Error for WeightError {}
-
-/// A bin of weighted rows: Σw, Σw·y, Σw·f and how many rows put weight in it.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct WeightedBin {
-    /// Rows with positive weight in the bin (a row split between two bins counts in both).
-    pub rows: u64,
-    /// W_k = Σ w.
-    pub weight: f64,
-    /// Σ w·y.
-    pub weighted_hits: f64,
-    /// Σ w·f.
-    pub weighted_scores: f64,
-}
-
-impl WeightedBin {
-    fn add(&mut self, score: f64, label: u8, w: f64) {
-        self.rows += 1;
-        self.weight += w;
-        self.weighted_hits += w * f64::from(label);
-        self.weighted_scores += w * score;
-    }
-}
-
-impl BinSummary for WeightedBin {
-    fn count(&self) -> u64 {
-        self.rows
-    }
-    fn weight(&self) -> f64 {
-        self.weight
-    }
-    fn mean_score(&self) -> f64 {
-        self.weighted_scores / self.weight
-    }
-    fn accuracy(&self) -> f64 {
-        self.weighted_hits / self.weight
-    }
-    /// Frequency weights: W_k units of a sample (see the module's doc).
-    fn effective_count(&self) -> f64 {
-        self.weight
-    }
-    fn debiased(&self) -> bool {
-        self.weight >= 2.0
-    }
-}
 
 /// The checks of a weighted input, in order: scores and labels (their lengths, then each
 /// sample), the weights' length, each weight, the total. Returns the total weight and the
 /// number of rows with positive weight.
-pub fn check(scores: &[f64], labels: &[u8], weights: &[f64]) -> Result<(f64, u64), WeightError> {
+fn check(scores: &[f64], labels: &[u8], weights: &[f64]) -> Result<(f64, u64), WeightError> {
     crate::sample::check_batch(scores, labels)?;
     if weights.len() != scores.len() {
         return Err(WeightError::LengthMismatch {
@@ -187,7 +57,7 @@ fn equal_weight_bin(a: f64, total: f64, bins: usize) -> usize {
 
 /// The `bins` weighted bins of the rows by `binning` (see the module's doc), after
 /// [`check`]. Returns the bins and the number of rows with positive weight.
-pub fn bins(
+pub(super) fn bins(
     scores: &[f64],
     labels: &[u8],
     weights: &[f64],
@@ -363,67 +233,6 @@ impl Rows<'_> {
     }
 }
 
-/// Runs `estimator` on the weighted bins and reports the rows with positive weight as
-/// its `samples` (a split row would otherwise count twice).
-fn estimated(
-    scores: &[f64],
-    labels: &[u8],
-    weights: &[f64],
-    binning: Binning,
-    count: usize,
-    estimator: impl FnOnce(&[WeightedBin]) -> Result<Estimate, EstimateError>,
-) -> Result<Estimate, WeightError> {
-    let (bins, rows) = bins(scores, labels, weights, binning, count)?;
-    let estimate = estimator(&bins)?;
-    Ok(Estimate {
-        samples: rows,
-        ..estimate
-    })
-}
-
-/// Weighted ECE_bin (see the module's doc). `samples` of the result counts the rows with
-/// positive weight.
-pub fn ece_bin(
-    scores: &[f64],
-    labels: &[u8],
-    weights: &[f64],
-    binning: Binning,
-    bins: usize,
-    norm: Norm,
-) -> Result<Estimate, WeightError> {
-    estimated(scores, labels, weights, binning, bins, |b| {
-        estimate::ece_bin(b.iter().copied(), norm)
-    })
-}
-
-/// Weighted MCE: the largest |f̄_k − ȳ_k| over bins with positive weight.
-pub fn mce(
-    scores: &[f64],
-    labels: &[u8],
-    weights: &[f64],
-    binning: Binning,
-    bins: usize,
-) -> Result<Estimate, WeightError> {
-    estimated(scores, labels, weights, binning, bins, |b| {
-        estimate::mce(b.iter().copied())
-    })
-}
-
-/// Weighted ECE_debias: frequency weights, bins with W_k < 2 contribute 0 (see the
-/// module's doc).
-pub fn ece_debias(
-    scores: &[f64],
-    labels: &[u8],
-    weights: &[f64],
-    binning: Binning,
-    bins: usize,
-    norm: Norm,
-) -> Result<Estimate, WeightError> {
-    estimated(scores, labels, weights, binning, bins, |b| {
-        estimate::ece_debias(b.iter().copied(), norm)
-    })
-}
-
 /// Weighted ECE_sweep (SPEC §4 on weighted bins): b = 2, 3, … on the bins of
 /// [`bins`] (equal width, or equal weight by the unit rule), until the weighted
 /// accuracies Σw·y/Σw of the bins with positive weight decrease; b* = that b − 1, and the
@@ -439,7 +248,7 @@ pub fn ece_debias(
 /// already monotone (the separable case) skip the walk. A limit above
 /// [`crate::MAX_BINS`] is refused ([`EstimateError::TooManyBins`]): large weights make
 /// U large; pass `options.max_bins` to cap it.
-pub fn ece_sweep(
+pub(super) fn ece_sweep(
     scores: &[f64],
     labels: &[u8],
     weights: &[f64],
@@ -547,4 +356,162 @@ fn finest_is_monotone(rows: &Rows<'_>, binning: Binning) -> bool {
         groups.push(group);
     }
     is_monotone(&groups)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{self as fast, WeightedBin};
+    use crate::binning::{Binning, Closure, Ties};
+    use crate::norm::Norm;
+    use crate::sweep::SweepOptions;
+    use proptest::prelude::*;
+
+    fn binning() -> impl Strategy<Value = Binning> {
+        prop_oneof![
+            Just(Binning::EqualWidth(Closure::Left)),
+            Just(Binning::EqualWidth(Closure::Right)),
+            Just(Binning::EqualMass(Ties::Split)),
+            Just(Binning::EqualMass(Ties::Keep)),
+        ]
+    }
+
+    /// Scores from a few values (ties, 0 and 1, −0) or anywhere in [0, 1].
+    fn score() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            prop::sample::select(vec![-0.0, 0.0, 0.25, 0.5, 0.6, 0.9, 1.0]),
+            0.0..=1.0f64
+        ]
+    }
+
+    /// Multiples of 1/8 (0 included, some above 1 and some large): every sum of a few
+    /// hundred of them is exact, so the fast and the simple paths must agree exactly on
+    /// the bins' rows, weights and hits, and on b*.
+    fn dyadic() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            4 => (0u32..24).prop_map(|k| f64::from(k) / 8.0),
+            1 => (0u32..400).prop_map(|k| f64::from(k) / 8.0),
+        ]
+    }
+
+    type Rows = (Vec<f64>, Vec<u8>, Vec<f64>);
+
+    fn rows(weight: impl Strategy<Value = f64>, most: usize) -> impl Strategy<Value = Rows> {
+        prop::collection::vec((score(), 0u8..=1, weight), 1..most)
+            .prop_map(|r| -> Rows {
+                (
+                    r.iter().map(|x| x.0).collect(),
+                    r.iter().map(|x| x.1).collect(),
+                    r.iter().map(|x| x.2).collect(),
+                )
+            })
+            .prop_filter("some weight", |r: &Rows| r.2.iter().any(|&w| w > 0.0))
+    }
+
+    /// The bins agree: rows and the sums of weights and hits exactly (dyadic weights),
+    /// the sums of w·f to 1e-12 (they are rounded, and added in another order).
+    fn same_bins(a: &[WeightedBin], b: &[WeightedBin]) -> Result<(), TestCaseError> {
+        prop_assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(b) {
+            prop_assert_eq!((x.rows, x.weight, x.weighted_hits), (y.rows, y.weight, y.weighted_hits));
+            let scale = x.weighted_scores.abs().max(1.0);
+            prop_assert!((x.weighted_scores - y.weighted_scores).abs() <= 1e-12 * scale);
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+
+        /// The one-pass equal-width bins and the radix-sorted equal-mass bins are those of
+        /// the simple implementation (up to 300 rows: past the radix sort's short cut).
+        #[test]
+        fn fast_bins_equal_the_simple_ones(
+            (scores, labels, weights) in rows(dyadic(), 300),
+            binning in binning(),
+            bins in 1usize..40,
+        ) {
+            let (fast_bins, fast_rows) = fast::bins(&scores, &labels, &weights, binning, bins).unwrap();
+            let (slow_bins, slow_rows) = super::bins(&scores, &labels, &weights, binning, bins).unwrap();
+            prop_assert_eq!(fast_rows, slow_rows);
+            same_bins(&fast_bins, &slow_bins)?;
+        }
+
+        /// The same with any weights: the row counts exactly (no bin edge is met exactly
+        /// by chance), the sums to 1e-12.
+        #[test]
+        fn fast_bins_equal_the_simple_ones_for_any_weights(
+            (scores, labels, weights) in rows(prop_oneof![Just(0.0), 0.0..5.0f64], 120),
+            binning in binning(),
+            bins in 1usize..40,
+        ) {
+            let (fast_bins, _) = fast::bins(&scores, &labels, &weights, binning, bins).unwrap();
+            let (slow_bins, _) = super::bins(&scores, &labels, &weights, binning, bins).unwrap();
+            for (x, y) in fast_bins.iter().zip(&slow_bins) {
+                prop_assert_eq!(x.rows, y.rows);
+                for (a, b) in [(x.weight, y.weight), (x.weighted_hits, y.weighted_hits), (x.weighted_scores, y.weighted_scores)] {
+                    prop_assert!((a - b).abs() <= 1e-12 * a.abs().max(1.0), "{} vs {}", a, b);
+                }
+            }
+        }
+
+        /// The prefix-sum sweep finds the simple sweep's b*, and the same value.
+        #[test]
+        fn the_fast_sweep_equals_the_simple_one(
+            (scores, labels, weights) in rows(dyadic(), 120),
+            binning in binning(),
+            p in prop_oneof![Just(1.0), Just(2.0), 1.0..4.0f64],
+            cap in prop_oneof![Just(None), (1usize..60).prop_map(Some)],
+        ) {
+            let norm = Norm::new(p).unwrap();
+            let options = SweepOptions { max_bins: cap, ..Default::default() };
+            let fast = fast::ece_sweep(&scores, &labels, &weights, binning, norm, options);
+            let slow = super::ece_sweep(&scores, &labels, &weights, binning, norm, options);
+            match (fast, slow) {
+                (Ok(f), Ok(s)) => {
+                    prop_assert_eq!((f.bins, f.samples), (s.bins, s.samples));
+                    prop_assert!((f.value - s.value).abs() <= 1e-12 * s.value.max(1.0), "{} vs {}", f.value, s.value);
+                }
+                (f, s) => prop_assert_eq!(f.map(|e| e.bins), s.map(|e| e.bins)),
+            }
+        }
+    }
+
+    fn unit(rng: &mut crate::rng::Xoshiro256PlusPlus) -> f64 {
+        (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// 20 000 rows of skewed scores (30 % of them 1.0) and weights in [0.5, 2) on a grid
+    /// of 1/64: every binning of 15 bins and the sweep, fast against simple.
+    #[test]
+    fn a_large_sample_bins_and_sweeps_as_the_simple_path() {
+        let mut rng = crate::rng::Xoshiro256PlusPlus::seed_from_u64(40);
+        let n = 20_000;
+        let (mut scores, mut labels, mut weights) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..n {
+            let u = unit(&mut rng);
+            let f = if unit(&mut rng) < 0.3 { 1.0 } else { 1.0 - 0.9 * u * u * u };
+            scores.push(f);
+            labels.push(u8::from(unit(&mut rng) < f * f));
+            weights.push(0.5 + (unit(&mut rng) * 96.0).floor() / 64.0);
+        }
+        for binning in [
+            Binning::EqualWidth(Closure::Left),
+            Binning::EqualWidth(Closure::Right),
+            Binning::EqualMass(Ties::Split),
+            Binning::EqualMass(Ties::Keep),
+        ] {
+            let fast_bins = fast::bins(&scores, &labels, &weights, binning, 15).unwrap();
+            let slow_bins = super::bins(&scores, &labels, &weights, binning, 15).unwrap();
+            assert_eq!(fast_bins.1, slow_bins.1);
+            for (x, y) in fast_bins.0.iter().zip(&slow_bins.0) {
+                assert_eq!((x.rows, x.weight, x.weighted_hits), (y.rows, y.weight, y.weighted_hits));
+            }
+            let options = SweepOptions::default();
+            let fast = fast::ece_sweep(&scores, &labels, &weights, binning, Norm::L2, options).unwrap();
+            let slow = super::ece_sweep(&scores, &labels, &weights, binning, Norm::L2, options).unwrap();
+            assert_eq!(fast.bins, slow.bins, "{binning:?}");
+            assert!(fast.bins > 2, "{binning:?}: b* {}", fast.bins);
+            assert!((fast.value - slow.value).abs() <= 1e-12, "{binning:?}");
+        }
+    }
 }

@@ -1014,10 +1014,32 @@ fn weighted_smooth_rows() {
     );
 }
 
+/// The weighted counterpart of [`sum_vectorised`]: Σw, Σw·y and Σw·f over the three
+/// slices with sixteen independent accumulators each (vectorised): the least a weighted
+/// pass over the rows reads.
+#[inline(never)]
+fn weighted_sums_vectorised(scores: &[f64], labels: &[u8], weights: &[f64]) -> (f64, f64, f64) {
+    const LANES: usize = 16;
+    let mut sums = [[0.0f64; LANES]; 3];
+    let chunks = scores
+        .chunks_exact(LANES)
+        .zip(labels.chunks_exact(LANES))
+        .zip(weights.chunks_exact(LANES));
+    for ((s, l), w) in chunks {
+        for lane in 0..LANES {
+            sums[0][lane] += w[lane];
+            sums[1][lane] += w[lane] * f64::from(l[lane]);
+            sums[2][lane] += w[lane] * s[lane];
+        }
+    }
+    let total = |lanes: &[f64; LANES]| lanes.iter().sum::<f64>();
+    (total(&sums[0]), total(&sums[1]), total(&sums[2]))
+}
+
 /// Weighted ECE_bin (`tce::weights`, weights uniform in [0.5, 2)) against the unweighted
 /// path over the same 10^6 samples: equal width against the histogram's push and
-/// estimate, equal mass against the sorted buffer's push, sort and estimate. Target
-/// ≤ 1.5× (issue 40).
+/// estimate, equal mass against the sorted buffer's push, sort and estimate; then the
+/// weighted sweep against the buffer's push, sort and sweep. Target ≤ 1.5× (issue 40).
 fn weighted_rows() {
     let s = samples(Data::Realistic, N);
     let mut rng = XorShift(0x005e_ed0f_3e19);
@@ -1064,6 +1086,68 @@ fn weighted_rows() {
         );
         row(
             &format!("weighted ece_bin 1e6 ({name}) vs unweighted"),
+            base,
+            cand,
+            Some(1.5),
+        );
+    }
+    // The floor of the equal-width pass: the inputs read at memory speed, with and
+    // without the weights (no bins: 16 independent sums each, vectorised).
+    let (base, cand) = interleaved(
+        || {
+            time_fresh!(1, (), |_x| sum_vectorised(
+                black_box(&s.scores),
+                black_box(&s.labels)
+            ))
+        },
+        || {
+            time_fresh!(1, (), |_x| weighted_sums_vectorised(
+                black_box(&s.scores),
+                black_box(&s.labels),
+                black_box(&weights)
+            ))
+        },
+    );
+    row(
+        "floor: Σw, Σw·y, Σw·f vectorised (no bins) vs Σf, Σy",
+        base,
+        cand,
+        None,
+    );
+    // The sweep: the unweighted one through the sorted buffer (push, sort, sweep).
+    for (name, binning) in [
+        ("equal width", Binning::EqualWidth(Closure::Left)),
+        ("equal mass", Binning::EqualMass(Ties::Split)),
+    ] {
+        let (base, cand) = interleaved(
+            || {
+                time_fresh!(1, (), |_x| {
+                    let mut buffer = SortedBuffer::with_storage(&mut storage[..]).unwrap();
+                    buffer
+                        .push_batch(black_box(&s.scores), black_box(&s.labels))
+                        .unwrap();
+                    buffer
+                        .sorted()
+                        .ece_sweep(binning, Norm::L2, SweepOptions::default())
+                        .unwrap()
+                        .value
+                })
+            },
+            || {
+                time_fresh!(1, (), |_x| tce::weights::ece_sweep(
+                    black_box(&s.scores),
+                    black_box(&s.labels),
+                    black_box(&weights),
+                    binning,
+                    Norm::L2,
+                    SweepOptions::default()
+                )
+                .unwrap()
+                .value)
+            },
+        );
+        row(
+            &format!("weighted ece_sweep 1e6 ({name}) vs unweighted"),
             base,
             cand,
             Some(1.5),

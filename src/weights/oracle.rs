@@ -412,7 +412,10 @@ mod tests {
     fn same_bins(a: &[WeightedBin], b: &[WeightedBin]) -> Result<(), TestCaseError> {
         prop_assert_eq!(a.len(), b.len());
         for (x, y) in a.iter().zip(b) {
-            prop_assert_eq!((x.rows, x.weight, x.weighted_hits), (y.rows, y.weight, y.weighted_hits));
+            prop_assert_eq!(
+                (x.rows, x.weight, x.weighted_hits),
+                (y.rows, y.weight, y.weighted_hits)
+            );
             let scale = x.weighted_scores.abs().max(1.0);
             prop_assert!((x.weighted_scores - y.weighted_scores).abs() <= 1e-12 * scale);
         }
@@ -489,7 +492,11 @@ mod tests {
         let (mut scores, mut labels, mut weights) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..n {
             let u = unit(&mut rng);
-            let f = if unit(&mut rng) < 0.3 { 1.0 } else { 1.0 - 0.9 * u * u * u };
+            let f = if unit(&mut rng) < 0.3 {
+                1.0
+            } else {
+                1.0 - 0.9 * u * u * u
+            };
             scores.push(f);
             labels.push(u8::from(unit(&mut rng) < f * f));
             weights.push(0.5 + (unit(&mut rng) * 96.0).floor() / 64.0);
@@ -504,11 +511,16 @@ mod tests {
             let slow_bins = super::bins(&scores, &labels, &weights, binning, 15).unwrap();
             assert_eq!(fast_bins.1, slow_bins.1);
             for (x, y) in fast_bins.0.iter().zip(&slow_bins.0) {
-                assert_eq!((x.rows, x.weight, x.weighted_hits), (y.rows, y.weight, y.weighted_hits));
+                assert_eq!(
+                    (x.rows, x.weight, x.weighted_hits),
+                    (y.rows, y.weight, y.weighted_hits)
+                );
             }
             let options = SweepOptions::default();
-            let fast = fast::ece_sweep(&scores, &labels, &weights, binning, Norm::L2, options).unwrap();
-            let slow = super::ece_sweep(&scores, &labels, &weights, binning, Norm::L2, options).unwrap();
+            let fast =
+                fast::ece_sweep(&scores, &labels, &weights, binning, Norm::L2, options).unwrap();
+            let slow =
+                super::ece_sweep(&scores, &labels, &weights, binning, Norm::L2, options).unwrap();
             assert_eq!(fast.bins, slow.bins, "{binning:?}");
             assert!(fast.bins > 2, "{binning:?}: b* {}", fast.bins);
             assert!((fast.value - slow.value).abs() <= 1e-12, "{binning:?}");

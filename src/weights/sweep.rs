@@ -9,7 +9,7 @@
 //! those the one-pass binning (`SortedRows::equal_mass`) runs through, so both put every
 //! unit in the same bin.
 
-use super::sorted::SortedRows;
+use super::sorted::{ceil, SortedRows, Walk};
 use crate::binning::{Binning, Ties};
 
 /// Unit `.1` (a whole number, as `f64`) of sorted row `.0`; (n, 0) is the end.
@@ -93,13 +93,13 @@ impl Prefix {
         p
     }
 
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.scores.len()
     }
 
     /// Σ ⌈w⌉, the units of weight (saturating past usize).
     pub(crate) fn units(&self) -> usize {
-        let units = self.weights.iter().map(|w| w.ceil()).sum::<f64>();
+        let units = self.weights.iter().map(|&w| ceil(w)).sum::<f64>();
         if units >= usize::MAX as f64 {
             usize::MAX
         } else {
@@ -143,11 +143,11 @@ impl Prefix {
                     Ties::Split => {
                         // The first row whose last unit is reached, then its first unit
                         // that is (a guess from the edge, corrected by the exact rule).
-                        let j = first(from.0, n, |j| reached(before[j] + (weights[j].ceil() - 1.0)));
+                        let j = first(from.0, n, |j| reached(before[j] + (ceil(weights[j]) - 1.0)));
                         if j == n {
                             return (n, 0.0);
                         }
-                        let last = weights[j].ceil() - 1.0;
+                        let last = ceil(weights[j]) - 1.0;
                         let mut m = (edge / bf - before[j]).ceil().clamp(0.0, last);
                         while m > 0.0 && reached(before[j] + (m - 1.0)) {
                             m -= 1.0;
@@ -178,7 +178,7 @@ impl Prefix {
         }
         let (mut h, mut m, mut start) = (0.0, 0.0, j1);
         if m1 > 0.0 {
-            (h, m) = piece(j1, m1, self.weights[j1].ceil());
+            (h, m) = piece(j1, m1, ceil(self.weights[j1]));
             start += 1;
         }
         h += self.hits[j2] - self.hits[start];
@@ -193,7 +193,12 @@ impl Prefix {
 
     /// Hands the start of each non-empty bin among `b` to `each`, in order, with its
     /// weighted hits and misses, until `each` returns false; returns whether it never did.
-    fn bins(&self, binning: Binning, b: usize, mut each: impl FnMut(Cut, f64, f64) -> bool) -> bool {
+    fn bins(
+        &self,
+        binning: Binning,
+        b: usize,
+        mut each: impl FnMut(Cut, f64, f64) -> bool,
+    ) -> bool {
         let n = self.len();
         let mut from: Cut = (0, 0.0);
         while from.0 < n {
@@ -266,5 +271,17 @@ impl Prefix {
             j = end;
         }
         true
+    }
+}
+
+impl Walk for Prefix {
+    fn total(&self) -> f64 {
+        self.total
+    }
+
+    fn walk(&self, mut each: impl FnMut(f64, u8, f64)) {
+        for ((&f, &y), &w) in self.scores.iter().zip(&self.labels).zip(&self.weights) {
+            each(f, y, w);
+        }
     }
 }

@@ -149,7 +149,7 @@ impl BinSummary for WeightedBin {
 /// sample), the weights' length, each weight, the total. Returns the total weight and the
 /// number of rows with positive weight.
 ///
-/// The total is summed in [`LANES`] interleaved partial sums, the rows with positive
+/// The total is summed in four interleaved partial sums, the rows with positive
 /// weight dealt to them in turn (then added lane by lane): a row of weight 0 takes no
 /// turn, so the total is exactly that of the rows with positive weight alone.
 pub fn check(scores: &[f64], labels: &[u8], weights: &[f64]) -> Result<(f64, u64), WeightError> {
@@ -196,7 +196,7 @@ pub(crate) fn checked(
 /// Whether a weight is finite and not negative (NaN fails both comparisons).
 #[inline(always)]
 fn valid_weight(w: f64) -> bool {
-    (w >= 0.0) & (w <= f64::MAX)
+    (0.0..=f64::MAX).contains(&w)
 }
 
 /// The verdict on a total weight: positive and finite.
@@ -223,7 +223,7 @@ const LANED_BINS: usize = 64;
 ///
 /// Equal width: one pass that checks and bins (the check's verdict decides only when the
 /// pass finds a bad value). Equal mass: the rows with positive weight sorted by the
-/// buffer's radix sort, then one pass ([`sorted`]).
+/// buffer's radix sort, then one pass.
 pub fn bins(
     scores: &[f64],
     labels: &[u8],

@@ -412,9 +412,9 @@ pub fn compute_weighted(
         estimates,
         distinct_scores: None,
         notes: vec![
-            "rows weighted by --weight-col as frequency weights (equal-mass bins hold equal \
-             weight; the sweeps try up to one bin per unit of weight; smooth ECE smooths Σw·(f − y) \
-             and Σw)"
+            "rows weighted (--weight-col or --weights) as frequency weights (equal-mass bins \
+             hold equal weight; the sweeps try up to one bin per unit of weight; smooth ECE \
+             smooths Σw·(f − y) and Σw)"
                 .to_owned(),
         ],
     })
@@ -458,17 +458,26 @@ pub struct ClasswiseReport {
     /// classes weighted equally), the maximum for MCE.
     pub marginal: Vec<MarginalRow>,
     pub classes: Vec<ClassReport>,
+    /// Whether the rows were weighted (frequencies and mean scores then weighted means).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub weighted: bool,
 }
 
-/// The classwise report: [`compute`] over each class, then [`ClasswiseReport::marginal`].
+/// The classwise report: [`compute`] over each class (with `weights`, one per row,
+/// [`compute_weighted`]: every class's one-vs-rest samples are the rows, so they carry
+/// the rows' weights), then [`ClasswiseReport::marginal`].
 pub fn compute_classwise(
     columns: &[ClassSamples],
+    weights: Option<&[f64]>,
     settings: &Settings,
 ) -> Result<ClasswiseReport, String> {
     let mut classes = Vec::with_capacity(columns.len());
     for column in columns {
-        let report = compute(&column.scores, &column.labels, settings, None)
-            .map_err(|e| format!("class {}: {e}", column.class))?;
+        let report = match weights {
+            Some(weights) => compute_weighted(&column.scores, &column.labels, weights, settings),
+            None => compute(&column.scores, &column.labels, settings, None),
+        }
+        .map_err(|e| format!("class {}: {e}", column.class))?;
         classes.push(ClassReport {
             class: column.class,
             name: column.name.clone(),
@@ -506,6 +515,7 @@ pub fn compute_classwise(
         norm: p,
         marginal,
         classes,
+        weighted: weights.is_some(),
     })
 }
 
@@ -520,6 +530,12 @@ impl ClasswiseReport {
             self.classes.len()
         );
         let _ = writeln!(out, "norm             {}", self.norm);
+        if self.weighted {
+            let _ = writeln!(
+                out,
+                "weights          frequency weights: each row's one-vs-rest samples carry its weight"
+            );
+        }
         let _ = writeln!(out);
         let _ = writeln!(
             out,

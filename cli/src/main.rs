@@ -126,11 +126,16 @@ struct EstimateArgs {
     /// Let the sweep try at most n - 1 bins, as the paper's released code does (default: n).
     #[arg(long)]
     paper_limit: bool,
-    /// Weigh each row by this CSV column (of (confidence, correct) rows): frequency
-    /// weights >= 0, a row of weight k counting as k copies, 0 dropping it. Reports
-    /// ECE_bin, ECE_sweep, ECE_debias, MCE and smooth ECE, weighted.
+    /// Weigh each row by this CSV column (of (confidence, correct) rows or of class
+    /// outputs): frequency weights >= 0, a row of weight k counting as k copies, 0
+    /// dropping it. Reports ECE_bin, ECE_sweep, ECE_debias, MCE and smooth ECE, weighted
+    /// (with --classwise, of every class, each one-vs-rest row weighted as its row).
     #[arg(long, value_name = "NAME")]
     weight_col: Option<String>,
+    /// Weigh each row by a .npy file of N weights (float, or integer counts; shape (N,)),
+    /// for .npy or CSV inputs; as --weight-col otherwise.
+    #[arg(long, value_name = "FILE", conflicts_with = "weight_col")]
+    weights: Option<PathBuf>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -228,6 +233,7 @@ impl InputArgs {
             source,
             reduction,
             true_classes: false,
+            weights: None,
         })
     }
 
@@ -374,6 +380,9 @@ struct EstimateSettingsJson<'a> {
     paper_limit: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     weight_col: Option<&'a str>,
+    /// `--weights`: the `.npy` file of weights.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    weights: Option<String>,
 }
 
 /// The JSON of `tce estimate`: version and settings, then the report's fields.
@@ -411,15 +420,18 @@ fn main() -> ExitCode {
 }
 
 fn run_estimate(args: &EstimateArgs) -> Result<(), Failure> {
-    if args.weight_col.is_some() {
-        return run_weighted_estimate(args);
-    }
+    let mut spec = args.input.spec()?;
+    spec.weights = match (&args.weight_col, &args.weights) {
+        (Some(name), _) => Some(input::WeightSource::Column(name.clone())),
+        (None, Some(path)) => Some(input::WeightSource::Npy(path.clone())),
+        (None, None) => None,
+    };
     // While the input is read (on one thread, for most large files), another thread
     // prepares the sort's storage for about as many rows (estimate::sort_storage_ahead).
-    let hint = args.input.spec().ok().and_then(|spec| spec.rows_hint());
+    let hint = spec.rows_hint();
     let (loaded, ahead) = std::thread::scope(|scope| {
         let ahead = hint.map(|rows| scope.spawn(move || estimate::sort_storage_ahead(rows)));
-        let loaded = args.input.load();
+        let loaded = args.input.load_spec(&spec);
         (
             loaded,
             ahead.and_then(|thread| thread.join().ok().flatten()),
@@ -450,12 +462,20 @@ fn run_estimate(args: &EstimateArgs) -> Result<(), Failure> {
         max_bins: args.max_bins,
         paper_limit: args.paper_limit,
         weight_col: args.weight_col.as_deref(),
+        weights: args.weights.as_ref().map(|p| p.display().to_string()),
     };
     let json = |report: &dyn erased::Report| report.json(settings_json());
+    let weights = loaded.weights.as_deref();
+    // The weights were checked as they were read: a refusal here is the library's.
+    let refused = |e: String| Failure::input(format!("{}: {e}", args.input.file.display()));
     let text = match &loaded.data {
         input::Data::TopLabel { scores, labels } => {
-            let report =
-                estimate::compute(scores, labels, &settings, ahead).map_err(Failure::internal)?;
+            let report = match weights {
+                Some(weights) => estimate::compute_weighted(scores, labels, weights, &settings)
+                    .map_err(refused)?,
+                None => estimate::compute(scores, labels, &settings, ahead)
+                    .map_err(Failure::internal)?,
+            };
             if args.json {
                 json(&report)?
             } else {
@@ -464,7 +484,12 @@ fn run_estimate(args: &EstimateArgs) -> Result<(), Failure> {
         }
         input::Data::Classwise(columns) => {
             let report =
-                estimate::compute_classwise(columns, &settings).map_err(Failure::internal)?;
+                estimate::compute_classwise(columns, weights, &settings).map_err(
+                    |e| match weights {
+                        Some(_) => refused(e),
+                        None => Failure::internal(e),
+                    },
+                )?;
             if args.json {
                 json(&report)?
             } else {
@@ -472,100 +497,6 @@ fn run_estimate(args: &EstimateArgs) -> Result<(), Failure> {
             }
         }
         input::Data::Rows { .. } => unreachable!("rows are kept only for tce recalibrate"),
-    };
-    write_stdout(&text)
-}
-
-/// `tce estimate --weight-col`: the (confidence, correct) CSV read with its rows kept,
-/// the weight column parsed (a bad number names its line), the report through the
-/// library's weighted estimators ([`estimate::compute_weighted`]).
-fn run_weighted_estimate(args: &EstimateArgs) -> Result<(), Failure> {
-    let Some(weight_col) = args.weight_col.as_deref() else {
-        return Err(Failure::internal("no weight column"));
-    };
-    let spec = args.input.spec()?;
-    if !matches!(spec.source, input::Source::ConfidenceCsv { .. }) || args.input.classwise {
-        return Err(Failure::input(
-            "--weight-col weighs (confidence, correct) CSV rows; class outputs and .npy inputs take no weights yet",
-        ));
-    }
-    let table =
-        input::read_table(&args.input.file, args.input.columns.names()).map_err(|e| Failure {
-            code: e.exit_code(),
-            message: e.in_file(&args.input.file).to_string(),
-        })?;
-    let file = args.input.file.display();
-    let column = table
-        .header
-        .iter()
-        .position(|name| name.trim() == weight_col)
-        .ok_or_else(|| {
-            Failure::input(format!(
-                "{file}: no column `{}` (--weight-col) in the header",
-                input::excerpt(weight_col)
-            ))
-        })?;
-    // Records start on the line after the header; blank lines are left out of the
-    // records, so the row number is what an error can name exactly.
-    let mut weights = Vec::with_capacity(table.records.len());
-    for (row, record) in table.records.iter().enumerate() {
-        let field = record.get(column).unwrap_or("").trim();
-        let weight: f64 = field.parse().map_err(|_| {
-            Failure::input(format!(
-                "{file}: data row {}: weight `{}` is not a number",
-                row + 1,
-                input::excerpt(field)
-            ))
-        })?;
-        weights.push(weight);
-    }
-    let settings = estimate::Settings {
-        bins: args.bins,
-        norm: args.norm,
-        closure: match args.closure {
-            ClosureArg::Left => Closure::Left,
-            ClosureArg::Right => Closure::Right,
-        },
-        ties: match args.ties {
-            TiesArg::Split => Ties::Split,
-            TiesArg::Keep => Ties::Keep,
-        },
-        sweep: sweep_options(args.max_bins, args.paper_limit),
-    };
-    let (scores, labels) = (&table.samples.scores, &table.samples.labels);
-    let report = estimate::compute_weighted(scores, labels, &weights, &settings)
-        .map_err(|e| Failure::input(format!("{file}: {e}")))?;
-    let text = if args.json {
-        let provenance = input::Provenance {
-            format: "csv",
-            values: input::Values::Confidences,
-            reduction: input::Reduction::TopLabel,
-            rows: scores.len(),
-            classes: None,
-            columns: Some(input::ReadColumns::Binary(table.samples.columns.clone())),
-            prob_cols: None,
-            labels_file: None,
-            dtypes: None,
-        };
-        json_line(&EstimateJson {
-            tce_version: VERSION,
-            command: "estimate",
-            settings: EstimateSettingsJson {
-                file: file.to_string(),
-                columns: provenance.columns.as_ref(),
-                input: &provenance,
-                bins: args.bins,
-                norm: args.norm.p(),
-                closure: args.closure,
-                ties: args.ties,
-                max_bins: args.max_bins,
-                paper_limit: args.paper_limit,
-                weight_col: Some(weight_col),
-            },
-            report: &report,
-        })?
-    } else {
-        report.table()
     };
     write_stdout(&text)
 }

@@ -10,7 +10,7 @@ use tce::toplabel::{self, PROBABILITY_SUM_TOLERANCE};
 use tce::ReduceError;
 
 use super::csv_rows::{find_column, list_header, no_rows, Rows};
-use super::{excerpt, number, ClassColumns, Data, InputError, Reduction};
+use super::{excerpt, number, weights, ClassColumns, Data, InputError, Reduction};
 
 /// One class's one-vs-rest samples: score p_k of every row, label 1 where k is the true
 /// class.
@@ -188,6 +188,8 @@ fn refusal(error: ReduceError, row: &[f64], logits: bool, names: &[String]) -> S
 /// What [`read_csv`] read.
 pub(super) struct ClassRead {
     pub data: Data,
+    /// Each row's weight, when a weight column was named.
+    pub weights: Option<Vec<f64>>,
     /// Each row's true class, when asked for.
     pub true_classes: Option<Vec<usize>>,
     pub rows: usize,
@@ -226,6 +228,7 @@ fn class_columns(
     header: &csv::StringRecord,
     classes: &ClassColumns,
     label_index: usize,
+    weight_index: Option<usize>,
     line: u64,
     notes: &mut Vec<String>,
 ) -> Result<Vec<usize>, InputError> {
@@ -239,6 +242,15 @@ fn class_columns(
                         line,
                         format!(
                             "column `{}` is both a class column (--prob-cols) and the label column (--label-col)",
+                            excerpt(&header[index])
+                        ),
+                    ));
+                }
+                if Some(index) == weight_index {
+                    return Err(InputError::at(
+                        line,
+                        format!(
+                            "column `{}` is both a class column (--prob-cols) and the weight column (--weight-col)",
                             excerpt(&header[index])
                         ),
                     ));
@@ -268,6 +280,16 @@ fn class_columns(
                     excerpt(&header[label_index])
                 ));
             }
+            if let Some(weight) = weight_index {
+                if let Some(at) = indices.iter().position(|&i| i == weight) {
+                    indices.remove(at);
+                    notes.push(format!(
+                        "--prob-cols `{}` also matches the weight column `{}`, which is not taken as a class",
+                        excerpt(glob),
+                        excerpt(&header[weight])
+                    ));
+                }
+            }
             indices
         }
     };
@@ -289,11 +311,13 @@ fn class_columns(
     Ok(indices)
 }
 
-/// Reads a CSV of class columns and a label column of class ids.
+/// Reads a CSV of class columns and a label column of class ids (and each row's weight
+/// from the column `weight_col`, if given).
 pub(super) fn read_csv<R: Read>(
     reader: R,
     classes: &ClassColumns,
     label_col: &str,
+    weight_col: Option<&str>,
     logits: bool,
     reduction: Reduction,
     true_classes: bool,
@@ -307,13 +331,34 @@ pub(super) fn read_csv<R: Read>(
     let line = rows.header_line;
     let mut notes = Vec::new();
     let label_index = find_column(&rows.header, label_col, "--label-col", line, &mut notes)?;
-    let indices = class_columns(&rows.header, classes, label_index, line, &mut notes)?;
+    let weight_index = weight_col
+        .map(|name| {
+            weights::weight_column(
+                &rows.header,
+                name,
+                line,
+                &[(label_index, "--label-col")],
+                &mut notes,
+            )
+        })
+        .transpose()?;
+    let indices = class_columns(
+        &rows.header,
+        classes,
+        label_index,
+        weight_index,
+        line,
+        &mut notes,
+    )?;
     let names: Vec<String> = indices.iter().map(|&i| rows.header[i].to_owned()).collect();
     let label = rows.header[label_index].to_owned();
     let shown: Vec<String> = names.iter().map(|n| excerpt(n)).collect();
     let label_shown = excerpt(&label);
     let mut needed = indices.clone();
     needed.push(label_index);
+    needed.extend(weight_index);
+    let weight_shown = weight_index.map(|i| excerpt(&rows.header[i]));
+    let mut weights = weight_index.map(|_| Vec::new());
     let mut sink = Sink::new(reduction, &names, true_classes);
     let mut row = vec![0.0; indices.len()];
     let mut count = 0usize;
@@ -324,15 +369,24 @@ pub(super) fn read_csv<R: Read>(
         }
         let class =
             number::class_id(&record[label_index], &label_shown, indices.len()).map_err(at)?;
+        if let (Some(weights), Some(index), Some(name)) =
+            (&mut weights, weight_index, &weight_shown)
+        {
+            weights.push(number::weight(&record[index], name).map_err(at)?);
+        }
         sink.push(&row, class, logits, &shown).map_err(at)?;
         count += 1;
     }
     if count == 0 {
         return Err(no_rows(rows.header_line));
     }
+    if let (Some(weights), Some(name)) = (&weights, &weight_shown) {
+        weights::not_all_zero(weights, &format!("in `{name}` (--weight-col)"))?;
+    }
     let (data, true_classes) = sink.finish();
     Ok(ClassRead {
         data,
+        weights,
         true_classes,
         rows: count,
         columns: names,
@@ -355,6 +409,7 @@ mod tests {
             text.as_bytes(),
             &ClassColumns::parse(cols),
             "label",
+            None,
             logits,
             reduction,
             false,

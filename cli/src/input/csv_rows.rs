@@ -1202,6 +1202,18 @@ impl BinaryColumns {
     }
 }
 
+impl BinaryColumns {
+    /// The score and label columns' indices in the header.
+    pub fn indices(&self) -> (usize, usize) {
+        (self.score, self.label)
+    }
+
+    /// The score and label columns' names as errors quote them.
+    pub fn names(&self) -> (&str, &str) {
+        (&self.score_name, &self.label_name)
+    }
+}
+
 /// What `expected` of [`Rows::new`] says for a (confidence, correct) CSV.
 pub fn binary_expected(names: ColumnNames<'_>) -> String {
     format!(

@@ -29,6 +29,7 @@ mod csv_rows;
 mod halves;
 mod npy;
 mod number;
+mod weights;
 
 use std::fmt;
 use std::fs::File;
@@ -38,6 +39,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 pub use classes::ClassSamples;
+pub use weights::WeightSource;
 
 /// The longest line (in bytes, without its `\n`) a CSV may have: 1 MiB; and the longest
 /// record, its lines joined by a quoted field that holds line ends. A row of two numbers
@@ -64,6 +66,8 @@ pub struct InputSpec {
     /// ([`Input::true_classes`]), for `tce compare` to check that two files are the
     /// same examples. Off elsewhere: it costs a word a row.
     pub true_classes: bool,
+    /// Each row's weight, read with the rows ([`Input::weights`]); `None`: unweighted.
+    pub weights: Option<WeightSource>,
 }
 
 /// Where the samples are and what their columns hold.
@@ -212,6 +216,10 @@ pub struct Columns {
 #[derive(Debug)]
 pub struct Input {
     pub data: Data,
+    /// Each row's weight (finite, ≥ 0, not all 0), when [`InputSpec::weights`] names them:
+    /// one per row read, whatever the reduction (a class table's classwise columns all
+    /// have the rows' weights).
+    pub weights: Option<Vec<f64>>,
     /// Each row's true class, for class outputs reduced to top labels when
     /// [`InputSpec::true_classes`] asks; `None` otherwise.
     pub true_classes: Option<Vec<usize>>,
@@ -221,10 +229,35 @@ pub struct Input {
     pub notes: Vec<String>,
 }
 
-/// Reads and validates `spec`'s input; errors carry the file they are about. Notes are
-/// returned, not printed ([`report_notes`] prints them).
+/// Reads and validates `spec`'s input and its weights; errors carry the file they are
+/// about. Notes are returned, not printed ([`report_notes`] prints them).
 pub fn load(spec: &InputSpec) -> Result<Input, InputError> {
+    let mut input = load_rows(spec)?;
+    if let Some(WeightSource::Npy(path)) = &spec.weights {
+        let rows = input.provenance.rows;
+        input.weights = Some(weights::read_npy(path, rows, spec.source.path())?);
+    }
+    Ok(input)
+}
+
+impl Source {
+    /// The file the rows are read from (the scores of `.npy` arrays).
+    pub fn path(&self) -> &Path {
+        match self {
+            Source::ConfidenceCsv { path, .. } | Source::ClassCsv { path, .. } => path,
+            Source::Npy { scores, .. } => scores,
+        }
+    }
+}
+
+/// The rows [`load`] reads, with the weights of a CSV column (a `.npy` file of weights
+/// is [`load`]'s to read).
+fn load_rows(spec: &InputSpec) -> Result<Input, InputError> {
     let file = |path: &Path, e: InputError| e.in_file(path);
+    let weight_col = match &spec.weights {
+        Some(WeightSource::Column(name)) => Some(name.as_str()),
+        _ => None,
+    };
     match &spec.source {
         Source::ConfidenceCsv {
             path,
@@ -240,7 +273,15 @@ pub fn load(spec: &InputSpec) -> Result<Input, InputError> {
                 score: score_col,
                 label: label_col,
             };
-            let samples = read_csv_path(path, names).map_err(|e| file(path, e))?;
+            let (samples, weights) = match weight_col {
+                Some(weight_col) => {
+                    let (samples, weights) = open(path)
+                        .and_then(|reader| weights::read_binary(reader, names, weight_col))
+                        .map_err(|e| file(path, e))?;
+                    (samples, Some(weights))
+                }
+                None => (read_csv_path(path, names).map_err(|e| file(path, e))?, None),
+            };
             let rows = samples.scores.len();
             Ok(Input {
                 provenance: Provenance {
@@ -258,6 +299,7 @@ pub fn load(spec: &InputSpec) -> Result<Input, InputError> {
                     scores: samples.scores,
                     labels: samples.labels,
                 },
+                weights,
                 true_classes: None,
                 notes: samples.notes,
             })
@@ -273,6 +315,7 @@ pub fn load(spec: &InputSpec) -> Result<Input, InputError> {
                 reader,
                 classes,
                 label_col,
+                weight_col,
                 *logits,
                 spec.reduction,
                 spec.true_classes,
@@ -297,6 +340,7 @@ pub fn load(spec: &InputSpec) -> Result<Input, InputError> {
                     dtypes: None,
                 },
                 data: read.data,
+                weights: read.weights,
                 true_classes: read.true_classes,
                 notes: read.notes,
             })
@@ -305,7 +349,14 @@ pub fn load(spec: &InputSpec) -> Result<Input, InputError> {
             scores,
             labels,
             logits,
-        } => npy::load(scores, labels, *logits, spec.reduction, spec.true_classes),
+        } => {
+            if weight_col.is_some() {
+                return Err(InputError::general(
+                    "--weight-col names a CSV column; the weights of .npy arrays are a .npy file (--weights FILE)",
+                ));
+            }
+            npy::load(scores, labels, *logits, spec.reduction, spec.true_classes)
+        }
     }
 }
 
@@ -313,13 +364,17 @@ impl InputSpec {
     /// About how many rows a (confidence, correct) CSV file of at least
     /// [`halves::MIN_SPLIT_BYTES`] holds: its length times the lines of its first
     /// [`HINT_SAMPLE_BYTES`] over their bytes, plus 1/32 and 64 rows. `None` for stdin,
-    /// smaller files, other inputs, or a file that cannot be read (which [`load`] then
+    /// smaller files, other inputs, weighted rows, or a file that cannot be read (which [`load`] then
     /// reports). A guess made before the file is read, for memory that is best prepared
     /// ahead (`tce estimate`'s sort storage): what is read never depends on it.
     pub fn rows_hint(&self) -> Option<usize> {
         let Source::ConfidenceCsv { path, .. } = &self.source else {
             return None;
         };
+        // Weighted rows are not sorted in that storage.
+        if self.weights.is_some() {
+            return None;
+        }
         if path.as_os_str() == "-" {
             return None;
         }
@@ -573,6 +628,7 @@ mod tests {
             },
             reduction: Reduction::TopLabel,
             true_classes: false,
+            weights: None,
         }
     }
 
@@ -608,6 +664,7 @@ mod tests {
             },
             reduction: Reduction::TopLabel,
             true_classes: false,
+            weights: None,
         };
         assert_eq!(classes.rows_hint(), None);
         std::fs::remove_dir_all(&dir).unwrap();

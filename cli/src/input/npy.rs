@@ -359,6 +359,26 @@ impl Array {
     }
 }
 
+/// The weights of `path`: shape (N,), a float dtype (or integer counts), as f64. Their
+/// values are the caller's to check.
+pub(super) fn weights(path: &Path) -> Result<Vec<f64>, InputError> {
+    let array = open(path)?;
+    if array.header.shape.len() != 1 {
+        return Err(bad(format!(
+            "weights of shape {}: expected (N,), one weight per row",
+            shape_text(&array.header.shape)
+        )));
+    }
+    match array.header.kind {
+        Kind::Float => array.floats(),
+        Kind::Int | Kind::Uint => Ok(array.integers()?.into_iter().map(|w| w as f64).collect()),
+        Kind::Bool => Err(bad(format!(
+            "dtype '{}' is not a weight dtype; weights must be floats (or integer counts)",
+            array.header.descr
+        ))),
+    }
+}
+
 /// Loads `scores` and `labels` and reduces them.
 pub(super) fn load(
     scores_path: &Path,
@@ -453,6 +473,7 @@ pub(super) fn load(
                 scores: values,
                 labels,
             },
+            weights: None,
             true_classes: None,
             notes: Vec::new(),
         });
@@ -493,6 +514,7 @@ pub(super) fn load(
     Ok(Input {
         provenance: provenance(super::values(logits), reduction, Some(k)),
         data,
+        weights: None,
         true_classes,
         notes: Vec::new(),
     })

@@ -329,6 +329,40 @@ pub fn non_finite(x: f64, column: &str, shown: &str) -> Result<(), String> {
     }
 }
 
+/// A row's weight: a finite number ≥ 0 (frequency weights, docs/estimators.md, Weights).
+#[inline]
+pub fn weight(field: &[u8], column: &str) -> Result<f64, String> {
+    match fast(field) {
+        Some(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => slow_weight(field, column),
+    }
+}
+
+#[cold]
+fn slow_weight(field: &[u8], column: &str) -> Result<f64, String> {
+    let text = text(field);
+    let quoted = excerpt(&text);
+    let x: f64 = text
+        .parse()
+        .map_err(|_| format!("cannot parse `{quoted}` in column `{column}` as a weight"))?;
+    weight_problem(x, &format!("`{column}`")).map_or(Ok(x), Err)
+}
+
+/// Why `x` is not a weight (`None` if it is one): NaN, infinite or negative, the weight
+/// called `name` (a quoted column, or `the weight`).
+pub fn weight_problem(x: f64, name: &str) -> Option<String> {
+    let what = if x.is_nan() {
+        format!("{name} is NaN")
+    } else if x.is_infinite() {
+        format!("{name} {x} is infinite")
+    } else if x < 0.0 {
+        format!("{name} {x} is negative")
+    } else {
+        return None;
+    };
+    Some(format!("{what}; weights must be finite numbers ≥ 0"))
+}
+
 /// A true class id: a whole number in 0..classes (`2.0` is read as 2).
 #[inline]
 pub fn class_id(field: &[u8], column: &str, classes: usize) -> Result<usize, String> {

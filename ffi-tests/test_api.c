@@ -72,12 +72,12 @@ static void test_version_and_status(void) {
     snprintf(expected, sizeof expected, "%d.%d.%d", TCE_VERSION_MAJOR, TCE_VERSION_MINOR, TCE_VERSION_PATCH);
     CHECK(strcmp(tce_version(), expected) == 0);
     CHECK(strcmp(tce_version(), TCE_VERSION_STRING) == 0);
-    for (uint32_t s = 0; s <= TCE_STATUS_INVALID_THRESHOLD; s++) {
+    for (uint32_t s = 0; s <= TCE_STATUS_ZERO_TOTAL_WEIGHT; s++) {
         const char *m = tce_status_str(s);
         CHECK(m != NULL && strlen(m) > 0 && strcmp(m, "unknown status") != 0);
     }
     CHECK(strcmp(tce_status_str(TCE_STATUS_OK), "ok") == 0);
-    CHECK(strcmp(tce_status_str(TCE_STATUS_INVALID_THRESHOLD + 1), "unknown status") == 0);
+    CHECK(strcmp(tce_status_str(TCE_STATUS_ZERO_TOTAL_WEIGHT + 1), "unknown status") == 0);
     CHECK(strcmp(tce_status_str(0xffffffffu), "unknown status") == 0);
     seen[TCE_STATUS_PANIC] = 1;            /* see the file comment */
     seen[TCE_STATUS_STORAGE_MISMATCH] = 1; /* likewise */
@@ -1720,6 +1720,94 @@ static void test_one_call(void) {
     EXPECT(tce_ece_sweep(F, 20, Y, 20, &o, scratch, size, &e), TCE_STATUS_INVALID_ENUM);
 }
 
+/* The weighted one-call functions (std builds): a hand-computed value, integer weights
+ * against the repeated samples through the unweighted one-call functions, and the
+ * statuses of bad weights. */
+static void test_weighted(void) {
+    tce_options o = tce_options_default();
+    o.binning = TCE_BINNING_EQUAL_WIDTH;
+    o.bins = 2;
+    tce_estimate e;
+    /* Bin [0, 1/2): 0.2 (miss, weight 1); bin [1/2, 1): 0.7 (hit, 2) and 0.9 (miss, 1):
+     * weight 3, mean score 2.3/3, accuracy 2/3. ECE_bin = sqrt(1/4 * 0.2^2 + 3/4 * 0.1^2). */
+    const double f[3] = {0.2, 0.7, 0.9};
+    const uint8_t y[3] = {0, 1, 0};
+    const double w[3] = {1.0, 2.0, 1.0};
+    OK(tce_ece_bin_weighted(f, 3, y, 3, w, 3, &o, &e));
+    CHECK(close_to(e.value, sqrt(0.0175)) && e.bins == 2 && e.samples == 3);
+    OK(tce_mce_weighted(f, 3, y, 3, w, 3, &o, &e));
+    CHECK(close_to(e.value, 0.2));
+    /* Bin 1 has weight 3: (0.1^2 - (2/3)(1/3)/2) * 3/4 < 0; bin 0 (weight 1) adds 0. */
+    OK(tce_ece_debias_weighted(f, 3, y, 3, w, 3, &o, &e));
+    CHECK(e.value == 0.0);
+    /* Weights 2.5 and 1.5 of two misses in bin 1: weight 4, mean score 3.45/4 = 0.8625,
+     * accuracy 0 (no variance term): ECE_debias = 0.8625. */
+    const double f2[2] = {0.9, 0.8};
+    const uint8_t y2[2] = {0, 0};
+    const double w2[2] = {2.5, 1.5};
+    OK(tce_ece_debias_weighted(f2, 2, y2, 2, w2, 2, &o, &e));
+    CHECK(close_to(e.value, 0.8625));
+
+    /* Integer weights i % 3 of the worked example: the repeated samples' estimates. */
+    double weights[20], rf[40];
+    uint8_t ry[40];
+    size_t n = 0;
+    for (size_t i = 0; i < 20; i++) {
+        weights[i] = (double)(i % 3);
+        for (size_t k = 0; k < i % 3; k++) {
+            rf[n] = F[i];
+            ry[n] = Y[i];
+            n++;
+        }
+    }
+    size_t size = 0, align = 0;
+    OK(tce_scratch_layout(n, &size, &align));
+    CHECK(size <= sizeof scratch);
+    for (uint32_t binning = 0; binning < 2; binning++) {
+        for (uint32_t ties = 0; ties < 2; ties++) {
+            tce_estimate a, b;
+            o = tce_options_default();
+            o.binning = binning;
+            o.ties = ties;
+            o.bins = 4;
+            OK(tce_ece_bin_weighted(F, 20, Y, 20, weights, 20, &o, &a));
+            OK(tce_ece_bin(rf, n, ry, n, &o, scratch, size, &b));
+            CHECK(close_to(a.value, b.value) && a.bins == b.bins && a.samples == 13);
+            OK(tce_mce_weighted(F, 20, Y, 20, weights, 20, &o, &a));
+            OK(tce_mce(rf, n, ry, n, &o, scratch, size, &b));
+            CHECK(close_to(a.value, b.value));
+            OK(tce_ece_debias_weighted(F, 20, Y, 20, weights, 20, &o, &a));
+            OK(tce_ece_debias(rf, n, ry, n, &o, scratch, size, &b));
+            CHECK(close_to(a.value, b.value));
+            OK(tce_ece_sweep_weighted(F, 20, Y, 20, weights, 20, &o, &a));
+            OK(tce_ece_sweep(rf, n, ry, n, &o, scratch, size, &b));
+            CHECK(close_to(a.value, b.value) && a.bins == b.bins);
+        }
+    }
+
+    o = tce_options_default();
+    double bad[3] = {1.0, -1.0, 1.0};
+    EXPECT(tce_ece_bin_weighted(f, 3, y, 3, bad, 3, &o, &e), TCE_STATUS_INVALID_WEIGHT);
+    bad[1] = NAN;
+    EXPECT(tce_mce_weighted(f, 3, y, 3, bad, 3, &o, &e), TCE_STATUS_INVALID_WEIGHT);
+    bad[1] = INFINITY;
+    EXPECT(tce_ece_debias_weighted(f, 3, y, 3, bad, 3, &o, &e), TCE_STATUS_INVALID_WEIGHT);
+    const double zero[3] = {0.0, 0.0, 0.0};
+    EXPECT(tce_ece_sweep_weighted(f, 3, y, 3, zero, 3, &o, &e), TCE_STATUS_ZERO_TOTAL_WEIGHT);
+    EXPECT(tce_ece_bin_weighted(f, 3, y, 3, w, 2, &o, &e), TCE_STATUS_LENGTH_MISMATCH);
+    EXPECT(tce_ece_bin_weighted(f, 3, y, 3, NULL, 3, &o, &e), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_ece_bin_weighted(f, 3, y, 3, w, 3, NULL, &e), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_ece_bin_weighted(f, 3, y, 3, w, 3, &o, NULL), TCE_STATUS_NULL_POINTER);
+    EXPECT(tce_ece_bin_weighted(NULL, 0, NULL, 0, NULL, 0, &o, &e), TCE_STATUS_NO_SAMPLES);
+    const uint8_t bad_labels[3] = {0, 2, 1};
+    EXPECT(tce_ece_bin_weighted(f, 3, bad_labels, 3, w, 3, &o, &e), TCE_STATUS_INVALID_LABEL);
+    o.bins = 0;
+    EXPECT(tce_ece_bin_weighted(f, 3, y, 3, w, 3, &o, &e), TCE_STATUS_ZERO_BINS);
+    o = tce_options_default();
+    o.p = 0.5;
+    EXPECT(tce_ece_bin_weighted(f, 3, y, 3, w, 3, &o, &e), TCE_STATUS_INVALID_NORM);
+}
+
 static void test_top_label(void) {
     const double probs[3] = {0.2, 0.5, 0.3};
     double score = -1.0;
@@ -2090,6 +2178,7 @@ int main(void) {
     test_histogram();
     test_buffer();
     test_one_call();
+    test_weighted();
     test_smooth_ece();
     test_top_label();
     test_window();
@@ -2107,10 +2196,11 @@ int main(void) {
     /* Every status up to INCONSISTENT, and those appended after it that C can raise
      * (FRAME_TOO_LARGE needs a 4 GiB state and DEGENERATE_WEIGHTS a state no push or
      * valid frame makes). */
-    for (uint32_t s = 0; s <= TCE_STATUS_INVALID_THRESHOLD; s++) {
+    for (uint32_t s = 0; s <= TCE_STATUS_ZERO_TOTAL_WEIGHT; s++) {
         int raised = s <= TCE_STATUS_INCONSISTENT || s == TCE_STATUS_COUNT_OVERFLOW || s == TCE_STATUS_TOO_MANY_BINS
                      || s == TCE_STATUS_HALF_LIFE_MISMATCH || s == TCE_STATUS_INVALID_SHIFT
-                     || s == TCE_STATUS_INVALID_THRESHOLD;
+                     || s == TCE_STATUS_INVALID_THRESHOLD || s == TCE_STATUS_INVALID_WEIGHT
+                     || s == TCE_STATUS_ZERO_TOTAL_WEIGHT;
         if (raised && !seen[s]) {
             fprintf(stderr, "status %u (%s) never returned by the test\n", (unsigned)s, tce_status_str(s));
             failed++;

@@ -240,6 +240,14 @@ enum tce_status
    * target ARL0 does not give such a threshold.
    */
   TCE_STATUS_INVALID_THRESHOLD = 42,
+  /**
+   * A sample weight is negative, NaN or infinite (the weighted one-call functions).
+   */
+  TCE_STATUS_INVALID_WEIGHT = 43,
+  /**
+   * The sample weights are all 0 (or sum past the largest double): nothing to average.
+   */
+  TCE_STATUS_ZERO_TOTAL_WEIGHT = 44,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -2380,6 +2388,91 @@ tce_status tce_reliability_bins(const double *scores,
                                 size_t scratch_len,
                                 struct tce_bin_stats *out,
                                 size_t out_len);
+
+/**
+ * ECE_bin of the samples (`scores[i]`, `labels[i]`) weighted by `weights[i]` (frequency
+ * weights: finite, ≥ 0, not all 0; an integer weight k counts as k copies of the sample),
+ * with `options->bins` bins of `options->binning` (equal mass: bins of equal weight) and
+ * norm `options->p`. The definitions: docs/estimators.md, Weights. `out->samples` counts
+ * the samples of positive weight. Only in builds with the `std` feature (it allocates
+ * about 24 bytes a sample; no scratch).
+ *
+ * Errors: `NULL_POINTER`, `MISALIGNED`, `INVALID_ENUM`, `INVALID_NORM`, `ZERO_BINS`,
+ * `TOO_MANY_BINS` (checked before any work), `LENGTH_MISMATCH` (scores, labels or
+ * weights of different lengths), `NO_SAMPLES` (n = 0), `NON_FINITE_SCORE`,
+ * `SCORE_OUT_OF_RANGE`, `INVALID_LABEL`, `INVALID_WEIGHT` (a weight negative, NaN or
+ * infinite), `ZERO_TOTAL_WEIGHT` (every weight 0, or a sum past the largest double).
+ *
+ * # Safety
+ * `scores`, `labels` and `weights` NULL or readable for their lengths; `options` NULL or
+ * readable; `out` NULL or writable.
+ */
+tce_status tce_ece_bin_weighted(const double *scores,
+                                size_t scores_len,
+                                const uint8_t *labels,
+                                size_t labels_len,
+                                const double *weights,
+                                size_t weights_len,
+                                const struct tce_options *options,
+                                struct tce_estimate *out);
+
+/**
+ * The weighted maximum calibration error: the largest |f̄_k − ȳ_k| over the bins of
+ * positive weight, as `tce_ece_bin_weighted`. Only in builds with the `std` feature.
+ *
+ * Errors: as `tce_ece_bin_weighted`.
+ *
+ * # Safety
+ * As `tce_ece_bin_weighted`.
+ */
+tce_status tce_mce_weighted(const double *scores,
+                            size_t scores_len,
+                            const uint8_t *labels,
+                            size_t labels_len,
+                            const double *weights,
+                            size_t weights_len,
+                            const struct tce_options *options,
+                            struct tce_estimate *out);
+
+/**
+ * Weighted ECE_debias (frequency weights: a bin's variance term uses its weight W_k, and
+ * bins with W_k < 2 contribute 0), as `tce_ece_bin_weighted`. Only in builds with the
+ * `std` feature.
+ *
+ * Errors: as `tce_ece_bin_weighted`.
+ *
+ * # Safety
+ * As `tce_ece_bin_weighted`.
+ */
+tce_status tce_ece_debias_weighted(const double *scores,
+                                   size_t scores_len,
+                                   const uint8_t *labels,
+                                   size_t labels_len,
+                                   const double *weights,
+                                   size_t weights_len,
+                                   const struct tce_options *options,
+                                   struct tce_estimate *out);
+
+/**
+ * Weighted ECE_sweep: the sweep of SPEC §4 on weighted bins; `out->bins` is b*, at most
+ * one bin per unit of weight (Σ⌈w_i⌉), capped by `options->max_bins`; `options->bins` is
+ * ignored. Integer weights give the sweep of the repeated samples. Only in builds with
+ * the `std` feature.
+ *
+ * Errors: as `tce_ece_bin_weighted`; `TOO_MANY_BINS` when the weights allow more than
+ * `TCE_MAX_BINS` bins and `options->max_bins` does not cap them.
+ *
+ * # Safety
+ * As `tce_ece_bin_weighted`.
+ */
+tce_status tce_ece_sweep_weighted(const double *scores,
+                                  size_t scores_len,
+                                  const uint8_t *labels,
+                                  size_t labels_len,
+                                  const double *weights,
+                                  size_t weights_len,
+                                  const struct tce_options *options,
+                                  struct tce_estimate *out);
 
 /**
  * Smooth ECE (Błasiok & Nakkiran 2023) of the samples (`scores[i]`, `labels[i]`), as

@@ -59,6 +59,10 @@ mod portable;
 
 mod oneshot;
 
+// Weighted one-call estimators: the std layer's `crate::weights` (they allocate).
+#[cfg(feature = "std")]
+mod weights;
+
 mod smece;
 
 mod toplabel;
@@ -76,6 +80,8 @@ pub use smece::*;
 pub use status::*;
 pub use toplabel::*;
 pub use types::*;
+#[cfg(feature = "std")]
+pub use weights::*;
 pub use window::*;
 
 /// The library version, `MAJOR.MINOR.PATCH` as in Cargo.toml (and in the header's

@@ -113,11 +113,15 @@ pub enum tce_status {
     /// A calibration alarm's threshold must be finite, above 0 and at most 700, or a
     /// target ARL0 does not give such a threshold.
     InvalidThreshold = 42,
+    /// A sample weight is negative, NaN or infinite (the weighted one-call functions).
+    InvalidWeight = 43,
+    /// The sample weights are all 0 (or sum past the largest double): nothing to average.
+    ZeroTotalWeight = 44,
 }
 
 impl tce_status {
     /// Every status, in value order.
-    pub(crate) const ALL: [tce_status; 43] = [
+    pub(crate) const ALL: [tce_status; 45] = [
         Self::Ok,
         Self::NullPointer,
         Self::NonFiniteScore,
@@ -161,6 +165,8 @@ impl tce_status {
         Self::HalfLifeMismatch,
         Self::InvalidShift,
         Self::InvalidThreshold,
+        Self::InvalidWeight,
+        Self::ZeroTotalWeight,
     ];
 
     /// The static NUL-terminated message of the status.
@@ -219,6 +225,8 @@ impl tce_status {
             Self::InvalidThreshold => {
                 "the alarm's threshold (or the one a target ARL0 gives) must be in (0, 700]\0"
             }
+            Self::InvalidWeight => "a sample weight is negative, NaN or infinite\0",
+            Self::ZeroTotalWeight => "the sample weights sum to 0: nothing to average\0",
         }
     }
 }

@@ -385,3 +385,79 @@ def test_an_invalid_smooth_ece_or_kde_weight_is_quoted():
     # KDE hits of weight 0 are no hits.
     with pytest.raises(tce.KdeUndefined, match="no hits"):
         tce.kde_ece([0.2, 0.5, 0.7], [0, 1, 1], sample_weight=[1, 0, 0])
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            # Small integers: ties within rows (the top class) and between rows.
+            st.lists(st.integers(0, 6), min_size=3, max_size=3),
+            st.integers(0, 2),
+            st.integers(0, 3),
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    which=st.sampled_from(BINNINGS),
+    bins=st.integers(1, 10),
+    logits=st.booleans(),
+)
+def test_a_table_with_integer_weights_is_its_rows_repeated(rows, which, bins, logits):
+    raw = np.array([r[0] for r in rows], dtype=np.float64)
+    p = raw - 3.0 if logits else (raw + 1.0) / (raw + 1.0).sum(axis=1, keepdims=True)
+    t = np.array([r[1] for r in rows])
+    w = np.array([r[2] for r in rows])
+    if w.sum() == 0:
+        return
+    binning, closure, ties = which
+    kw = dict(binning=binning, closure=closure, ties=ties, logits=logits)
+    repeated = (np.repeat(p, w, axis=0), np.repeat(t, w))
+    for fn in (tce.ece_bin, tce.mce, tce.ece_debias):
+        got = fn(p, t, bins=bins, sample_weight=w, **kw)
+        want = fn(*repeated, bins=bins, **kw)
+        assert got.value**2 == pytest.approx(want.value**2, abs=1e-11), fn.__name__
+        assert got.samples == np.count_nonzero(w)
+        assert got.bins == want.bins == bins
+    got = tce.ece_sweep(p, t, sample_weight=w, **kw)
+    want = tce.ece_sweep(*repeated, **kw)
+    assert got.bins == want.bins
+    assert got.value == pytest.approx(want.value, abs=1e-12)
+
+
+def test_a_table_with_weights_by_hand():
+    # Top labels (score, correct, weight): (0.7, 1, 2), (0.8, 0, 1), (0.6, 1, 0) dropped,
+    # (0.9, 1, 3). Two equal-width bins: all in bin 1, weight 6, mean score
+    # (1.4 + 0.8 + 2.7) / 6, accuracy 5/6; ECE_bin = |4.9/6 − 5/6| = 0.1/6.
+    p = np.array([[0.7, 0.3], [0.2, 0.8], [0.4, 0.6], [0.1, 0.9]])
+    t = np.array([0, 0, 1, 1])
+    w = np.array([2.0, 1.0, 0.0, 3.0])
+    e = tce.ece_bin(p, t, binning="equal_width", bins=2, sample_weight=w)
+    assert e.value == pytest.approx(0.1 / 6, abs=1e-15)
+    assert e.samples == 3
+    # The same rows as logits (log-probabilities): the same top labels.
+    e = tce.ece_bin(np.log(p), t, binning="equal_width", bins=2, sample_weight=w, logits=True)
+    assert e.value == pytest.approx(0.1 / 6, abs=1e-12)
+    m = tce.mce(p, t, binning="equal_width", bins=2, sample_weight=w)
+    assert m.value == pytest.approx(0.1 / 6, abs=1e-15)
+
+
+@pytest.mark.parametrize(
+    "w, cls, match",
+    [
+        ([1.0, 1.0, 1.0], tce.LengthMismatch, None),
+        ([1.0, -1.0, 1.0, 1.0], tce.InvalidWeight, r"sample_weight at index 1 is -1"),
+        ([1.0, float("nan"), 1.0, 1.0], tce.InvalidWeight, r"index 1"),
+        ([0.0, 0.0, 0.0, 0.0], tce.InvalidWeight, "sum to 0"),
+        ([[1.0, 1.0, 1.0, 1.0]], tce.ShapeMismatch, None),
+    ],
+)
+def test_bad_weights_of_a_table_are_named_errors(w, cls, match):
+    p = np.array([[0.7, 0.3], [0.2, 0.8], [0.4, 0.6], [0.1, 0.9]])
+    t = np.array([0, 0, 1, 1])
+    for fn in (tce.ece_bin, tce.mce, tce.ece_debias, tce.ece_sweep):
+        with pytest.raises(cls, match=match):
+            fn(p, t, sample_weight=w)
+    # A bad row of the table is named whatever the weights.
+    with pytest.raises(tce.NotNormalized):
+        tce.ece_bin([[0.7, 0.7], [0.2, 0.8]], [0, 1], sample_weight=[1, 1])

@@ -2395,7 +2395,7 @@ tce_status tce_reliability_bins(const double *scores,
  * with `options->bins` bins of `options->binning` (equal mass: bins of equal weight) and
  * norm `options->p`. The definitions: docs/estimators.md, Weights. `out->samples` counts
  * the samples of positive weight. Only in builds with the `std` feature (it allocates
- * about 24 bytes a sample; no scratch).
+ * a few words a sample; no scratch).
  *
  * Errors: `NULL_POINTER`, `MISALIGNED`, `INVALID_ENUM`, `INVALID_NORM`, `ZERO_BINS`,
  * `TOO_MANY_BINS` (checked before any work), `LENGTH_MISMATCH` (scores, labels or

@@ -332,7 +332,7 @@ fn class_outputs_take_weights_from_a_column_or_a_npy_file() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .find(|r| r["estimator"] == "smooth_ece")
+                .find(|r| r["estimator"] == "smece")
                 .unwrap()["value"]
                 .as_f64()
                 .unwrap()

@@ -1,7 +1,7 @@
 //! Weighted one-call estimators (`tce_ece_bin_weighted`, ...): the one-call functions with
 //! one frequency weight per sample, through [`crate::weights`]. Only in builds with `std`:
 //! the weighted bins hold `f64` sums built on the heap (the `no_std` core and its states
-//! keep integer counts; docs/estimators.md, Weights), so these allocate (about 24 bytes a
+//! keep integer counts; docs/estimators.md, Weights), so these allocate (a few words a
 //! sample) and take no scratch.
 
 use super::boundary::ffi_boundary;
@@ -84,7 +84,7 @@ unsafe fn weighted(
 /// with `options->bins` bins of `options->binning` (equal mass: bins of equal weight) and
 /// norm `options->p`. The definitions: docs/estimators.md, Weights. `out->samples` counts
 /// the samples of positive weight. Only in builds with the `std` feature (it allocates
-/// about 24 bytes a sample; no scratch).
+/// a few words a sample; no scratch).
 ///
 /// Errors: `NULL_POINTER`, `MISALIGNED`, `INVALID_ENUM`, `INVALID_NORM`, `ZERO_BINS`,
 /// `TOO_MANY_BINS` (checked before any work), `LENGTH_MISMATCH` (scores, labels or

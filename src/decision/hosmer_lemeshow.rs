@@ -29,6 +29,7 @@ use core::fmt;
 
 use crate::binning::{Binning, Ties};
 use crate::buffer::SortedSamples;
+use crate::stats::BinStats;
 
 /// The groups of a test unless told otherwise: 10, the textbook's.
 pub const DEFAULT_GROUPS: usize = 10;
@@ -75,13 +76,37 @@ pub(crate) fn hosmer_lemeshow_sorted(
     if sorted.is_empty() {
         return Err(HosmerLemeshowError::NoSamples);
     }
+    of_groups(
+        sorted
+            .bins(Binning::EqualMass(Ties::Split), groups)
+            .filter_map(|g| Some((g.count() as f64, g.hits() as f64, g.mean_score()?))),
+    )
+}
+
+/// C over the bins of an equal-width histogram (a merged fleet state, say), which hold
+/// each group's count, hits and mean score: the test a histogram allows. Empty bins take
+/// no degree of freedom. The χ² reference assumes what it assumes with equal-mass groups
+/// (docs/decisions.md measures its size); n f̄(1 − f̄) is at least the variance of a
+/// bin's hits under H0 (a Poisson-binomial's is at most the binomial's of its mean), so
+/// spread scores within a bin make C smaller, not larger.
+pub fn hosmer_lemeshow_bins(bins: &[BinStats]) -> Result<HosmerLemeshow, HosmerLemeshowError> {
+    if bins.iter().all(|b| b.count() == 0) {
+        return Err(HosmerLemeshowError::NoSamples);
+    }
+    of_groups(
+        bins.iter()
+            .filter_map(|b| Some((b.count() as f64, b.hits() as f64, b.mean_score()?))),
+    )
+}
+
+/// C, its degrees of freedom and p-value from each non-empty group's (count, hits,
+/// mean score).
+fn of_groups(
+    groups: impl Iterator<Item = (f64, f64, f64)>,
+) -> Result<HosmerLemeshow, HosmerLemeshowError> {
     let (mut statistic, mut degrees_of_freedom) = (0.0, 0usize);
-    for group in sorted.bins(Binning::EqualMass(Ties::Split), groups) {
-        let Some(mean) = group.mean_score() else {
-            continue;
-        };
-        let count = group.count() as f64;
-        let (observed, expected) = (group.hits() as f64, count * mean);
+    for (count, observed, mean) in groups {
+        let expected = count * mean;
         let variance = count * mean * (1.0 - mean);
         if variance > 0.0 {
             statistic += (observed - expected).powi(2) / variance;
@@ -165,6 +190,21 @@ mod tests {
         assert_eq!(
             hosmer_lemeshow(&[0.5], &[1], 0).unwrap_err(),
             TestError::GroupsOutOfRange(0)
+        );
+    }
+
+    #[test]
+    fn over_a_histograms_bins_it_is_the_same_sum() {
+        // The by-hand example's two groups as histogram bins of [0, 0.5) and [0.5, 1].
+        let mut h = crate::InlineHistogram::<2>::new(crate::Closure::Left);
+        let scores = [0.7, 0.1, 0.9, 0.3, 0.6, 0.2, 0.8, 0.4];
+        let labels = [1, 0, 1, 0, 1, 1, 0, 1];
+        h.push_batch(&scores, &labels).unwrap();
+        let hl = hosmer_lemeshow_bins(h.bins()).unwrap();
+        assert_eq!(hl, hosmer_lemeshow(&scores, &labels, 2).unwrap());
+        assert_eq!(
+            hosmer_lemeshow_bins(&[BinStats::default(); 2]),
+            Err(HosmerLemeshowError::NoSamples)
         );
     }
 }

@@ -22,6 +22,7 @@
 //! beside them in this module.
 
 pub mod adjust;
+pub mod binned;
 pub mod chi_square;
 pub mod compare;
 pub mod construction;
@@ -36,7 +37,9 @@ pub mod text;
 
 use core::fmt;
 
-pub use hosmer_lemeshow::{hosmer_lemeshow, HosmerLemeshow, HosmerLemeshowError, DEFAULT_GROUPS};
+pub use binned::{binned_interval, clopper_pearson, BinnedInterval, BinnedIntervalError};
+pub use hosmer_lemeshow::{
+    hosmer_lemeshow, hosmer_lemeshow_bins, HosmerLemeshow, HosmerLemeshowError, DEFAULT_GROUPS};
 pub use power::Power;
 pub use spiegelhalter::{spiegelhalter, Spiegelhalter, SpiegelhalterError};
 pub use statistic::{ParseStatisticError, Statistic, StatisticChoice};

@@ -403,6 +403,17 @@ fn sample_reliability<T: HoldsSamples>(
     .into_py(py)
 }
 
+/// Whether `obj` is one number (a Python or numpy scalar, or a 0-d array), not a
+/// sequence or an array of samples.
+fn is_scalar(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let ndim: usize = obj
+        .py()
+        .import("numpy")?
+        .call_method1("ndim", (obj,))?
+        .extract()?;
+    Ok(ndim == 0)
+}
+
 /// `update` of every mutex-held state: the batch through `push` without the GIL.
 fn update<T: Send>(
     state: &Mutex<T>,
@@ -510,6 +521,51 @@ impl Histogram {
     /// The bins as a :class:`ReliabilityBins` (NaN mean score and accuracy when empty).
     fn reliability_bins(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         locked(py, &self.state, |h| Ok(histogram_reliability(h)))?.into_py(py)
+    }
+
+    /// The interval of the binned calibration error over the histogram's bins, from
+    /// their counts, hits and score sums alone (``tce::decision::binned``): per bin a
+    /// Clopper–Pearson interval of the accuracy at ``level^(1/B')`` (B' non-empty
+    /// bins), and the least and greatest error over that box. ``(lower, upper)`` covers
+    /// the group's binned error (given its scores, labels independent) with probability
+    /// at least ``level``, for any n; ``lower`` also bounds its TCE from below.
+    /// ``mce=True``: the maximum over bins (the MCE's estimand), else the l_``norm`` error
+    /// (ECE_bin's and ECE_debias's).
+    #[pyo3(signature = (*, norm=2.0, level=0.95, mce=false))]
+    fn binned_interval(
+        &self,
+        py: Python<'_>,
+        norm: f64,
+        level: f64,
+        mce: bool,
+    ) -> PyResult<(f64, f64)> {
+        let norm = options::norm(norm).map_err(raise(py))?.p();
+        locked(py, &self.state, |h| {
+            let i = tce::decision::binned_interval(h.bins(), (!mce).then_some(norm), level)
+                .map_err(|e| match e {
+                    tce::decision::BinnedIntervalError::NoSamples => {
+                        Failure::Named("NoSamples", e.to_string())
+                    }
+                    _ => Failure::option(e.to_string()),
+                })?;
+            Ok((i.lower, i.upper))
+        })
+    }
+
+    /// The Hosmer–Lemeshow test over the histogram's bins: ``(statistic, degrees of
+    /// freedom, p_value)``, C referred to χ² with one degree of freedom per bin whose
+    /// mean score is strictly between 0 and 1. ``NoSamples`` when the histogram is
+    /// empty, ``InvalidOption`` when no bin has such a mean score (C is undefined).
+    fn hosmer_lemeshow(&self, py: Python<'_>) -> PyResult<(f64, usize, f64)> {
+        locked(py, &self.state, |h| {
+            let t = tce::decision::hosmer_lemeshow_bins(h.bins()).map_err(|e| match e {
+                tce::decision::HosmerLemeshowError::NoSamples => {
+                    Failure::Named("NoSamples", e.to_string())
+                }
+                _ => Failure::option(e.to_string()),
+            })?;
+            Ok((t.statistic, t.degrees_of_freedom, t.p_value))
+        })
     }
 
     /// Forgets every sample.
@@ -1208,12 +1264,35 @@ impl CalibrationAlarm {
         ))
     }
 
-    /// Records one (score, label) pair, whenever its label comes; a bad one is refused
-    /// and nothing changes. Returns whether the alarm is raised.
-    fn push(&self, py: Python<'_>, score: f64, label: u8) -> PyResult<bool> {
-        locked(py, &self.state, |a| {
-            a.push(score, label)?;
-            Ok(a.alarm())
+    /// Records samples in order, whenever their labels come: arrays of scores and
+    /// labels (an N×K table with class ids, ``logits=True`` for logits), as ``update``
+    /// takes them, or one (score, label) pair of scalars. All of it or, on a bad sample,
+    /// none of it. Returns whether the alarm is raised after the batch; ``alarm_at``
+    /// says at which sample since the reset it went off, inside the batch or before it
+    /// (the core's ``push_batch`` reports it so).
+    #[pyo3(signature = (scores, labels, *, logits=false))]
+    fn push(
+        &self,
+        py: Python<'_>,
+        scores: &Bound<'_, PyAny>,
+        labels: &Bound<'_, PyAny>,
+        logits: bool,
+    ) -> PyResult<bool> {
+        // A scalar pair is a batch of one: the same checks and errors as arrays.
+        let numpy = py.import("numpy")?;
+        let scalars = is_scalar(scores)? && is_scalar(labels)?;
+        let (scores, labels) = if scalars {
+            (
+                numpy.call_method1("atleast_1d", (scores,))?,
+                numpy.call_method1("atleast_1d", (labels,))?,
+            )
+        } else {
+            (scores.clone(), labels.clone())
+        };
+        with_samples(&scores, &labels, logits, |s, l| {
+            let mut alarm = lock(&self.state)?;
+            alarm.push_batch(s, l)?;
+            Ok(alarm.alarm())
         })
     }
 

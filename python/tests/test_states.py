@@ -212,3 +212,49 @@ def test_calibration_alarm():
     with pytest.raises(tce.ScoreOutOfRange):
         a.push(1.5, 1)
     assert a.to_bytes() == before
+
+
+def test_calibration_alarm_push_takes_arrays_as_pushing_one_at_a_time():
+    # An over-confident stream (accuracy c², scores near 0.8): the alarm goes off inside
+    # the batch, at the sample where pushing one at a time raises it.
+    rng = np.random.default_rng(11)
+    scores = rng.uniform(0.6, 1.0, 400)
+    labels = (rng.uniform(size=400) < scores ** 2).astype(np.uint8)
+    one = tce.CalibrationAlarm(threshold=4.0, bins=4)
+    raised = [one.push(float(s), int(y)) for s, y in zip(scores, labels)]
+    first = raised.index(True) + 1
+    assert 1 < first < 400 and all(raised[first - 1:])
+    batch = tce.CalibrationAlarm(threshold=4.0, bins=4)
+    assert batch.push(scores[:100], labels[:100]) is (first <= 100)
+    assert batch.push(scores[100:], labels[100:].astype(bool)) is True
+    assert batch.alarm_at == one.alarm_at == first
+    assert batch.to_bytes() == one.to_bytes()
+    assert batch.statistic == one.statistic and batch.samples == 400
+    # A scalar pair, Python or numpy, is a batch of one.
+    a, b = tce.CalibrationAlarm(threshold=4.0), tce.CalibrationAlarm(threshold=4.0)
+    assert a.push(np.float64(0.3), np.uint8(1)) is False
+    b.push([0.3], [1])
+    assert a.to_bytes() == b.to_bytes()
+    # A table of class probabilities is reduced to the top label, as in update.
+    probs = np.array([[0.1, 0.9], [0.7, 0.3]])
+    t, u = tce.CalibrationAlarm(threshold=4.0), tce.CalibrationAlarm(threshold=4.0)
+    t.push(probs, [1, 1])
+    u.push([0.9, 0.7], [1, 0])
+    assert t.to_bytes() == u.to_bytes()
+
+
+def test_calibration_alarm_push_records_nothing_of_a_bad_batch():
+    a = tce.CalibrationAlarm(threshold=4.0, bins=4)
+    a.push([0.2, 0.9], [0, 1])
+    before = a.to_bytes()
+    with pytest.raises(tce.ScoreOutOfRange, match="index 2"):
+        a.push([0.5, 0.6, 1.5, 0.7], [1, 1, 1, 1])
+    with pytest.raises(tce.InvalidLabel):
+        a.push([0.5, 0.6], [1, 2])
+    with pytest.raises(tce.InvalidLabel):
+        a.push(0.5, -1)
+    with pytest.raises(tce.NonFiniteScore):
+        a.push(float("nan"), 1)
+    with pytest.raises(tce.LengthMismatch):
+        a.push([0.5, 0.6], [1])
+    assert a.to_bytes() == before and a.samples == 2

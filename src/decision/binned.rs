@@ -265,7 +265,15 @@ mod tests {
     #[test]
     fn clopper_pearson_bounds_are_where_the_binomial_tails_equal_alpha_over_two() {
         // The defining property: P(B(n, lower) ≥ x) = α/2 and P(B(n, upper) ≤ x) = α/2.
-        for &(x, n) in &[(1u64, 10u64), (3, 10), (7, 20), (50, 100), (999, 1000), (0, 5), (5, 5)] {
+        for &(x, n) in &[
+            (1u64, 10u64),
+            (3, 10),
+            (7, 20),
+            (50, 100),
+            (999, 1000),
+            (0, 5),
+            (5, 5),
+        ] {
             let (low, high) = clopper_pearson(x, n, 0.9);
             if x > 0 {
                 let upper_tail = 1.0 - binomial_cdf(x - 1, n, low);
@@ -297,7 +305,10 @@ mod tests {
         }
         // Large counts converge (a fleet's bin of a million samples).
         let (low, high) = clopper_pearson(400_000, 1_000_000, 0.99);
-        assert!(low < 0.4 && high > 0.4 && high - low < 0.003, "{low} {high}");
+        assert!(
+            low < 0.4 && high > 0.4 && high - low < 0.003,
+            "{low} {high}"
+        );
     }
 
     #[test]

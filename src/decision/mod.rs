@@ -39,7 +39,8 @@ use core::fmt;
 
 pub use binned::{binned_interval, clopper_pearson, BinnedInterval, BinnedIntervalError};
 pub use hosmer_lemeshow::{
-    hosmer_lemeshow, hosmer_lemeshow_bins, HosmerLemeshow, HosmerLemeshowError, DEFAULT_GROUPS};
+    hosmer_lemeshow, hosmer_lemeshow_bins, HosmerLemeshow, HosmerLemeshowError, DEFAULT_GROUPS,
+};
 pub use power::Power;
 pub use spiegelhalter::{spiegelhalter, Spiegelhalter, SpiegelhalterError};
 pub use statistic::{ParseStatisticError, Statistic, StatisticChoice};

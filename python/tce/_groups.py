@@ -250,6 +250,98 @@ def group_row(scores, labels, options):
     return row
 
 
+#: The estimators a histogram's bins determine (over its own bins and closure), and the
+#: interval and test it allows; every other estimator needs samples.
+HISTOGRAM_ESTIMATORS = ("ece_bin:equal_width", "ece_debias:equal_width", "mce:equal_width")
+HISTOGRAM_INTERVAL = "clopper_pearson_box"
+HISTOGRAM_TEST = "hosmer_lemeshow:equal_width"
+_SAMPLE_STATES = ("SortedBuffer", "Reservoir", "SlidingWindow")
+
+
+def state_allows(state):
+    """What a merged state allows, as ``state_row``'s ``allows`` column says it."""
+    kind = type(state).__name__
+    if kind in _SAMPLE_STATES:
+        return "every estimator, bootstrap interval, every test (it holds samples)"
+    if kind == "Histogram":
+        return (f"{', '.join(HISTOGRAM_ESTIMATORS)} over its {state.bins} bins; "
+                f"interval {HISTOGRAM_INTERVAL}; test {HISTOGRAM_TEST}")
+    return f"{', '.join(HISTOGRAM_ESTIMATORS)} over its {state.bins} bins, point estimates only"
+
+
+def state_row(state, options):
+    """One group's columns from its merged state (``tce.spark.by_group_from_states``):
+    a state that holds samples (sorted buffer, reservoir, window) gives ``group_row``'s
+    columns over them; a histogram gives what its bins determine (the estimate over its
+    own bins, the Clopper–Pearson box interval, Hosmer–Lemeshow over its bins); a
+    decaying histogram, decayed weights, only the estimate. Also ``sample_n`` (the
+    samples the row is over; None for bins), ``allows`` and ``n``, the samples the
+    group's devices saw."""
+    kind = type(state).__name__
+    if kind in _SAMPLE_STATES:
+        s, y = state.samples()
+        row = group_row(s, y, options)
+        row["sample_n"] = row["n"]
+        row["n"] = getattr(state, "seen", row["n"])
+    else:
+        row = _bins_row(state, options)
+        row["sample_n"] = None
+    row["allows"] = state_allows(state)
+    return row
+
+
+def _bins_row(state, options):
+    """The columns a histogram's bins determine (a decaying histogram's: the estimate)."""
+    name = options["attrs"]["estimator"]
+    level, norm = options["attrs"]["level"], options["estimate"]["norm"]
+    decaying = type(state).__name__ != "Histogram"
+    row = dict(n=state.samples, hits=None, estimate=np.nan, lower=np.nan, upper=np.nan,
+               interval_kind=None, statistic=None, p_value=np.nan, flag=False, reason=None)
+    what = ("a decaying histogram holds decayed per-bin weights" if decaying else
+            "a histogram holds per-bin counts, hits and score sums")
+    if not decaying:
+        row["hits"] = int(state.reliability_bins().hits.sum())
+        n, hits = row["n"], row["hits"]
+        if n < options["min_samples"]:
+            _undefined(row, f"n = {n} < min_samples = {options['min_samples']}")
+        if n > 0 and hits in (0, n):
+            _undefined(row, f"one class of labels (every label is {int(hits == n)}): "
+                            "the interval and the test see no label noise")
+    if row["n"] == 0:
+        _undefined(row, "no samples")
+        return row
+    if name not in HISTOGRAM_ESTIMATORS:
+        _undefined(row, f"{name} needs samples: {what} (it allows "
+                        f"{', '.join(HISTOGRAM_ESTIMATORS)})")
+    else:
+        kind = name.split(":")[0]
+        try:
+            e = state.mce() if kind == "mce" else getattr(state, kind)(norm=norm)
+            row["estimate"] = e.value
+        except Error as err:
+            _undefined(row, f"no estimate: {type(err).__name__}: {err}")
+        if decaying:
+            _undefined(row, f"no interval: {what}, not counts")
+        else:
+            row["lower"], row["upper"] = state.binned_interval(norm=norm, level=level,
+                                                               mce=kind == "mce")
+            row["interval_kind"] = HISTOGRAM_INTERVAL
+    if options["test"] is not None:
+        chosen = options["test"]["statistic"]
+        if decaying:
+            _undefined(row, f"no test: {what}, not counts")
+        elif chosen not in ("auto", "hosmer_lemeshow", HISTOGRAM_TEST):
+            _undefined(row, f"test statistic {chosen} needs samples: {what} (it allows "
+                            f"{HISTOGRAM_TEST})")
+        else:
+            row["statistic"] = HISTOGRAM_TEST
+            try:
+                _, _, row["p_value"] = state.hosmer_lemeshow()
+            except Error as err:
+                _undefined(row, f"test undefined: {err}")
+    return row
+
+
 def finish(pd, rows, keys, options, extra=()):
     """The table of the groups' rows (sorted by the caller), with the adjusted p-values:
     the family is every unflagged group with a p-value."""

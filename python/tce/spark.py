@@ -32,6 +32,9 @@ second, for a pipeline that stores the partials (a daily job, say).
 :func:`by_group` gives ``tce.by_group``'s table (estimate, bootstrap interval, calibration
 test, adjusted p-values) per group of a prediction log, from the same partial states:
 each group's merged reservoir holds the samples the interval and the test need.
+:func:`by_group_from_states` gives it per group of encoded device states, with what the
+group's merged state allows (samples: the same; a histogram: the estimators over its
+bins, the Clopper–Pearson box interval and Hosmer–Lemeshow over its bins).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ import tce
 __all__ = [
     "ESTIMATE_COLUMNS",
     "by_group",
+    "by_group_from_states",
     "calibration_from_predictions",
     "calibration_from_states",
     "decode_state",
@@ -795,3 +799,124 @@ def by_group(
     rows = rows.sort_by([(c, "ascending") for c in group_by]).to_pylist()
     extra = ("sample_n", "source")
     return finish(pd, rows, group_by, options, extra=extra)
+
+
+#: The columns :func:`by_group_from_states`'s groups come back with from the workers
+#: (the group columns before them).
+_STATES_BY_GROUP_FIELDS = [
+    T.StructField("kind", T.StringType(), True),
+    T.StructField("states", T.LongType(), False),
+    T.StructField("invalid", T.LongType(), False),
+    T.StructField("first_error", T.StringType(), True),
+    T.StructField("sample_n", T.LongType(), True),
+    T.StructField("source", T.StringType(), True),
+    T.StructField("allows", T.StringType(), True),
+] + [f for f in _BY_GROUP_FIELDS if f.name not in ("sample_n", "source")]
+
+
+def by_group_from_states(
+    df: DataFrame,
+    group_by: Sequence[str],
+    *,
+    state_col: str = "state",
+    estimator: str = "ece_sweep:equal_mass",
+    bins: int = 15,
+    norm: float = 2.0,
+    max_bins: Optional[int] = None,
+    paper_limit: bool = False,
+    resamples: int = 1000,
+    level: float = 0.95,
+    test: bool = True,
+    test_statistic: str = "auto",
+    test_resamples: Optional[int] = None,
+    test_power_simulations: Optional[int] = None,
+    alpha: float = 0.05,
+    p_adjust: Optional[str] = "holm",
+    min_samples: int = 30,
+    seed: int = 0,
+):
+    """``tce.by_group``'s table from a column of encoded device states (as
+    :func:`calibration_from_states` takes them): a pandas DataFrame on the driver, one
+    row per group (sorted by key). Each group's states are merged as
+    :func:`calibration_from_states` merges them (``kind``, ``states``, ``invalid``,
+    ``first_error`` as there), and its row is what the merged state allows (the
+    ``allows`` column says it):
+
+    - a **sorted buffer, reservoir or window** holds samples: the row is
+      ``tce.by_group``'s over them (``source``: ``all samples``, ``reservoir sample`` or
+      ``window``; ``sample_n`` of the ``n`` samples the devices saw);
+    - a **histogram** holds per-bin counts, hits and score sums (``source``:
+      ``histogram bins``): ``estimator`` must be ``ece_bin:equal_width``,
+      ``ece_debias:equal_width`` or ``mce:equal_width`` (over the histogram's own bins),
+      the interval is the Clopper–Pearson box (``interval_kind``
+      ``clopper_pearson_box``: coverage ≥ ``level`` of the binned calibration error for
+      any n, ``tce.Histogram.binned_interval``) and the test Hosmer–Lemeshow over its bins
+      (``hosmer_lemeshow:equal_width``, with ``test_statistic`` ``"auto"`` or
+      ``"hosmer_lemeshow"``); any other estimator or test is refused, flagged with the
+      reason;
+    - a **decaying histogram** holds decayed weights: the estimate only, flagged.
+
+    A group with no valid state is flagged. The adjustment is on the driver, over the
+    unflagged groups, as ``tce.by_group``.
+    """
+    from ._groups import _options, _pandas, finish, state_row
+
+    pd = _pandas()
+    group_by = list(group_by)
+    if not group_by:
+        raise ValueError("by_group_from_states needs at least one group column")
+    options = _options(estimator=estimator, bins=bins, norm=norm, max_bins=max_bins,
+                       paper_limit=paper_limit, resamples=resamples, level=level, test=test,
+                       test_statistic=test_statistic, test_resamples=test_resamples,
+                       test_power_simulations=test_power_simulations, alpha=alpha,
+                       p_adjust=p_adjust, min_samples=min_samples, seed=seed, logits=False)
+    partials = _encoded_partials(df, group_by, state_col)
+    group_fields = _group_fields(partials, group_by)
+    out_schema = T.StructType(group_fields + _STATES_BY_GROUP_FIELDS)
+    arrow_schema = pa.schema([pa.field(f.name, _arrow_type(f.dataType)) for f in out_schema])
+
+    def compute(table: "pa.Table") -> "pa.Table":
+        merged = _merged_encoded(table)
+        row = dict(kind=None, states=merged.states, invalid=merged.invalid,
+                   first_error=merged.error)
+        if merged.state is None:
+            row.update(n=None, hits=None, flag=True, sample_n=None,
+                       reason=f"no valid state: {merged.error}")
+        else:
+            state = merged.state
+            row.update(state_row(state, options))
+            row["kind"] = _kind_of(state)
+            if row["kind"] in _SAMPLE_KINDS:
+                row["source"] = _sample_source(state, len(state), row["n"])
+            else:
+                row["source"] = "histogram bins"
+        for c in group_by:
+            row[c] = table.column(c)[0].as_py()
+        return pa.Table.from_pylist([row], schema=arrow_schema)
+
+    rows = partials.groupBy(*group_by).applyInArrow(compute, out_schema).toArrow()
+    rows = rows.sort_by([(c, "ascending") for c in group_by]).to_pylist()
+    extra = ("kind", "states", "invalid", "first_error", "sample_n", "source", "allows")
+    return finish(pd, rows, group_by, options, extra=extra)
+
+
+def _merged_encoded(table: "pa.Table") -> _Merged:
+    """A group's partials of encoded states (:func:`_encoded_partials`) merged in
+    partition order: its state, with every refusal counted."""
+    order = np.argsort(table.column(_PART).to_numpy(), kind="stable")
+    columns = [table.column(c).to_pylist() for c in (_STATE, _VALID, _INVALID, _ERROR)]
+    group = _Group()
+    invalid, error = 0, None
+    for i in order:
+        state, valid, bad, message = (c[i] for c in columns)
+        invalid += bad
+        if error is None:
+            error = message
+        if state is not None:
+            group.add_bytes(state, valid)
+    merged = group.merged()
+    out = _Merged()
+    out.refuse(invalid, error)
+    out.refuse(merged.invalid, merged.error)
+    out.state, out.states = merged.state, merged.states
+    return out

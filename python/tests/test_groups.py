@@ -3,6 +3,8 @@ the adjustments against hand-computed values (R's p.adjust) and a naive implemen
 written here, their error rates on simulated p-values with known truth, flags, inputs
 and named errors."""
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -260,3 +262,159 @@ def test_a_group_where_the_estimator_is_undefined_is_flagged():
     a, b = table.iloc[0], table.iloc[1]
     assert a["estimate"] == tce.kde_ece(s[g == "a"], y[g == "a"]).value
     assert b["flag"] and np.isnan(b["estimate"]) and "no estimate: KdeUndefined" in b["reason"]
+
+
+# --- What a merged device state allows (tce.spark.by_group_from_states's rows) --------
+
+from tce._groups import _options, state_row  # noqa: E402
+
+
+def state_options(estimator="ece_bin:equal_width", level=0.95, min_samples=30, **kw):
+    args = dict(estimator=estimator, bins=15, norm=2.0, max_bins=None, paper_limit=False,
+                resamples=200, level=level, test=True, test_statistic="auto",
+                test_resamples=99, test_power_simulations=20, alpha=0.05, p_adjust="holm",
+                min_samples=min_samples, seed=7, logits=False)
+    args.update(kw)
+    return _options(**args)
+
+
+def naive_box(scores, labels, bins, level, norm=2.0):
+    """The Clopper–Pearson box written out: scipy's beta quantiles per non-empty bin at
+    level^(1/B'), then each bin's nearest and farthest point from its mean score."""
+    from scipy.stats import beta
+
+    k = np.minimum((scores * bins).astype(int), bins - 1)
+    used = [b for b in range(bins) if (k == b).any()]
+    each = level ** (1 / len(used))
+    near, far, weight = [], [], []
+    for b in used:
+        x, n, mean = labels[k == b].sum(), (k == b).sum(), scores[k == b].mean()
+        low = beta.ppf((1 - each) / 2, x, n - x + 1) if x > 0 else 0.0
+        high = beta.ppf(1 - (1 - each) / 2, x + 1, n - x) if x < n else 1.0
+        near.append(max(low - mean, mean - high, 0.0))
+        far.append(max(high - mean, mean - low))
+        weight.append(n / len(scores))
+    w = np.array(weight)
+    return ((w * np.array(near) ** norm).sum() ** (1 / norm),
+            (w * np.array(far) ** norm).sum() ** (1 / norm), max(near), max(far))
+
+
+def test_histogram_box_interval_and_hosmer_lemeshow_against_naive_code():
+    from scipy.stats import chi2
+
+    rng = np.random.default_rng(21)
+    for n, level in ((40, 0.9), (500, 0.95), (3000, 0.99)):
+        s = rng.beta(2, 1, n)
+        y = (rng.uniform(size=n) < s ** 1.5).astype(np.uint8)
+        h = tce.Histogram(bins=10)
+        h.update(s, y)
+        lower, upper, mce_lower, mce_upper = naive_box(s, y, 10, level)
+        got = h.binned_interval(level=level)
+        np.testing.assert_allclose(got, (lower, upper), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(h.binned_interval(level=level, mce=True),
+                                   (mce_lower, mce_upper), rtol=1e-9, atol=1e-12)
+        assert got[0] <= h.ece_bin().value <= got[1]
+        # Hosmer–Lemeshow over the bins: C = Σ (O − E)² / (n f̄ (1 − f̄)), χ²(bins used).
+        k = np.minimum((s * 10).astype(int), 9)
+        c = sum((y[k == b].sum() - s[k == b].sum()) ** 2
+                / (s[k == b].sum() * (1 - s[k == b].mean())) for b in set(k))
+        statistic, df, p = h.hosmer_lemeshow()
+        assert df == len(set(k))
+        assert statistic == pytest.approx(c, rel=1e-10)
+        assert p == pytest.approx(chi2.sf(c, df), rel=1e-8)
+    with pytest.raises(tce.NoSamples):
+        tce.Histogram().binned_interval()
+    with pytest.raises(tce.NoSamples):
+        tce.Histogram().hosmer_lemeshow()
+    with pytest.raises(tce.InvalidOption):
+        h.binned_interval(level=1.0)
+
+
+def test_histogram_box_covers_the_binned_error_by_construction():
+    # Guaranteed coverage >= level (tce::decision::binned); measured here on 150 groups
+    # of 300 rows each, calibrated and over-confident (T(c) = c²). The full table:
+    # examples/by_group_error_rates.py (docs/python.md).
+    level, reps = 0.9, 150
+    for d in (1, 2):
+        model = tce.Model(2.0, 1.0, "polynomial", d=d)
+        covered = 0
+        for rep in range(reps):
+            s, y = model.sample(300, seed=5, rep=rep)
+            h = tce.Histogram(bins=15)
+            h.update(s, y)
+            k = np.minimum((s * 15).astype(int), 14)
+            t = model.curve(s)
+            truth = math.sqrt(sum((k == b).mean() * (t[k == b].mean() - s[k == b].mean()) ** 2
+                                  for b in set(k)))
+            lower, upper = h.binned_interval(level=level)
+            covered += lower <= truth <= upper
+        rate = covered / reps
+        assert rate >= level - 2 * math.sqrt(level * (1 - level) / reps), (d, rate)
+
+
+def test_state_rows_say_what_each_state_allows():
+    rng = np.random.default_rng(8)
+    s = rng.beta(4, 2, 400)
+    y = (rng.uniform(size=400) < s).astype(np.uint8)
+    options = state_options()
+    # A reservoir holding every sample: tce.by_group's row over its samples.
+    r = tce.Reservoir(1000, seed=1)
+    r.update(s, y)
+    row = state_row(r, options)
+    rs, ry = r.samples()
+    expected = tce.by_group(rs, ry, np.zeros(400), estimator="ece_bin:equal_width",
+                            resamples=200, test_resamples=99, test_power_simulations=20,
+                            seed=7).iloc[0]
+    for c in ("n", "hits", "estimate", "lower", "upper", "interval_kind", "p_value"):
+        assert row[c] == expected[c], c
+    assert row["sample_n"] == 400 and row["allows"].startswith("every estimator")
+    # A histogram: its bins' estimate, the box interval, Hosmer–Lemeshow over the bins.
+    h = tce.Histogram(bins=15)
+    h.update(s, y)
+    row = state_row(h, options)
+    assert row["n"] == 400 and row["hits"] == y.sum() and row["sample_n"] is None
+    assert row["estimate"] == h.ece_bin().value
+    assert (row["lower"], row["upper"]) == h.binned_interval(level=0.95)
+    assert row["interval_kind"] == "clopper_pearson_box"
+    assert row["statistic"] == "hosmer_lemeshow:equal_width"
+    assert row["p_value"] == h.hosmer_lemeshow()[2] and not row["flag"]
+    row = state_row(h, state_options("mce:equal_width"))
+    assert row["estimate"] == h.mce().value
+    assert (row["lower"], row["upper"]) == h.binned_interval(level=0.95, mce=True)
+    # What needs samples is refused with the reason; the row stays.
+    row = state_row(h, state_options("ece_sweep:equal_mass", test_statistic="spiegelhalter"))
+    assert row["flag"] and np.isnan(row["estimate"]) and np.isnan(row["p_value"])
+    assert "ece_sweep:equal_mass needs samples: a histogram holds per-bin counts" in row["reason"]
+    assert "test statistic spiegelhalter needs samples" in row["reason"]
+    assert "ece_bin:equal_width" in row["allows"]
+    # A decaying histogram: the estimate only.
+    dh = tce.DecayingHistogram(1000.0, bins=15)
+    dh.update(s, y)
+    row = state_row(dh, options)
+    assert row["estimate"] == dh.ece_bin().value and row["flag"]
+    assert "no interval" in row["reason"] and "no test" in row["reason"]
+    assert np.isnan(row["lower"]) and row["allows"].endswith("point estimates only")
+
+
+def test_holm_and_bh_error_rates_on_calibrated_groups_by_construction():
+    # G = 8 calibrated groups (T(c) = c, TCE = 0): Holm's family-wise error rate and BH's
+    # (here equal to its false discovery rate: every rejection is false) stay within
+    # alpha + 2 Monte-Carlo s.e., while unadjusted tests reject some group far more
+    # often. 60 repetitions; the full table: examples/by_group_error_rates.py.
+    model = tce.Model(2.0, 1.0, "polynomial", d=1)
+    reps, alpha = 60, 0.1
+    holm = bh = none = 0
+    for rep in range(reps):
+        parts = [model.sample(200, seed=100 + g, rep=rep) for g in range(8)]
+        s = np.concatenate([p[0] for p in parts])
+        y = np.concatenate([p[1] for p in parts])
+        g = np.repeat(np.arange(8), 200)
+        table = tce.by_group(s, y, g, resamples=0, test_statistic="spiegelhalter",
+                             alpha=alpha, seed=rep)
+        p = table["p_value"].to_numpy()
+        holm += bool(table["reject"].fillna(False).any())
+        bh += bool((tce.p_adjust(p, method="bh") <= alpha).any())
+        none += bool((p <= alpha).any())
+    bound = alpha + 2 * math.sqrt(alpha * (1 - alpha) / reps)
+    assert holm / reps <= bound and bh / reps <= bound, (holm, bh)
+    assert none / reps > bound  # the family needs the adjustment: 1 - 0.9^8 = 0.57

@@ -500,3 +500,62 @@ def test_the_fleet_example_runs(spark, tmp_path):
     assert by_model["v3"].kind == "reservoir" and by_model["v3"].invalid == 0
     assert by_model["v3"].em_source == "reservoir sample"
     assert sum(r.n for r in by_day) == 20000
+
+
+def test_by_group_from_states_gives_what_each_groups_merged_state_allows(spark, ts):
+    from tce._groups import _options, state_row
+
+    rng = np.random.default_rng(17)
+    rows, merged = [], {}
+
+    def device(model, state, merge):
+        rows.append((model, state.to_bytes()))
+        if model not in merged:
+            merged[model] = merge()
+        m = merged[model]
+        m.merge(state)
+
+    # "h": 30 devices' histograms; "c": the same but over-confident (known truth);
+    # "r": 20 devices' reservoirs, big enough to hold every sample.
+    for model, shift in (("h", 0.0), ("c", 0.25)):
+        for _ in range(30):
+            p = rng.beta(4.0, 1.0, 40)
+            h = tce.Histogram()
+            h.update(p, (rng.random(40) < np.clip(p - shift, 0, 1)).astype(np.uint8))
+            device(model, h, tce.Histogram)
+    for i in range(20):
+        p = rng.beta(2.0, 1.0, 30)
+        r = tce.Reservoir(1000, seed=i)
+        r.update(p, (rng.random(30) < p).astype(np.uint8))
+        device("r", r, lambda: tce.Reservoir(1000, seed=0))
+    rows.append(("r", b"not a state"))
+    df = spark.createDataFrame(rows, "model string, state binary").repartition(2)
+    fast = dict(resamples=100, test_resamples=99, test_power_simulations=10, seed=3)
+    got = ts.by_group_from_states(df, ["model"], estimator="ece_bin:equal_width", **fast)
+    assert list(got["model"]) == ["c", "h", "r"]
+    assert list(got["kind"]) == ["histogram", "histogram", "reservoir"]
+    assert list(got["states"]) == [30, 30, 20] and list(got["invalid"]) == [0, 0, 1]
+    assert got.iloc[2]["first_error"].startswith("DecodeError")
+    assert list(got["source"]) == ["histogram bins", "histogram bins", "all samples"]
+    assert list(got["n"]) == [1200, 1200, 600]
+    options = _options(estimator="ece_bin:equal_width", bins=15, norm=2.0, max_bins=None,
+                       paper_limit=False, resamples=100, level=0.95, test=True,
+                       test_statistic="auto", test_resamples=99, test_power_simulations=10,
+                       alpha=0.05, p_adjust="holm", min_samples=30, seed=3, logits=False)
+    # Histograms merge exactly: each row is the merged histogram's, whatever the order.
+    for i, model in enumerate(["c", "h"]):
+        expected = state_row(merged[model], options)
+        for c in ("hits", "estimate", "lower", "upper", "interval_kind", "statistic",
+                  "p_value"):
+            assert got.iloc[i][c] == expected[c], (model, c)
+    assert got.iloc[0]["interval_kind"] == "clopper_pearson_box"
+    assert list(got["reject"]) == [True, False, False]
+    # The reservoir group's row is tce.by_group's over its merged samples.
+    assert got.iloc[2]["sample_n"] == 600 and got.iloc[2]["interval_kind"] in ("bca",
+                                                                                "percentile")
+    # An estimator that needs samples: the histogram groups are refused with the reason,
+    # the reservoir group computed, and only it is in the family.
+    sweep = ts.by_group_from_states(df, ["model"], **fast)
+    assert list(sweep["flag"]) == [True, True, False]
+    assert "needs samples" in sweep.iloc[0]["reason"]
+    assert sweep.iloc[2]["p_adjusted"] == sweep.iloc[2]["p_value"]

@@ -67,7 +67,9 @@ impl std::error::Error for BinnedIntervalError {}
 /// least `level` (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BinnedInterval {
+    /// The least binned error over the box of per-bin intervals.
     pub lower: f64,
+    /// The greatest binned error over the box.
     pub upper: f64,
     /// The per-bin Clopper–Pearson level, `level^(1/bins)`.
     pub bin_level: f64,

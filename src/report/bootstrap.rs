@@ -38,9 +38,9 @@ use crate::smece::{smooth_ece, SCRATCH_LEN};
 use crate::stats::BinStats;
 
 /// Domain separation of the bootstrap's generators from the simulations' (same seed).
-const BOOTSTRAP_DOMAIN: u64 = 0xB007_5743_5EED_0001;
+pub(crate) const BOOTSTRAP_DOMAIN: u64 = 0xB007_5743_5EED_0001;
 /// Domain of the jackknife's group assignment.
-const JACKKNIFE_DOMAIN: u64 = 0x1ACC_C41F_E000_0002;
+pub(crate) const JACKKNIFE_DOMAIN: u64 = 0x1ACC_C41F_E000_0002;
 
 /// The number of jackknife groups of the BCa acceleration (leave-one-out below it).
 pub const JACKKNIFE_GROUPS: usize = 100;
@@ -503,6 +503,22 @@ pub fn try_bootstrap(
         )
         .collect();
 
+    collect(targets, estimates, &per_resample, &per_group, level)
+}
+
+/// Each target's bootstrap from the evaluations of every resample (`per_resample`, a
+/// row of `targets.len().max(1)` per resample, in resample order) and of every
+/// leave-group-out jackknife (`per_group`): its replicates and intervals, or the first
+/// failure in resample order (then the jackknife's).
+pub(crate) fn collect(
+    targets: &[Target],
+    estimates: &[f64],
+    per_resample: &[Result<Evaluation, EvaluateError>],
+    per_group: &[Vec<Result<Evaluation, EvaluateError>>],
+    level: f64,
+) -> Result<Vec<Result<Bootstrap, BootstrapError>>, ReportError> {
+    let width = targets.len().max(1);
+    let resamples = per_resample.len() / width;
     let mut boots = Vec::with_capacity(targets.len());
     for (t, target) in targets.iter().enumerate() {
         // Each target's replicates (and b*s) are kept in its `Bootstrap`.

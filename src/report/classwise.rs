@@ -714,6 +714,7 @@ pub fn classwise_report_with(
                     recommendation,
                     ties: d.ties,
                     calibration_test: None,
+                    weights: None,
                 },
             }
         })

@@ -273,6 +273,9 @@ pub fn page(file: &str, scores: &[f64], report: &Report) -> String {
         report.settings.seed,
         super::json::VERSION
     );
+    if let Some(line) = super::text::weights_words(report) {
+        let _ = writeln!(out, "<p id=\"weights\">{}</p>", escape(&line));
+    }
     let words = recommendation_words(report);
     let _ = write!(out, "<section id=\"recommendation\"><h2>In short</h2>");
     for (i, w) in words.iter().enumerate() {

@@ -83,6 +83,27 @@ struct BinJson {
     mean_score: Option<f64>,
     accuracy: Option<f64>,
     interval: Option<IntervalJson>,
+    /// Weighted rows only: Σw, Σw·y and Kish's effective count of the bin (`count` and
+    /// `hits` then count rows; `mean_score` and `accuracy` are weighted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    weight: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    weighted_hits: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    effective_count: Option<f64>,
+}
+
+/// A weighted report's weights (`report::WeightSummary`).
+#[derive(Serialize)]
+struct WeightsJson {
+    rows: usize,
+    zero_rows: usize,
+    total: f64,
+    effective_n: f64,
+    accuracy: f64,
+    mean_confidence: f64,
+    integer: bool,
+    words: String,
 }
 
 #[derive(Serialize)]
@@ -492,6 +513,9 @@ struct ReportJson<'a, I> {
 struct BodyJson {
     n: usize,
     hits: u64,
+    /// Weighted rows only (`n` and `hits` then count the rows of positive weight).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    weights: Option<WeightsJson>,
     recommendation: RecommendationJson,
     estimators: Vec<EstimatorJson>,
     reliability: Vec<ReliabilityJson>,
@@ -656,6 +680,16 @@ fn body(r: &Report) -> BodyJson {
     BodyJson {
         n: r.n,
         hits: r.hits,
+        weights: r.weights.as_ref().map(|w| WeightsJson {
+            rows: w.rows,
+            zero_rows: w.zero_rows,
+            total: w.total,
+            effective_n: w.effective_n,
+            accuracy: w.accuracy,
+            mean_confidence: w.mean_confidence,
+            integer: w.integer,
+            words: super::text::weights_words(r).unwrap_or_default(),
+        }),
         recommendation: RecommendationJson {
             estimator: chosen.target.spec.to_string(),
             value: chosen.estimate,
@@ -679,6 +713,9 @@ fn body(r: &Report) -> BodyJson {
                         mean_score: b.mean_score,
                         accuracy: b.accuracy,
                         interval: b.interval.as_ref().map(Into::into),
+                        weight: b.weight.map(|w| w.weight),
+                        weighted_hits: b.weight.map(|w| w.weighted_hits),
+                        effective_count: b.weight.map(|w| w.effective),
                     })
                     .collect(),
             })

@@ -13,6 +13,7 @@
 //! - [`text`]: the words, and the terminal summary.
 //! - [`ties`]: what tied and discrete scores mean for the binned estimators.
 //! - [`json`], [`html`] (feature `render`): the JSON object and the self-contained page.
+//! - [`sample_weights`]: the report of weighted rows (`sample_weight`, `--weight-col`).
 //!
 //! [`report`] computes everything; the renderers only format its [`Report`], so the CLI
 //! and the Python package print the same. Values are fractions, as in the core.
@@ -25,6 +26,7 @@ pub mod html;
 pub mod json;
 pub mod normal;
 pub mod plug_in;
+pub mod sample_weights;
 pub mod text;
 pub mod ties;
 pub(crate) mod weighted;
@@ -32,6 +34,7 @@ pub(crate) mod weighted;
 use core::fmt;
 
 pub use bootstrap::{Bootstrap, BootstrapError, Interval, Resampling, Target, JACKKNIFE_GROUPS};
+pub use sample_weights::{weighted_report, WeightSummary};
 
 use crate::binning::{Binning, Closure, Ties};
 use crate::buffer::SortedBuffer;
@@ -334,6 +337,9 @@ pub enum ReportError {
         /// Why.
         cause: EvaluateError,
     },
+    /// The sample weights of a [`weighted_report`] were refused (a weight negative, NaN
+    /// or infinite, as many weights as rows, not all zero).
+    Weight(crate::weights::WeightError),
 }
 
 impl fmt::Display for ReportError {
@@ -377,6 +383,7 @@ impl fmt::Display for ReportError {
             Self::Push(e) => write!(f, "{e}"),
             Self::InvalidLevel(l) => write!(f, "the interval level must be in (0, 1), got {l}"),
             Self::Estimate { estimator, cause } => write!(f, "{estimator}: {cause}"),
+            Self::Weight(e) => write!(f, "sample weights: {e}"),
         }
     }
 }
@@ -427,8 +434,23 @@ pub struct ReliabilityBin {
     pub mean_score: Option<f64>,
     /// Accuracy (`None` when empty).
     pub accuracy: Option<f64>,
-    /// Wilson score interval of the accuracy at the report's level (`None` when empty).
+    /// Wilson score interval of the accuracy at the report's level (`None` when empty);
+    /// for weighted rows at the bin's Kish effective count ([`BinWeight::effective`]).
     pub interval: Option<Interval>,
+    /// For weighted rows ([`weighted_report`]): the bin's weight. `count` and `hits` then
+    /// count rows, and the mean confidence and accuracy are weighted means.
+    pub weight: Option<BinWeight>,
+}
+
+/// The weight in one bin of a weighted report's reliability diagram.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BinWeight {
+    /// W_k = Σ w (a row split between two equal-weight bins counts its part in each).
+    pub weight: f64,
+    /// Σ w·y.
+    pub weighted_hits: f64,
+    /// Kish's effective count W_k² / Σ w², the count of the bin's Wilson interval.
+    pub effective: f64,
 }
 
 /// A reliability diagram: the bins of one binning of the data.
@@ -560,6 +582,10 @@ pub enum ParametricError {
     FlexibleFit(FlexibleFitError),
     /// The simulation failed.
     Simulation(SimulationError),
+    /// The rows are weighted ([`weighted_report`]): the fit and the simulations draw
+    /// unweighted data sets, so they would give the bias of other estimators than the
+    /// weighted ones reported (docs/report.md, "Weighted rows").
+    Weighted,
     /// A class of a classwise report outside the sample of classes that are fitted and
     /// simulated ([`classwise`]).
     NotSimulated {
@@ -576,6 +602,9 @@ impl fmt::Display for ParametricError {
             Self::Fit(e) => write!(f, "the parametric fit failed: {e}"),
             Self::FlexibleFit(e) => write!(f, "the fit of the model failed: {e}"),
             Self::Simulation(e) => write!(f, "the simulation from the fit failed: {e}"),
+            Self::Weighted => f.write_str(
+                "not fitted: the rows are weighted, and the model's simulations draw unweighted data sets, whose bias is not the weighted estimators'",
+            ),
             Self::NotSimulated { simulated, classes } => write!(
                 f,
                 "not simulated: a seeded sample of {simulated} of the {classes} classes is fitted and simulated"
@@ -659,6 +688,9 @@ pub struct Report {
     /// model ([`crate::decision::calibration_test_on_fit`]); `None` without a test
     /// ([`ReportSettings::test`]), `Err` when the test could not be made.
     pub calibration_test: Option<Result<CalibrationTest, TestError>>,
+    /// For weighted rows ([`weighted_report`]): their total, Kish's effective n and the
+    /// weighted means; `None` for unweighted rows.
+    pub weights: Option<WeightSummary>,
 }
 
 /// The estimators of a report, in order: ECE_bin, ECE_sweep, ECE_debias and MCE, each
@@ -705,17 +737,20 @@ pub fn estimates_tce(target: &Target) -> bool {
 
 /// The Wilson score interval of `hits` of `count` at `level`.
 pub fn wilson(hits: u64, count: u64, level: f64) -> Option<Interval> {
-    if count == 0 {
-        return None;
-    }
+    (count > 0).then(|| wilson_share(hits as f64 / count as f64, count as f64, level))
+}
+
+/// The Wilson score interval of a share `p` of `count` > 0 trials at `level`; `count`
+/// need not be whole (a weighted bin's Kish effective count).
+pub(crate) fn wilson_share(p: f64, count: f64, level: f64) -> Interval {
     let z = normal::quantile(0.5 + level / 2.0);
-    let (n, p) = (count as f64, hits as f64 / count as f64);
+    let n = count;
     let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
     let half = z / (1.0 + z * z / n) * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
-    Some(Interval {
+    Interval {
         lower: (centre - half).max(0.0),
         upper: (centre + half).min(1.0),
-    })
+    }
 }
 
 fn reliability(bins: impl Iterator<Item = BinStats>, binning: Binning, level: f64) -> Reliability {
@@ -728,6 +763,7 @@ fn reliability(bins: impl Iterator<Item = BinStats>, binning: Binning, level: f6
                 mean_score: b.mean_score(),
                 accuracy: b.accuracy(),
                 interval: wilson(b.hits(), b.count(), level),
+                weight: None,
             })
             .collect(),
     }
@@ -845,6 +881,7 @@ pub fn report(
         recommendation,
         ties: tie_summary,
         calibration_test,
+        weights: None,
     })
 }
 
@@ -1096,7 +1133,7 @@ fn parametric_of_fit(
     })
 }
 
-fn recommend(
+pub(crate) fn recommend(
     estimators: &[EstimatorResult],
     parametric: &Result<Parametric, ParametricError>,
     settings: &ReportSettings,

@@ -99,6 +99,9 @@ pub fn recommendation_words(r: &Report) -> Vec<String> {
                 ));
             }
         }
+        (Err(super::ParametricError::Weighted), _) => lines.push(
+            "The rows are weighted: no model is fitted and no bias is simulated (the simulations draw unweighted data sets, whose bias is not the weighted estimators'; docs/report.md, Weighted rows), so this is the paper's default estimator, on equal-weight bins, without a bias check at your n.".to_owned()
+        ),
         (Err(super::ParametricError::NotSimulated { simulated, classes }), _) => lines.push(format!(
             "This class is not among the {simulated} of {classes} classes (a seeded sample) whose fitted models were simulated: this is the estimator recommended for the marginal over the classes, without a bias check of this class's own."
         )),
@@ -122,6 +125,30 @@ pub(crate) fn bias_of<'a>(r: &'a Report, target: &Target) -> Option<&'a BiasRow>
 /// What the classwise report says of the calibration test it does not make.
 pub const CLASSWISE_NO_TEST: &str = "Not tested: the classwise report has no calibration \
      test; `tce test` (or `tce report` without --classwise) tests the top-label confidences.";
+
+/// What a weighted report says of the calibration test it does not make.
+pub const WEIGHTED_NO_TEST: &str = "Not tested: the rows are weighted, and the calibration \
+     test draws unweighted labels (docs/report.md, Weighted rows).";
+
+/// The line on a weighted report's weights (`None` for unweighted rows): what the
+/// summary and the page print under their first line.
+pub fn weights_words(r: &Report) -> Option<String> {
+    let w = r.weights.as_ref()?;
+    Some(format!(
+        "Rows weighted (frequency weights): {} rows, {} of weight 0 left out; total weight {}, Kish's effective n {:.1}; weighted accuracy {}, weighted mean confidence {}{}.",
+        w.rows,
+        w.zero_rows,
+        w.total,
+        w.effective_n,
+        pct(w.accuracy),
+        pct(w.mean_confidence),
+        if w.integer {
+            "; whole weights: each estimate is that of the rows repeated"
+        } else {
+            ""
+        }
+    ))
+}
 
 /// The power of the deciding statistic at n against the alternative it is measured
 /// against: (power, Monte-Carlo se, simulations), or `None` when it was not measured.
@@ -157,6 +184,7 @@ pub fn alternative_words(r: &Report, t: &CalibrationTest) -> String {
 /// p-value comes from (the JSON's `calibration_test.words`, the page's lines).
 pub fn calibration_test_words(r: &Report) -> Vec<String> {
     let t = match &r.calibration_test {
+        None if r.weights.is_some() => return vec![WEIGHTED_NO_TEST.to_owned()],
         None => return vec!["Not tested (no calibration test was asked for).".to_owned()],
         Some(Err(e)) => return vec![format!("No test: {e}.")],
         Some(Ok(t)) => t,
@@ -213,6 +241,9 @@ pub fn summary(file: &str, r: &Report) -> String {
         r.settings.norm.p(),
         r.settings.seed
     );
+    if let Some(line) = weights_words(r) {
+        let _ = writeln!(out, "{line}");
+    }
     out.push('\n');
     for line in recommendation_words(r) {
         let _ = writeln!(out, "{line}");

@@ -30,11 +30,18 @@ fn coverage(n: usize, datasets: u64, resamples: usize) -> Vec<(String, f64, f64)
             &scores,
             &labels,
             &weights,
-            &ReportSettings { seed: d, ..settings },
+            &ReportSettings {
+                seed: d,
+                ..settings
+            },
             &|_| {},
         )
         .unwrap();
-        for e in r.estimators.iter().filter(|e| tce::report::estimates_tce(&e.target)) {
+        for e in r
+            .estimators
+            .iter()
+            .filter(|e| tce::report::estimates_tce(&e.target))
+        {
             let name = e.target.spec.to_string();
             let b = e.bootstrap.as_ref().unwrap().as_ref().unwrap();
             let at = match rows.iter().position(|r| r.0 == name) {
@@ -63,10 +70,7 @@ fn weighted_sweep_intervals_cover_the_target_tce() {
     for row in &rows {
         println!("{row:?}");
     }
-    let (_, percentile, bca) = rows
-        .iter()
-        .find(|r| r.0 == "ece_sweep:equal_mass")
-        .unwrap();
+    let (_, percentile, bca) = rows.iter().find(|r| r.0 == "ece_sweep:equal_mass").unwrap();
     assert!(
         (percentile - 0.95).abs() <= tolerance,
         "percentile {percentile}"

@@ -10,7 +10,7 @@ use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use tce::report::classwise::{classwise_report_with, ClassColumn, ClasswiseOptions, ClasswisePlan};
 use tce::report::json::Source;
-use tce::report::{report, Phase, ReportError, ReportSettings};
+use tce::report::{report, weighted_report, Phase, ReportError, ReportSettings};
 use tce::{Closure, Ties};
 
 use crate::{input, parse_bins, parse_norm, ClosureArg, Failure, InputArgs, TiesArg};
@@ -92,6 +92,15 @@ pub struct ReportArgs {
     /// No calibration test.
     #[arg(long, conflicts_with_all = ["test_resamples", "test_power_simulations", "alpha"])]
     pub no_test: bool,
+    /// Weigh each row of a (confidence, correct) CSV by this column (frequency weights
+    /// >= 0; 0 leaves the row out). The estimates and their bootstrap are weighted; smooth
+    /// ECE and KDE, the fit, the bias table and the calibration test are left out
+    /// (docs/report.md, Weighted rows).
+    #[arg(long, value_name = "NAME", conflicts_with_all = [
+        "simulations", "refits", "simulated_classes", "test_resamples",
+        "test_power_simulations", "alpha", "epsilon", "model",
+    ])]
+    pub weight_col: Option<String>,
     /// Print one JSON object (every number, setting, the version and the seed).
     #[arg(long)]
     pub json: bool,
@@ -233,6 +242,9 @@ fn report_failure(e: ReportError) -> Failure {
 
 pub fn run(args: &ReportArgs) -> Result<(), Failure> {
     let settings = args.settings()?;
+    if let Some(weight_col) = &args.weight_col {
+        return run_weighted(args, &settings, weight_col);
+    }
     let loaded = args.input.load()?;
     let file = args.input.file.display().to_string();
     let source = Source {
@@ -293,6 +305,60 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
         }
         input::Data::Rows { .. } => unreachable!("rows are kept only for tce recalibrate"),
     }
+}
+
+/// `tce report --weight-col`: the rows and weights read by the input layer as
+/// `tce estimate --weight-col` reads them (each weight checked there, a bad one named
+/// with its line), the library's [`weighted_report`] rendered by the same renderers, the
+/// JSON's input naming the weight column.
+fn run_weighted(
+    args: &ReportArgs,
+    settings: &ReportSettings,
+    weight_col: &str,
+) -> Result<(), Failure> {
+    let mut spec = args.input.spec()?;
+    spec.weights = Some(input::WeightSource::Column(weight_col.to_owned()));
+    let loaded = args.input.load_spec(&spec)?;
+    let (input::Data::TopLabel { scores, labels }, Some(weights)) =
+        (&loaded.data, loaded.weights.as_deref())
+    else {
+        return Err(Failure::input(
+            "--weight-col weighs the top-label rows of tce report; the classwise report takes no weights",
+        ));
+    };
+    let file = args.input.file.display().to_string();
+    let bars = Bars::new(settings.resamples, 0, args.quiet);
+    let result = weighted_report(scores, labels, weights, settings, &|phase| bars.step(phase))
+        .map_err(|e| match e {
+            // The input layer has checked every weight: what is left is the library's word.
+            ReportError::Weight(w) => Failure::input(format!("{file}: {w}")),
+            e => report_failure(e),
+        })?;
+    bars.finish();
+    if let Some(path) = &args.html {
+        write_page(path, &tce::report::html::page(&file, scores, &result))?;
+    }
+    let provenance = &loaded.provenance;
+    let source = Source {
+        file: file.clone(),
+        input: WeightedInput {
+            input: provenance,
+            weight_col,
+        },
+    };
+    crate::write_stdout(&if args.json {
+        tce::report::json::json(&source, &result) + "\n"
+    } else {
+        tce::report::text::summary(&file, &result)
+    })
+}
+
+/// The JSON's `settings.input` of a weighted report: what was read, and the weight column.
+#[derive(serde::Serialize)]
+struct WeightedInput<'a> {
+    #[serde(flatten)]
+    input: &'a input::Provenance,
+    weight_col: &'a str,
 }
 
 fn write_page(path: &std::path::Path, page: &str) -> Result<(), Failure> {

@@ -1,7 +1,7 @@
-//! `tce estimate --weight-col` and `--weights FILE.npy`: integer weights print what the
-//! rows repeated print, class outputs' weights give what the library gives for their top
-//! labels (and, classwise, for each class's one-vs-rest samples), and bad weights are
-//! refused with a message naming the file and the row.
+//! `tce estimate --weight-col` / `--weights FILE.npy` and `tce report --weight-col`:
+//! integer weights print what the rows repeated print, class outputs' weights give what
+//! the library gives for their top labels (and, classwise, for each class's one-vs-rest
+//! samples), and bad weights are refused with a message naming the file and the row.
 
 mod common;
 
@@ -609,4 +609,170 @@ fn bad_weights_of_class_outputs_and_npy_files_are_refused() {
     ]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("also matches the weight column `cw`"));
     assert_eq!(json(&out)["settings"]["input"]["classes"], 2);
+}
+
+/// `tce report --weight-col`: whole weights give the repeated rows' estimates and b*;
+/// the JSON says the rows are weighted (the weights object, the weight column, no fit),
+/// and the text and the page say so too.
+#[test]
+fn weighted_report_estimates_are_the_repeated_rows() {
+    let dir = scratch("weights_report");
+    let (weighted, repeated) = files(&dir);
+    let page = dir.path().join("page.html");
+    let page_arg = page.display().to_string();
+    let w = json(&tce(&[
+        "report",
+        weighted.as_str(),
+        "--weight-col",
+        "w",
+        "--json",
+        "--quiet",
+        "--resamples",
+        "50",
+        "--bins",
+        "3",
+        "--html",
+        page_arg.as_str(),
+    ]));
+    let r = json(&tce(&[
+        "report",
+        repeated.as_str(),
+        "--json",
+        "--quiet",
+        "--resamples",
+        "50",
+        "--bins",
+        "3",
+        "--no-test",
+        "--simulations",
+        "2",
+    ]));
+    assert_eq!(w["settings"]["input"]["weight_col"], "w");
+    let weights = &w["weights"];
+    assert_eq!(weights["rows"], 7);
+    assert_eq!(weights["zero_rows"], 1);
+    assert_eq!(weights["total"], 13.0);
+    assert_eq!(weights["integer"], true);
+    // Kish: 13² / (1 + 9 + 4 + 4 + 1 + 16).
+    assert!((weights["effective_n"].as_f64().unwrap() - 169.0 / 35.0).abs() < 1e-12);
+    assert_eq!(w["n"], 6);
+    assert!(w["fit"].is_null());
+    assert!(w["fit_error"].as_str().unwrap().contains("weighted"));
+    assert!(w["calibration_test"].is_null());
+    assert_eq!(w["recommendation"]["basis"], "no_fit");
+    let rows = w["estimators"].as_array().unwrap();
+    assert_eq!(rows.len(), 8);
+    for row in rows {
+        let same = r["estimators"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["name"] == row["name"])
+            .unwrap();
+        let (a, b) = (
+            row["value"].as_f64().unwrap(),
+            same["value"].as_f64().unwrap(),
+        );
+        assert!((a - b).abs() < 1e-12, "{row} vs {same}");
+        assert_eq!(row["bins"], same["bins"]);
+        assert!(row["bootstrap"]["percentile"].is_object(), "{row}");
+    }
+    for (rel_w, rel_r) in w["reliability"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(r["reliability"].as_array().unwrap())
+    {
+        for (a, b) in rel_w["bins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(rel_r["bins"].as_array().unwrap())
+        {
+            assert_eq!(a["weight"].as_f64().unwrap(), b["count"].as_f64().unwrap());
+            assert_eq!(
+                a["weighted_hits"].as_f64().unwrap(),
+                b["hits"].as_f64().unwrap()
+            );
+        }
+    }
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("Rows weighted (frequency weights): 7 rows, 1 of weight 0"),
+        "page"
+    );
+    let text = common::stdout(&tce(&[
+        "report",
+        weighted.as_str(),
+        "--weight-col",
+        "w",
+        "--quiet",
+        "--resamples",
+        "20",
+    ]));
+    assert!(text.contains("Rows weighted (frequency weights)"), "{text}");
+    assert!(text.contains("Not tested: the rows are weighted"), "{text}");
+}
+
+#[test]
+fn weighted_report_refuses_bad_weights_with_file_and_row() {
+    let dir = scratch("weights_report_bad");
+    let (weighted, _) = files(&dir);
+    let message = refused(
+        &tce(&[
+            "report",
+            weighted.as_str(),
+            "--weight-col",
+            "nope",
+            "--quiet",
+        ]),
+        "missing column",
+    );
+    assert!(
+        message.contains("weighted.csv: line 1: missing column `nope`"),
+        "{message}"
+    );
+    // The input layer reads the weights for both commands: the same messages.
+    for (body, expected) in [
+        ("0.2,0,1\n0.2,0,-1\n", "bad.csv: line 3: `w` -1 is negative"),
+        ("0.2,0,1\n0.3,1,nan\n", "bad.csv: line 3: `w` is NaN"),
+        (
+            "0.2,0,0\n0.3,1,0\n",
+            "bad.csv: every weight in `w` (--weight-col) is 0",
+        ),
+        (
+            "0.2,0,x\n",
+            "bad.csv: line 2: cannot parse `x` in column `w` as a weight",
+        ),
+        (
+            "0.2,0,\n",
+            "bad.csv: line 2: cannot parse `` in column `w` as a weight",
+        ),
+    ] {
+        let file = dir.file("bad.csv", format!("confidence,correct,w\n{body}"));
+        let message = refused(
+            &tce(&[
+                "report",
+                &file.display().to_string(),
+                "--weight-col",
+                "w",
+                "--quiet",
+            ]),
+            body,
+        );
+        assert!(message.contains(expected), "{body}: {message}");
+    }
+    // Settings of the parts a weighted report does not make are refused, not ignored.
+    let message = refused(
+        &tce(&[
+            "report",
+            weighted.as_str(),
+            "--weight-col",
+            "w",
+            "--simulations",
+            "5",
+        ]),
+        "--simulations",
+    );
+    assert!(message.contains("cannot be used with"), "{message}");
 }

@@ -107,10 +107,16 @@ fn quoting_weights<R>(
     weights: &[f64],
     result: Result<R, tce::weights::WeightError>,
 ) -> Result<R, Failure> {
-    result.map_err(|e| match e {
+    result.map_err(|e| weight_failure(weights, e))
+}
+
+/// A refusal of `weights` as [`quoting_weights`] words it (the estimators' and the
+/// report's).
+pub(crate) fn weight_failure(weights: &[f64], e: tce::weights::WeightError) -> Failure {
+    match e {
         tce::weights::WeightError::InvalidWeight { index } => invalid_weight(weights, index),
         e => e.into(),
-    })
+    }
 }
 
 /// `tce.InvalidWeight` quoting the weight at `index`.

@@ -13,7 +13,9 @@ use tce::report::classwise::{
     classwise_report_with, ClassColumn, ClasswiseOptions, ClasswiseReport,
 };
 use tce::report::json::Source;
-use tce::report::{report as core_report, Report as CoreReport, ReportError, ReportSettings};
+use tce::report::{
+    report as core_report, weighted_report, Report as CoreReport, ReportError, ReportSettings,
+};
 use tce::sim::estimator::EvaluateError;
 
 use crate::errors::Failure;
@@ -73,6 +75,7 @@ pub(crate) fn failure(e: ReportError) -> Failure {
             EvaluateError::SmoothEce(e) => Failure::Smooth(e),
             other => Failure::Named("InternalError", other.to_string()),
         },
+        ReportError::Weight(w) => Failure::Weight(w),
     }
 }
 
@@ -322,13 +325,18 @@ impl Report {
 /// with ``classwise=True``, to one one-vs-rest column per class (the report per class and
 /// the marginal calibration error over them). ``source`` names the arrays in the outputs.
 /// The same options as ``tce report``; the same seed gives the same numbers.
+///
+/// ``sample_weight``: one weight ≥ 0 per row (frequency weights, as the estimators take
+/// them; 0 leaves the row out): the estimates and their bootstrap are weighted, smooth
+/// ECE and KDE are listed as unavailable, and there is no fit, bias table or calibration
+/// test (docs/report.md, Weighted rows). Bad weights raise :class:`tce.InvalidWeight`.
 #[pyfunction]
 #[pyo3(signature = (
     scores, labels, *, logits=false, classwise=false, bins=15, norm=2.0, closure="left",
     ties="split", max_bins=None, paper_limit=false, resamples=1000, simulations=None,
     level=0.95, seed=0, kde=false, epsilon=tce::fit::endpoint::DEFAULT_EPSILON,
     model="flexible", refits=None, simulated_classes=None, test=true, test_resamples=None,
-    test_power_simulations=None, alpha=None, source="arrays"
+    test_power_simulations=None, alpha=None, source="arrays", sample_weight=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn report(
@@ -359,6 +367,7 @@ pub fn report(
     >,
     alpha: Option<f64>,
     source: &str,
+    sample_weight: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Report> {
     let source = source.to_owned();
     let settings = (|| -> Result<ReportSettings, Failure> {
@@ -412,6 +421,17 @@ pub fn report(
                 "simulated_classes is an option of classwise=True reports".to_owned(),
             ));
         }
+        if sample_weight.is_some()
+            && (classwise || simulations.is_some() || refits.is_some() || test_given)
+        {
+            return Err(Failure::option(
+                "sample_weight weighs a top-label report, which has no fit, simulations, \
+                 refits or calibration test (docs/report.md, Weighted rows): leave out \
+                 classwise, simulations, refits, test_resamples, test_power_simulations \
+                 and alpha"
+                    .to_owned(),
+            ));
+        }
         Ok(settings)
     })()
     .map_err(raise(py))?;
@@ -456,8 +476,17 @@ pub fn report(
             json,
         });
     }
+    let weights = sample_weight.map(crate::input::weights).transpose()?;
     let (r, owned) = with_samples(scores, labels, logits, |scores, labels| {
-        let r = core_report(scores, labels, &settings, &progress).map_err(failure)?;
+        let r = match &weights {
+            Some(w) => {
+                weighted_report(scores, labels, w, &settings, &progress).map_err(|e| match e {
+                    ReportError::Weight(e) => crate::functions::weight_failure(w, e),
+                    e => failure(e),
+                })?
+            }
+            None => core_report(scores, labels, &settings, &progress).map_err(failure)?,
+        };
         Ok((r, scores.to_vec()))
     })?;
     let json = tce::report::json::json(

@@ -402,7 +402,8 @@ def report(scores: ArrayLike, labels: ArrayLike, *, logits: bool = False,
            test: bool = True, test_resamples: Optional[int] = None,
            test_power_simulations: Optional[int] = None,
            alpha: Optional[float] = None,
-           source: str = "arrays") -> Report: ...
+           source: str = "arrays",
+           sample_weight: Optional[ArrayLike] = None) -> Report: ...
 
 class CalibrationTest:
     """A test of H0: E[Y | f(X)] = f(X) (docs/decisions.md): the numbers of

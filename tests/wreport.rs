@@ -17,6 +17,8 @@ fn coverage(n: usize, datasets: u64, resamples: usize) -> Vec<(String, f64, f64)
     let proposal = Model::new(Beta::new(1.0, 1.0).unwrap(), curve);
     let target = Model::new(Beta::new(2.0, 1.0).unwrap(), curve);
     let tce = target.tce(2.0).unwrap();
+    // (∫ 2f·(f − f²)² df)^{1/2} = (1/30)^{1/2}.
+    assert!((tce - (1.0f64 / 30.0).sqrt()).abs() < 1e-9, "{tce}");
     let settings = ReportSettings {
         resamples,
         test: None,

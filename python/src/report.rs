@@ -296,6 +296,14 @@ impl Report {
         self.item(py, "calibration_test")
     }
 
+    /// Weighted rows (``sample_weight``): a dict of ``rows``, ``zero_rows``, ``total``,
+    /// ``effective_n`` (Kish's), the weighted ``accuracy`` and ``mean_confidence``,
+    /// ``integer`` and ``words``; None for unweighted rows.
+    #[getter]
+    fn weights<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.item(py, "weights")
+    }
+
     /// Classwise: each class's report (a dict with ``class``, ``name`` and the keys of a
     /// top-label report); None otherwise.
     #[getter]

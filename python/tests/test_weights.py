@@ -461,3 +461,60 @@ def test_bad_weights_of_a_table_are_named_errors(w, cls, match):
     # A bad row of the table is named whatever the weights.
     with pytest.raises(tce.NotNormalized):
         tce.ece_bin([[0.7, 0.7], [0.2, 0.8]], [0, 1], sample_weight=[1, 1])
+
+
+def _report_rows(r):
+    return {e["name"]: e for e in r.estimators}
+
+
+def test_the_weighted_report_estimates_as_repeated_rows():
+    """``tce.report(..., sample_weight=)``: whole weights give each estimate and b* of
+    the rows repeated; the report says the rows are weighted and makes no fit or test."""
+    rng = np.random.default_rng(4)
+    f = rng.uniform(size=300)
+    y = (rng.uniform(size=300) < f**2).astype(int)
+    w = rng.integers(0, 4, size=300).astype(float)
+    r = tce.report(f, y, sample_weight=w, resamples=40, seed=3)
+    k = w.astype(int)
+    u = tce.report(np.repeat(f, k), np.repeat(y, k), resamples=40, seed=3, test=False,
+                   simulations=2)
+    got, want = _report_rows(r), _report_rows(u)
+    assert set(got) == set(want) and len(got) == 8
+    for name, e in got.items():
+        assert e["value"] == pytest.approx(want[name]["value"], abs=1e-12), name
+        assert e["bins"] == want[name]["bins"], name
+        assert e["bootstrap"]["percentile"]["lower"] <= e["bootstrap"]["percentile"]["upper"]
+    weights = r.weights
+    assert u.weights is None
+    assert weights["rows"] == 300
+    assert weights["zero_rows"] == int((w == 0).sum())
+    assert weights["total"] == w.sum()
+    assert weights["effective_n"] == pytest.approx(w.sum() ** 2 / (w**2).sum())
+    assert r.calibration_test is None
+    assert r.fit is None
+
+
+def test_the_weighted_report_with_unit_weights_is_the_unweighted_one():
+    rng = np.random.default_rng(5)
+    f = rng.uniform(size=200)
+    y = (rng.uniform(size=200) < f).astype(int)
+    r = tce.report(f, y, sample_weight=np.ones(200), resamples=30, seed=1)
+    u = tce.report(f, y, resamples=30, seed=1, test=False, simulations=2)
+    got, want = _report_rows(r), _report_rows(u)
+    for name, e in got.items():
+        a, b = e["bootstrap"], want[name]["bootstrap"]
+        assert e["value"] == pytest.approx(want[name]["value"], abs=1e-12), name
+        assert a["replicates"] == pytest.approx(b["replicates"], abs=1e-12), name
+
+
+@pytest.mark.parametrize("w, cls", [([1, -1, 1], tce.InvalidWeight),
+                                    ([1, float("nan"), 1], tce.InvalidWeight),
+                                    ([0, 0, 0], tce.InvalidWeight)])
+def test_the_weighted_report_refuses_bad_weights(w, cls):
+    with pytest.raises(cls):
+        tce.report([0.2, 0.5, 0.9], [0, 1, 1], sample_weight=np.array(w, float), resamples=5)
+
+
+def test_the_weighted_report_refuses_the_settings_of_parts_it_does_not_make():
+    with pytest.raises(tce.InvalidOption, match="sample_weight"):
+        tce.report([0.2, 0.5, 0.9], [0, 1, 1], sample_weight=[1, 1, 1], simulations=5)

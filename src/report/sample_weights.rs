@@ -92,6 +92,9 @@ fn evaluate_error(e: WeightError) -> EvaluateError {
     }
 }
 
+/// The bins of one binning of the weighted rows, or why there are none.
+type BinsOf = Result<Vec<WeightedBin>, WeightError>;
+
 /// Every target on the rows weighted by `weights` (sorted rows). The binned estimators
 /// of one binning share its bins ([`weights::bins`] once); smooth ECE and KDE have no
 /// weighted form.
@@ -101,7 +104,7 @@ fn evaluate_all(
     weights: &[f64],
     settings: &EvaluationSettings,
 ) -> Vec<Result<Evaluation, EvaluateError>> {
-    let mut binned: Vec<((Binning, usize), Result<Vec<WeightedBin>, WeightError>)> = Vec::new();
+    let mut binned: Vec<((Binning, usize), BinsOf)> = Vec::new();
     let fixed = |e: Result<estimate::Estimate, EstimateError>| {
         e.map(|e| Evaluation {
             value: e.value,

@@ -138,7 +138,12 @@ pub fn weights_words(r: &Report) -> Option<String> {
         "Rows weighted (frequency weights): {} rows, {} of weight 0 left out; total weight {}, Kish's effective n {:.1}; weighted accuracy {}, weighted mean confidence {}{}.",
         w.rows,
         w.zero_rows,
-        w.total,
+        // Whole totals as they are, others to 6 significant digits.
+        if w.total.fract() == 0.0 {
+            format!("{}", w.total)
+        } else {
+            format!("{:.*}", 5usize.saturating_sub(w.total.abs().log10().floor().max(0.0) as usize), w.total)
+        },
         w.effective_n,
         pct(w.accuracy),
         pct(w.mean_confidence),

@@ -93,8 +93,8 @@ pub struct ReportArgs {
     #[arg(long, conflicts_with_all = ["test_resamples", "test_power_simulations", "alpha"])]
     pub no_test: bool,
     /// Weigh each row of a (confidence, correct) CSV by this column (frequency weights,
-    /// at least 0; 0 leaves the row out). The estimates and their bootstrap are weighted; smooth
-    /// ECE and KDE, the fit, the bias table and the calibration test are left out
+    /// at least 0; 0 leaves the row out). The estimates and their bootstrap are weighted; the fit,
+    /// the bias table and the calibration test are left out
     /// (docs/report.md, Weighted rows).
     #[arg(long, value_name = "NAME", conflicts_with_all = [
         "simulations", "refits", "simulated_classes", "test_resamples",

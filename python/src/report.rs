@@ -335,8 +335,8 @@ impl Report {
 /// The same options as ``tce report``; the same seed gives the same numbers.
 ///
 /// ``sample_weight``: one weight ≥ 0 per row (frequency weights, as the estimators take
-/// them; 0 leaves the row out): the estimates and their bootstrap are weighted, smooth
-/// ECE and KDE are listed as unavailable, and there is no fit, bias table or calibration
+/// them; 0 leaves the row out): the estimates and their bootstrap are weighted, and
+/// there is no fit, bias table or calibration
 /// test (docs/report.md, Weighted rows). Bad weights raise :class:`tce.InvalidWeight`.
 #[pyfunction]
 #[pyo3(signature = (

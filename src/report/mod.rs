@@ -657,8 +657,6 @@ pub struct Unavailable {
 impl fmt::Display for Unavailable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.class {
-            // Not the data's doing: the estimator has no weighted form.
-            _ if self.cause == EvaluateError::NotWeighted => write!(f, "{}", self.cause),
             Some(class) => write!(f, "undefined on class {class}: {}", self.cause),
             None => write!(f, "undefined on these data: {}", self.cause),
         }

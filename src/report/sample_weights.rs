@@ -3,8 +3,9 @@
 //! unweighted report (docs/report.md, "Weighted rows").
 //!
 //! - **Estimates**: ECE_bin, ECE_sweep, ECE_debias and MCE, equal width and equal weight,
-//!   as [`crate::weights`] defines them (frequency weights). Smooth ECE and KDE have no
-//!   weighted form yet: they are listed as unavailable ([`EvaluateError::NotWeighted`]).
+//!   as [`crate::weights`] defines them (frequency weights); smooth ECE (p = 1) and KDE
+//!   (when asked) by [`crate::smece::smooth_ece_weighted`] and
+//!   [`crate::kde::kde_calibration_error_weighted`].
 //! - **Bootstrap**: resample r draws n rows with replacement exactly as the unweighted
 //!   report does (the same multinomial counts c_i for the same seed, n the rows with
 //!   positive weight), and row i enters the resample with weight c_i·w_i. Unit weights
@@ -32,8 +33,10 @@ use super::{
 use crate::binning::Binning;
 use crate::error::EstimateError;
 use crate::estimate;
+use crate::kde::kde_calibration_error_weighted;
 use crate::sim::estimator::{EstimatorKind, EvaluateError, Evaluation, EvaluationSettings};
 use crate::sim::repetition_rng;
+use crate::smece::{smooth_ece_weighted, SCRATCH_LEN};
 use crate::weights::{self, WeightError, WeightedBin};
 
 /// What a weighted report says of its weights.
@@ -105,6 +108,11 @@ fn evaluate_all(
     settings: &EvaluationSettings,
 ) -> Vec<Result<Evaluation, EvaluateError>> {
     let mut binned: Vec<((Binning, usize), BinsOf)> = Vec::new();
+    let mut scratch: Option<Vec<f64>> = None;
+    let fixed_value = |value: f64| Evaluation {
+        value,
+        sweep_bins: None,
+    };
     let fixed = |e: Result<estimate::Estimate, EstimateError>| {
         e.map(|e| Evaluation {
             value: e.value,
@@ -116,7 +124,23 @@ fn evaluate_all(
         .iter()
         .map(|t| {
             let Some(binning) = t.spec.binning() else {
-                return Err(EvaluateError::NotWeighted);
+                if t.spec.kind() == EstimatorKind::SmoothEce {
+                    if settings.norm != crate::norm::Norm::L1 {
+                        return Err(EvaluateError::SmoothEceNeedsL1);
+                    }
+                    let scratch = scratch.get_or_insert_with(|| vec![0.0; SCRATCH_LEN]);
+                    return smooth_ece_weighted(&rows.scores, &rows.labels, weights, scratch)
+                        .map(|e| fixed_value(e.value))
+                        .map_err(EvaluateError::SmoothEce);
+                }
+                return kde_calibration_error_weighted(
+                    &rows.scores,
+                    &rows.labels,
+                    weights,
+                    settings.norm,
+                )
+                .map(|e| fixed_value(e.value))
+                .map_err(EvaluateError::Kde);
             };
             let kind = t.spec.kind();
             if kind == EstimatorKind::EceSweep {
@@ -781,21 +805,46 @@ mod tests {
         );
     }
 
-    /// Smooth ECE (p = 1) and KDE are listed as unavailable, with the reason.
+    /// Smooth ECE (p = 1) and KDE join, weighted: with weights all 1 the unweighted
+    /// report's values and replicates (to rounding), and with whole weights the values
+    /// of the rows repeated.
     #[test]
-    fn unweighted_estimators_are_left_out_with_the_reason() {
-        let (scores, labels) = data(60);
+    fn smooth_ece_and_kde_are_weighted() {
+        let (scores, labels) = data(120);
         let s = ReportSettings {
             norm: crate::norm::Norm::L1,
             kde: true,
-            ..settings(5)
+            ..settings(6)
         };
-        let r = weighted_report(&scores, &labels, &[2.0; 60], &s, &|_| {}).unwrap();
-        assert_eq!(r.estimators.len(), 8);
-        assert_eq!(r.unavailable.len(), 2);
-        assert!(r
-            .unavailable
-            .iter()
-            .all(|u| u.cause == EvaluateError::NotWeighted));
+        let w = weighted_report(&scores, &labels, &[1.0; 120], &s, &|_| {}).unwrap();
+        let u = report(&scores, &labels, &s, &|_| {}).unwrap();
+        assert_eq!(w.estimators.len(), 10);
+        assert!(w.unavailable.is_empty());
+        for (a, b) in w.estimators.iter().zip(&u.estimators).skip(8) {
+            assert_eq!(a.target, b.target);
+            assert!((a.estimate - b.estimate).abs() < 1e-12, "{}", a.target.spec);
+            let (ra, rb) = (
+                &a.bootstrap.as_ref().unwrap().as_ref().unwrap().replicates,
+                &b.bootstrap.as_ref().unwrap().as_ref().unwrap().replicates,
+            );
+            for (x, y) in ra.iter().zip(rb) {
+                assert!((x - y).abs() < 1e-9, "{}: {x} {y}", a.target.spec);
+            }
+        }
+        let weights: Vec<f64> = (0..120).map(|i| f64::from(1 + (i * 7) % 3)).collect();
+        let times: Vec<u64> = weights.iter().map(|&w| w as u64).collect();
+        let (rs, ry) = repeat(&scores, &labels, &times);
+        let w = weighted_report(
+            &scores,
+            &labels,
+            &weights,
+            &ReportSettings { resamples: 0, ..s },
+            &|_| {},
+        )
+        .unwrap();
+        let u = report(&rs, &ry, &ReportSettings { resamples: 0, ..s }, &|_| {}).unwrap();
+        for (a, b) in w.estimators.iter().zip(&u.estimators).skip(8) {
+            assert!((a.estimate - b.estimate).abs() < 1e-12, "{}", a.target.spec);
+        }
     }
 }

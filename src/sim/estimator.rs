@@ -264,9 +264,6 @@ pub enum EvaluateError {
     /// Smooth ECE was asked for with p ≠ 1: it estimates an L1 distance, and its bias
     /// against TCE_p for p ≠ 1 would mean nothing.
     SmoothEceNeedsL1,
-    /// The estimator has no weighted form yet, and the rows are weighted
-    /// ([`crate::report::weighted_report`]).
-    NotWeighted,
 }
 
 impl fmt::Display for EvaluateError {
@@ -278,9 +275,6 @@ impl fmt::Display for EvaluateError {
             Self::SmoothEce(e) => write!(f, "{e}"),
             Self::SmoothEceNeedsL1 => f.write_str(
                 "smece estimates an L1 calibration error (compare it with TCE_1): use --norm 1",
-            ),
-            Self::NotWeighted => f.write_str(
-                "no weighted form yet, and the rows are weighted (docs/estimators.md, Weights)",
             ),
         }
     }

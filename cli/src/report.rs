@@ -92,15 +92,22 @@ pub struct ReportArgs {
     /// No calibration test.
     #[arg(long, conflicts_with_all = ["test_resamples", "test_power_simulations", "alpha"])]
     pub no_test: bool,
-    /// Weigh each row of a (confidence, correct) CSV by this column (frequency weights,
-    /// at least 0; 0 leaves the row out). The estimates and their bootstrap are weighted; the fit,
-    /// the bias table and the calibration test are left out
-    /// (docs/report.md, Weighted rows).
+    /// Weigh each row by this CSV column (of (confidence, correct) rows or of class
+    /// outputs' top labels): frequency weights, at least 0; 0 leaves the row out. The
+    /// estimates and their bootstrap are weighted; the fit, the bias table and the
+    /// calibration test are left out (docs/report.md, Weighted rows).
     #[arg(long, value_name = "NAME", conflicts_with_all = [
         "simulations", "refits", "simulated_classes", "test_resamples",
-        "test_power_simulations", "alpha", "epsilon", "model",
+        "test_power_simulations", "alpha", "epsilon", "model", "classwise",
     ])]
     pub weight_col: Option<String>,
+    /// Weigh each row by a .npy file of N weights (float, or integer counts; shape (N,)),
+    /// for .npy or CSV inputs; as --weight-col otherwise.
+    #[arg(long, value_name = "FILE", conflicts_with_all = [
+        "weight_col", "simulations", "refits", "simulated_classes", "test_resamples",
+        "test_power_simulations", "alpha", "epsilon", "model", "classwise",
+    ])]
+    pub weights: Option<PathBuf>,
     /// Print one JSON object (every number, setting, the version and the seed).
     #[arg(long)]
     pub json: bool,
@@ -242,8 +249,13 @@ fn report_failure(e: ReportError) -> Failure {
 
 pub fn run(args: &ReportArgs) -> Result<(), Failure> {
     let settings = args.settings()?;
-    if let Some(weight_col) = &args.weight_col {
-        return run_weighted(args, &settings, weight_col);
+    let weights = match (&args.weight_col, &args.weights) {
+        (Some(name), _) => Some(input::WeightSource::Column(name.clone())),
+        (None, Some(path)) => Some(input::WeightSource::Npy(path.clone())),
+        (None, None) => None,
+    };
+    if let Some(weights) = weights {
+        return run_weighted(args, &settings, weights);
     }
     let loaded = args.input.load()?;
     let file = args.input.file.display().to_string();
@@ -314,10 +326,10 @@ pub fn run(args: &ReportArgs) -> Result<(), Failure> {
 fn run_weighted(
     args: &ReportArgs,
     settings: &ReportSettings,
-    weight_col: &str,
+    weights: input::WeightSource,
 ) -> Result<(), Failure> {
     let mut spec = args.input.spec()?;
-    spec.weights = Some(input::WeightSource::Column(weight_col.to_owned()));
+    spec.weights = Some(weights);
     let loaded = args.input.load_spec(&spec)?;
     let (input::Data::TopLabel { scores, labels }, Some(weights)) =
         (&loaded.data, loaded.weights.as_deref())
@@ -343,7 +355,8 @@ fn run_weighted(
         file: file.clone(),
         input: WeightedInput {
             input: provenance,
-            weight_col,
+            weight_col: args.weight_col.as_deref(),
+            weights: args.weights.as_ref().map(|p| p.display().to_string()),
         },
     };
     crate::write_stdout(&if args.json {
@@ -353,12 +366,16 @@ fn run_weighted(
     })
 }
 
-/// The JSON's `settings.input` of a weighted report: what was read, and the weight column.
+/// The JSON's `settings.input` of a weighted report: what was read, and the weight column
+/// or the `.npy` file of weights.
 #[derive(serde::Serialize)]
 struct WeightedInput<'a> {
     #[serde(flatten)]
     input: &'a input::Provenance,
-    weight_col: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    weight_col: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    weights: Option<String>,
 }
 
 fn write_page(path: &std::path::Path, page: &str) -> Result<(), Failure> {

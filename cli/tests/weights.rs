@@ -776,3 +776,52 @@ fn weighted_report_refuses_bad_weights_with_file_and_row() {
     );
     assert!(message.contains("cannot be used with"), "{message}");
 }
+
+/// `tce report --weights FILE.npy` reads the weights as `tce estimate --weights` does: the
+/// same report as the weight column gives (the JSON naming the file instead), and
+/// `--classwise` with weights is refused.
+#[test]
+fn weighted_report_takes_a_npy_file_of_weights() {
+    let dir = scratch("weights_report_npy");
+    let (weighted, _) = files(&dir);
+    let unweighted = dir
+        .file(
+            "rows.csv",
+            "confidence,correct\n0.2,0\n0.4,1\n0.8,1\n0.9,0\n0.55,0\n0.55,1\n1.0,1\n",
+        )
+        .display()
+        .to_string();
+    let w = dir.path().join("w.npy");
+    std::fs::write(
+        &w,
+        npy("<f8", "(7,)", &f8(&[1.0, 3.0, 2.0, 0.0, 2.0, 1.0, 4.0])),
+    )
+    .unwrap();
+    let w = w.display().to_string();
+    let common = ["--json", "--quiet", "--resamples", "50", "--bins", "3"];
+    let by_column = json(&tce(&[
+        &["report", weighted.as_str(), "--weight-col", "w"][..],
+        &common,
+    ]
+    .concat()));
+    let by_file = json(&tce(&[
+        &["report", unweighted.as_str(), "--weights", w.as_str()][..],
+        &common,
+    ]
+    .concat()));
+    assert_eq!(by_file["settings"]["input"]["weights"], w.as_str());
+    assert!(by_file["settings"]["input"]["weight_col"].is_null());
+    assert_eq!(by_file["weights"], by_column["weights"]);
+    assert_eq!(by_file["estimators"], by_column["estimators"]);
+    let message = refused(
+        &tce(&[
+            "report",
+            unweighted.as_str(),
+            "--weights",
+            w.as_str(),
+            "--classwise",
+        ]),
+        "--classwise",
+    );
+    assert!(message.contains("cannot be used with"), "{message}");
+}

@@ -31,8 +31,8 @@ pub enum PushError {
 }
 
 /// Why a `sample_weight` vector was refused by a weighted estimator of the core (smooth
-/// ECE) or by the KDE estimator. The same three cases as the std layer's
-/// `tce::weights::WeightError` (binned estimators), with the same names and messages.
+/// ECE) or by the KDE estimator; the std layer's binned estimators return them as
+/// `tce::weights::WeightError::Weights`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BadWeights {
     /// There are `weights` weights for `rows` rows.

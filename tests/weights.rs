@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use tce::weights::{self, WeightError};
-use tce::{Binning, Closure, EstimateError, Norm, PushError, Slot, SortedBuffer, Ties};
+use tce::{BadWeights, Binning, Closure, EstimateError, Norm, PushError, Slot, SortedBuffer, Ties};
 
 /// Naive bins: (W_k, Σw·y, Σw·f) per bin, by the definitions of `tce::weights`, with a
 /// linear scan over the bins for every row.
@@ -325,27 +325,30 @@ fn bad_weights_are_named_errors() {
     let run = |w: &[f64]| weights::ece_bin(&s, &l, w, Binning::EQUAL_MASS, 2, Norm::L2);
     assert_eq!(
         run(&[1.0, -0.5]),
-        Err(WeightError::InvalidWeight { index: 1 })
+        Err(WeightError::Weights(BadWeights::InvalidWeight { index: 1 }))
     );
     assert_eq!(
         run(&[f64::NAN, 1.0]),
-        Err(WeightError::InvalidWeight { index: 0 })
+        Err(WeightError::Weights(BadWeights::InvalidWeight { index: 0 }))
     );
     assert_eq!(
         run(&[1.0, f64::INFINITY]),
-        Err(WeightError::InvalidWeight { index: 1 })
+        Err(WeightError::Weights(BadWeights::InvalidWeight { index: 1 }))
     );
-    assert_eq!(run(&[0.0, 0.0]), Err(WeightError::ZeroTotalWeight));
+    assert_eq!(
+        run(&[0.0, 0.0]),
+        Err(WeightError::Weights(BadWeights::ZeroTotalWeight))
+    );
     assert_eq!(
         run(&[f64::MAX, f64::MAX]),
-        Err(WeightError::ZeroTotalWeight)
+        Err(WeightError::Weights(BadWeights::ZeroTotalWeight))
     );
     assert_eq!(
         run(&[1.0]),
-        Err(WeightError::LengthMismatch {
+        Err(WeightError::Weights(BadWeights::LengthMismatch {
             rows: 2,
             weights: 1
-        })
+        }))
     );
     // The samples are checked first, then the weights.
     assert_eq!(

@@ -192,9 +192,9 @@ impl Failure {
             F::Smooth(e) => ("InternalError", e.to_string()),
             F::Weight(tce::weights::WeightError::Push(e)) => push(e, q),
             F::Weight(tce::weights::WeightError::Estimate(e)) => F::Estimate(e).describe(q),
-            F::Weight(e @ tce::weights::WeightError::LengthMismatch { .. }) => {
-                ("LengthMismatch", e.to_string())
-            }
+            F::Weight(
+                e @ tce::weights::WeightError::Weights(tce::BadWeights::LengthMismatch { .. }),
+            ) => ("LengthMismatch", e.to_string()),
             F::Weight(e) => ("InvalidWeight", e.to_string()),
             F::Named(name, message) => (name, message),
             F::Memory(what) => ("MemoryError", format!("cannot allocate {what}")),

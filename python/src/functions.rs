@@ -114,7 +114,7 @@ fn quoting_weights<R>(
 /// report's).
 pub(crate) fn weight_failure(weights: &[f64], e: tce::weights::WeightError) -> Failure {
     match e {
-        tce::weights::WeightError::InvalidWeight { index } => invalid_weight(weights, index),
+        tce::weights::WeightError::Weights(e) => quoting_bad_weights(weights, e),
         e => e.into(),
     }
 }

@@ -9,7 +9,7 @@ use super::raw::{array, Out};
 use super::sorted::Estimator;
 use super::status::tce_status;
 use super::types::{options, tce_estimate, tce_options};
-use crate::error::PushError;
+use crate::error::{BadWeights, PushError};
 use crate::weights::{self, WeightError};
 
 impl From<WeightError> for tce_status {
@@ -17,9 +17,9 @@ impl From<WeightError> for tce_status {
         match e {
             WeightError::Push(e) => e.into(),
             WeightError::Estimate(e) => e.into(),
-            WeightError::InvalidWeight { .. } => Self::InvalidWeight,
-            WeightError::LengthMismatch { .. } => Self::LengthMismatch,
-            WeightError::ZeroTotalWeight => Self::ZeroTotalWeight,
+            WeightError::Weights(BadWeights::InvalidWeight { .. }) => Self::InvalidWeight,
+            WeightError::Weights(BadWeights::LengthMismatch { .. }) => Self::LengthMismatch,
+            WeightError::Weights(BadWeights::ZeroTotalWeight) => Self::ZeroTotalWeight,
         }
     }
 }

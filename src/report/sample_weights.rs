@@ -16,7 +16,7 @@
 //!   test. Both simulate unweighted data sets from a model fitted to unweighted rows, so
 //!   they would measure other estimators than the weighted ones reported
 //!   ([`ParametricError::Weighted`]); the recommendation is then the paper's default, the
-//!   equal-weight ECE_sweep ([`Basis::NoFit`]).
+//!   equal-weight ECE_sweep ([`Basis::NoFit`](super::Basis::NoFit)).
 //!
 //! Rows of weight 0 are dropped first: the report is that of the other rows.
 
@@ -473,6 +473,7 @@ fn tie_summary(sorted: &[f64]) -> TieSummary {
 mod tests {
     use super::*;
     use crate::buffer::SortedBuffer;
+    use crate::error::BadWeights;
     use crate::report::{report, Resampling};
     use crate::sim::estimator::DataView;
     use crate::storage::sorting_slots;
@@ -781,23 +782,23 @@ mod tests {
         w[4] = -1.0;
         assert_eq!(
             weighted_report(&scores, &labels, &w, &s, &|_| {}).unwrap_err(),
-            ReportError::Weight(WeightError::InvalidWeight { index: 4 })
+            ReportError::Weight(WeightError::Weights(BadWeights::InvalidWeight { index: 4 }))
         );
         w[4] = f64::NAN;
         assert_eq!(
             weighted_report(&scores, &labels, &w, &s, &|_| {}).unwrap_err(),
-            ReportError::Weight(WeightError::InvalidWeight { index: 4 })
+            ReportError::Weight(WeightError::Weights(BadWeights::InvalidWeight { index: 4 }))
         );
         assert_eq!(
             weighted_report(&scores, &labels, &[0.0; 10], &s, &|_| {}).unwrap_err(),
-            ReportError::Weight(WeightError::ZeroTotalWeight)
+            ReportError::Weight(WeightError::Weights(BadWeights::ZeroTotalWeight))
         );
         assert_eq!(
             weighted_report(&scores, &labels, &[1.0; 9], &s, &|_| {}).unwrap_err(),
-            ReportError::Weight(WeightError::LengthMismatch {
+            ReportError::Weight(WeightError::Weights(BadWeights::LengthMismatch {
                 rows: 10,
                 weights: 9
-            })
+            }))
         );
         assert_eq!(
             weighted_report(&[], &[], &[], &s, &|_| {}).unwrap_err(),

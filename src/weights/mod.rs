@@ -22,12 +22,12 @@
 //! lies in bin floor(x·B/W) (bin k is [k·W/B, (k+1)·W/B)). Unweighted rank splitting puts
 //! the sample at position j in bin floor(j·B/n), the bin of its start; weights follow it:
 //!
-//! - [`Ties::Split`]: a row of weight w is ⌈w⌉ units, [a, a+1), [a+1, a+2), …, the last
+//! - [`Ties::Split`](crate::Ties::Split): a row of weight w is ⌈w⌉ units, [a, a+1), [a+1, a+2), …, the last
 //!   one w − ⌊w⌋ long when w is not whole, and each unit goes whole to the bin of its
 //!   start. A row whose weight straddles an edge is split there at a unit boundary (it
 //!   counts among the `rows` of each bin it reaches). A row of weight below 1 is never
 //!   split: it goes to the bin of its start.
-//! - [`Ties::Keep`]: each group of equal scores goes whole to the bin of its start,
+//! - [`Ties::Keep`](crate::Ties::Keep): each group of equal scores goes whole to the bin of its start,
 //!   floor(a·B/W) — the unweighted rule (edges move to the end of a tie group) restated.
 //!
 //! Both rules make integer weights equal repeated rows and weights all 1 equal the
@@ -36,7 +36,7 @@
 //! below 1; equal width and ties kept do not depend on the scale.
 
 use crate::binning::{left_closed_index, right_closed_index, Binning, Closure};
-use crate::error::{EstimateError, PushError};
+use crate::error::{BadWeights, EstimateError, PushError};
 use crate::estimate::{self, check_bins, BinSummary, Estimate};
 use crate::norm::Norm;
 use crate::sweep::SweepOptions;
@@ -55,20 +55,15 @@ pub enum WeightError {
     Push(PushError),
     /// The estimate itself is undefined (no rows, 0 bins, …).
     Estimate(EstimateError),
-    /// The weight at `index` is negative, NaN or infinite.
-    InvalidWeight {
-        /// The row of the first bad weight.
-        index: usize,
-    },
-    /// There are `weights` weights for `rows` rows.
-    LengthMismatch {
-        /// Rows (scores and labels).
-        rows: usize,
-        /// Weights.
-        weights: usize,
-    },
-    /// Every weight is 0 (or they sum to 0 or past f64): nothing to average over.
-    ZeroTotalWeight,
+    /// The weights themselves are bad: one per row, each finite and ≥ 0, not all 0 (the
+    /// core's [`BadWeights`], as smooth ECE and the KDE estimator report them).
+    Weights(BadWeights),
+}
+
+impl From<BadWeights> for WeightError {
+    fn from(e: BadWeights) -> Self {
+        WeightError::Weights(e)
+    }
 }
 
 impl From<PushError> for WeightError {
@@ -88,13 +83,7 @@ impl fmt::Display for WeightError {
         match *self {
             Self::Push(e) => e.fmt(f),
             Self::Estimate(e) => e.fmt(f),
-            Self::InvalidWeight { index } => {
-                write!(f, "weight {index} is negative, NaN or infinite")
-            }
-            Self::LengthMismatch { rows, weights } => {
-                write!(f, "{rows} rows but {weights} weights")
-            }
-            Self::ZeroTotalWeight => write!(f, "the weights sum to 0 (or are not finite)"),
+            Self::Weights(e) => e.fmt(f),
         }
     }
 }
@@ -166,10 +155,11 @@ pub(crate) fn checked(
 ) -> Result<(f64, u64), WeightError> {
     crate::sample::check_batch(scores, labels)?;
     if weights.len() != scores.len() {
-        return Err(WeightError::LengthMismatch {
+        return Err(BadWeights::LengthMismatch {
             rows: scores.len(),
             weights: weights.len(),
-        });
+        }
+        .into());
     }
     if scores.is_empty() {
         return Err(EstimateError::NoSamples.into());
@@ -188,7 +178,7 @@ pub(crate) fn checked(
     if !valid {
         // Name the first bad weight (NaN fails `valid_weight`, as in the fused passes).
         let index = weights.iter().position(|&w| !valid_weight(w)).unwrap_or(0);
-        return Err(WeightError::InvalidWeight { index });
+        return Err(BadWeights::InvalidWeight { index }.into());
     }
     total_of(lanes.iter().sum(), rows)
 }
@@ -204,7 +194,7 @@ fn total_of(total: f64, rows: usize) -> Result<(f64, u64), WeightError> {
     if total > 0.0 && total.is_finite() {
         Ok((total, rows as u64))
     } else {
-        Err(WeightError::ZeroTotalWeight)
+        Err(BadWeights::ZeroTotalWeight.into())
     }
 }
 

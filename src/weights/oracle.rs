@@ -4,7 +4,7 @@
 
 use super::{WeightError, WeightedBin};
 use crate::binning::{Binning, Closure, Ties};
-use crate::error::EstimateError;
+use crate::error::{BadWeights, EstimateError};
 use crate::estimate::{self, check_bins, Estimate};
 use crate::norm::Norm;
 use crate::sweep::SweepOptions;
@@ -16,10 +16,11 @@ use crate::MAX_BINS;
 fn check(scores: &[f64], labels: &[u8], weights: &[f64]) -> Result<(f64, u64), WeightError> {
     crate::sample::check_batch(scores, labels)?;
     if weights.len() != scores.len() {
-        return Err(WeightError::LengthMismatch {
+        return Err(BadWeights::LengthMismatch {
             rows: scores.len(),
             weights: weights.len(),
-        });
+        }
+        .into());
     }
     if scores.is_empty() {
         return Err(EstimateError::NoSamples.into());
@@ -28,7 +29,7 @@ fn check(scores: &[f64], labels: &[u8], weights: &[f64]) -> Result<(f64, u64), W
     for (index, &w) in weights.iter().enumerate() {
         // NaN fails `is_finite`, so the sign test sees numbers only.
         if !w.is_finite() || w < 0.0 {
-            return Err(WeightError::InvalidWeight { index });
+            return Err(BadWeights::InvalidWeight { index }.into());
         }
         total += w;
         rows += u64::from(w > 0.0);
@@ -36,7 +37,7 @@ fn check(scores: &[f64], labels: &[u8], weights: &[f64]) -> Result<(f64, u64), W
     if total > 0.0 && total.is_finite() {
         Ok((total, rows))
     } else {
-        Err(WeightError::ZeroTotalWeight)
+        Err(BadWeights::ZeroTotalWeight.into())
     }
 }
 

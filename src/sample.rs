@@ -49,6 +49,13 @@ pub fn check_batch(scores: &[f64], labels: &[u8]) -> Result<(), PushError> {
         .try_for_each(|(i, (&s, &l))| check(s, l, i))
 }
 
+/// Whether a weight is finite and not negative: `0 ≤ w ≤ MAX` fails for NaN, ±∞ and
+/// negatives alike, without a branch.
+#[inline(always)]
+pub(crate) fn valid_weight(w: f64) -> bool {
+    (0.0..=f64::MAX).contains(&w)
+}
+
 /// Checks `sample_weight` for `rows` rows (one weight each, every one finite and ≥ 0,
 /// a positive finite sum) and returns the sum (added in four interleaved lanes). The
 /// first bad weight is named.
@@ -60,25 +67,24 @@ pub fn check_weights(weights: &[f64], rows: usize) -> Result<f64, BadWeights> {
         });
     }
     // Branch-free first (it vectorises; a row-order sum would wait ~4 cycles a weight on
-    // the previous add): `0 ≤ w ≤ MAX` fails for NaN, ±∞ and negatives alike.
-    let valid = |w: f64| (0.0..=f64::MAX).contains(&w);
+    // the previous add).
     let (mut lanes, mut all_valid) = ([0.0f64; 4], true);
     let mut chunks = weights.chunks_exact(4);
     for chunk in chunks.by_ref() {
         for (lane, &w) in lanes.iter_mut().zip(chunk) {
-            all_valid &= valid(w);
+            all_valid &= valid_weight(w);
             *lane += w;
         }
     }
     for (lane, &w) in lanes.iter_mut().zip(chunks.remainder()) {
-        all_valid &= valid(w);
+        all_valid &= valid_weight(w);
         *lane += w;
     }
     if !all_valid {
         // (A bounded range, not `enumerate`: no overflow path.)
         let index = (0..weights.len())
             .zip(weights)
-            .find(|&(_, &w)| !valid(w))
+            .find(|&(_, &w)| !valid_weight(w))
             .map_or(0, |(i, _)| i);
         return Err(BadWeights::InvalidWeight { index });
     }

@@ -39,6 +39,7 @@ use crate::binning::{left_closed_index, right_closed_index, Binning, Closure};
 use crate::error::{BadWeights, EstimateError, PushError};
 use crate::estimate::{self, check_bins, BinSummary, Estimate};
 use crate::norm::Norm;
+use crate::sample::valid_weight;
 use crate::sweep::SweepOptions;
 use crate::MAX_BINS;
 use core::fmt;
@@ -181,12 +182,6 @@ pub(crate) fn checked(
         return Err(BadWeights::InvalidWeight { index }.into());
     }
     total_of(lanes.iter().sum(), rows)
-}
-
-/// Whether a weight is finite and not negative (NaN fails both comparisons).
-#[inline(always)]
-fn valid_weight(w: f64) -> bool {
-    (0.0..=f64::MAX).contains(&w)
 }
 
 /// The verdict on a total weight: positive and finite.
